@@ -1,0 +1,151 @@
+//! The Python binding of fctlab's engine: `fctlab._core`. It only converts: a JSON config and flow columns
+//! (numpy arrays) in, result columns (numpy arrays) and a JSON summary out. Errors are mapped here, in one
+//! place: a bad config or flow becomes `ValueError` naming the key or flow; a panic inside the engine
+//! becomes `RuntimeError` carrying the run's config, never a crash of the interpreter.
+
+use fctlab_sim::config::TopologyConfig;
+use fctlab_sim::{Config, FlowSet};
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn parse(config_json: &str) -> PyResult<Config> {
+    Config::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The engine's default configuration as JSON (the single source of the defaults).
+#[pyfunction]
+fn defaults() -> String {
+    serde_json::to_string(&Config::default()).expect("defaults serialize")
+}
+
+/// Default parameters of one topology kind as JSON.
+#[pyfunction]
+fn default_topology(kind: &str) -> PyResult<String> {
+    let text = format!(r#"{{"topology": {{"kind": {}}}}}"#, serde_json::to_string(kind).unwrap());
+    let cfg = parse(&text)?;
+    Ok(serde_json::to_string(&cfg.topology).unwrap())
+}
+
+/// Parse and range-check a config; return it with every default filled in. Raises ValueError("key: why").
+#[pyfunction]
+fn validate_config(config_json: &str) -> PyResult<String> {
+    let cfg = parse(config_json)?;
+    Ok(serde_json::to_string(&cfg).unwrap())
+}
+
+/// Facts about a config's topology: hosts and host link rate (what the load is defined on).
+#[pyfunction]
+fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = parse(config_json)?;
+    let d = PyDict::new(py);
+    d.set_item("hosts", cfg.topology.hosts())?;
+    d.set_item("host_link_bps", cfg.topology.host_link_gbps() * 1e9)?;
+    let kind = match cfg.topology {
+        TopologyConfig::SingleSwitch(_) => "single_switch",
+        TopologyConfig::Dumbbell(_) => "dumbbell",
+        TopologyConfig::LeafSpine(_) => "leaf_spine",
+        TopologyConfig::FatTree(_) => "fat_tree",
+    };
+    d.set_item("kind", kind)?;
+    Ok(d)
+}
+
+/// A counter the engine updates while it runs (flows finished so far), for a progress bar polled from
+/// another Python thread.
+#[pyclass(frozen)]
+#[derive(Default)]
+struct Progress {
+    flows_done: Arc<AtomicU64>,
+}
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress::default()
+    }
+
+    /// Flows whose receiver holds every byte so far.
+    #[getter]
+    fn flows_done(&self) -> u64 {
+        self.flows_done.load(Ordering::Relaxed)
+    }
+}
+
+/// Run one simulation. Releases the GIL while simulating.
+///
+/// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
+#[pyfunction]
+#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    src: PyReadonlyArray1<'py, u32>,
+    dst: PyReadonlyArray1<'py, u32>,
+    size_bytes: PyReadonlyArray1<'py, u64>,
+    start_ps: PyReadonlyArray1<'py, u64>,
+    priority: Option<PyReadonlyArray1<'py, u8>>,
+    progress: Option<&Progress>,
+) -> PyResult<(Bound<'py, PyDict>, String)> {
+    let cfg = parse(config_json)?;
+    let flows = FlowSet {
+        src: src.as_slice()?.to_vec(),
+        dst: dst.as_slice()?.to_vec(),
+        size_bytes: size_bytes.as_slice()?.to_vec(),
+        start_ps: start_ps.as_slice()?.to_vec(),
+        priority: match &priority {
+            Some(p) => p.as_slice()?.to_vec(),
+            None => Vec::new(),
+        },
+    };
+    flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let counter = progress.map(|p| p.flows_done.clone());
+    let outcome = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| fctlab_sim::run(&cfg, &flows, counter.as_deref())))
+    });
+    let out = match outcome {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => return Err(PyValueError::new_err(e.to_string())),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            return Err(PyRuntimeError::new_err(format!(
+                "fctlab engine failed: {what}; config: {}",
+                serde_json::to_string(&cfg).unwrap_or_default()
+            )));
+        }
+    };
+    let r = out.results;
+    let d = PyDict::new(py);
+    d.set_item("finish_ps", r.finish_ps.into_pyarray(py))?;
+    d.set_item("sender_done_ps", r.sender_done_ps.into_pyarray(py))?;
+    d.set_item("ideal_fct_ps", r.ideal_fct_ps.into_pyarray(py))?;
+    d.set_item("retransmits", r.retransmits.into_pyarray(py))?;
+    d.set_item("timeouts", r.timeouts.into_pyarray(py))?;
+    d.set_item("bytes_sent", r.bytes_sent.into_pyarray(py))?;
+    d.set_item("bytes_delivered", r.bytes_delivered.into_pyarray(py))?;
+    d.set_item("bytes_dropped", r.bytes_dropped.into_pyarray(py))?;
+    d.set_item("ecn_marked", r.ecn_marked.into_pyarray(py))?;
+    Ok((d, serde_json::to_string(&out.stats).unwrap()))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(default_topology, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_config, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_info, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_class::<Progress>()?;
+    Ok(())
+}

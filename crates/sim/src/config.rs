@@ -1,0 +1,553 @@
+//! The engine's configuration: every section of an experiment except the workload (flows arrive as arrays).
+//!
+//! Parse, don't validate: [`Config::from_json`] reads JSON with unknown keys rejected, fills every default, and
+//! checks ranges once; the rest of the engine trusts the result. Errors name the key path
+//! (`topology.k: must be an even number >= 2 (got 7)`). These defaults are the single source of truth: the
+//! Python front asks the engine for them (`fctlab._core.defaults()`) instead of restating them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A configuration error: the dotted key path and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err<T>(key: &str, message: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError { key: key.to_string(), message: message.into() })
+}
+
+/// Whole engine configuration. Every field has a default.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Seed of the run's one random generator (ECMP salts, packet spraying).
+    pub seed: u64,
+    pub topology: TopologyConfig,
+    pub switch: SwitchConfig,
+    pub host: HostConfig,
+    pub routing: RoutingConfig,
+    pub transport: TransportConfig,
+    pub scheme: SchemeConfig,
+    pub run: RunConfig,
+}
+
+/// The fabric, built from parameters. Rates in Gbit/s, one-way propagation delays in ns.
+/// Every kind has host links (host <-> first switch); kinds with more than one switch also have core links.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TopologyConfig {
+    /// N hosts on one switch (the QCLIMB and RAX testbeds).
+    SingleSwitch(SingleSwitch),
+    /// `senders` hosts on a left switch, `receivers` on a right switch, one core (bottleneck) link between them.
+    Dumbbell(Dumbbell),
+    /// Two-tier leaf-spine: every leaf connects to every spine by one core link.
+    LeafSpine(LeafSpine),
+    /// Three-tier k-ary fat-tree (k pods, k/2 edge and k/2 aggregation switches per pod, (k/2)^2 cores,
+    /// k^3/4 hosts).
+    FatTree(FatTree),
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig::LeafSpine(LeafSpine::default())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SingleSwitch {
+    pub hosts: u32,
+    pub host_link_gbps: f64,
+    pub host_link_delay_ns: f64,
+}
+
+impl Default for SingleSwitch {
+    /// The QCLIMB testbed: 8 hosts at 25 Gbps. The paper gives no propagation delay; 1 us per link is a
+    /// short rack cable plus NIC latency.
+    fn default() -> Self {
+        SingleSwitch { hosts: 8, host_link_gbps: 25.0, host_link_delay_ns: 1000.0 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Dumbbell {
+    pub senders: u32,
+    pub receivers: u32,
+    pub host_link_gbps: f64,
+    pub core_link_gbps: f64,
+    pub host_link_delay_ns: f64,
+    pub core_link_delay_ns: f64,
+}
+
+impl Default for Dumbbell {
+    fn default() -> Self {
+        Dumbbell {
+            senders: 4,
+            receivers: 1,
+            host_link_gbps: 10.0,
+            core_link_gbps: 10.0,
+            host_link_delay_ns: 1000.0,
+            core_link_delay_ns: 1000.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeafSpine {
+    pub leaves: u32,
+    pub hosts_per_leaf: u32,
+    pub spines: u32,
+    pub host_link_gbps: f64,
+    pub core_link_gbps: f64,
+    pub host_link_delay_ns: f64,
+    pub core_link_delay_ns: f64,
+}
+
+impl Default for LeafSpine {
+    /// The 144-host fabric of the pFabric, PIAS, RAX and QCLIMB simulations, with the PIAS ns-2 delays
+    /// (0.2 us per link plus 20 us on each host link; HKUST-SING/PIAS-NS2 @5fb5867): 85.2 us base RTT across a
+    /// spine with 1500-byte packets.
+    fn default() -> Self {
+        LeafSpine {
+            leaves: 9,
+            hosts_per_leaf: 16,
+            spines: 4,
+            host_link_gbps: 10.0,
+            core_link_gbps: 40.0,
+            host_link_delay_ns: 20_200.0,
+            core_link_delay_ns: 200.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FatTree {
+    pub k: u32,
+    /// Hosts under each edge switch; 0 means k/2 (the non-oversubscribed fat-tree). HyLine's 256-host,
+    /// 8-pod fabric is k = 8 with 8 hosts per edge.
+    pub hosts_per_edge: u32,
+    pub host_link_gbps: f64,
+    pub core_link_gbps: f64,
+    pub host_link_delay_ns: f64,
+    pub core_link_delay_ns: f64,
+}
+
+impl Default for FatTree {
+    /// A k = 8 fat-tree (8 pods, 80 switches, 128 hosts) with HyLine's links: all 1 Gbps, 25 us per link as in
+    /// its public ns-2 scripts (Soheil-ab/HyLine @f02140b), which gives the paper's 300 us cross-pod RTT.
+    fn default() -> Self {
+        FatTree {
+            k: 8,
+            hosts_per_edge: 0,
+            host_link_gbps: 1.0,
+            core_link_gbps: 1.0,
+            host_link_delay_ns: 25_000.0,
+            core_link_delay_ns: 25_000.0,
+        }
+    }
+}
+
+impl FatTree {
+    /// Hosts under each edge switch.
+    pub fn edge_hosts(&self) -> u32 {
+        if self.hosts_per_edge == 0 { self.k / 2 } else { self.hosts_per_edge }
+    }
+}
+
+impl TopologyConfig {
+    /// Number of hosts the topology has.
+    pub fn hosts(&self) -> u32 {
+        match self {
+            TopologyConfig::SingleSwitch(t) => t.hosts,
+            TopologyConfig::Dumbbell(t) => t.senders + t.receivers,
+            TopologyConfig::LeafSpine(t) => t.leaves * t.hosts_per_leaf,
+            TopologyConfig::FatTree(t) => t.k * (t.k / 2) * t.edge_hosts(),
+        }
+    }
+
+    /// Host link rate in Gbit/s (the rate the load is defined on).
+    pub fn host_link_gbps(&self) -> f64 {
+        match self {
+            TopologyConfig::SingleSwitch(t) => t.host_link_gbps,
+            TopologyConfig::Dumbbell(t) => t.host_link_gbps,
+            TopologyConfig::LeafSpine(t) => t.host_link_gbps,
+            TopologyConfig::FatTree(t) => t.host_link_gbps,
+        }
+    }
+}
+
+/// Where a switch port's buffer comes from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferMode {
+    /// Each port owns `buffer_bytes`, shared by its priority queues.
+    Port,
+    /// Each switch has one pool of `shared_buffer_bytes`; a queue may grow while its occupancy is below
+    /// `dt_alpha` x (free pool bytes) (Choudhury-Hahne dynamic thresholds, per priority queue).
+    Shared,
+}
+
+/// What ECN marking looks at.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMode {
+    /// Mark when the port's total occupancy exceeds the threshold (PIAS, DCTCP).
+    Port,
+    /// Mark when the packet's own priority queue exceeds the threshold.
+    Queue,
+    Off,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Number of strict-priority FIFO queues per port; priority p goes to queue min(p, queues - 1).
+    pub queues: u32,
+    pub buffer: BufferMode,
+    /// Per-port buffer (buffer = "port"): 240 x 1500 B, the PIAS ns-2 value.
+    pub buffer_bytes: u64,
+    /// Per-switch pool (buffer = "shared").
+    pub shared_buffer_bytes: u64,
+    pub dt_alpha: f64,
+    pub ecn: EcnMode,
+    /// Marking threshold on instantaneous occupancy in bytes: 65 x 1500 B, the PIAS ns-2 value.
+    pub ecn_threshold_bytes: u64,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            queues: 8,
+            buffer: BufferMode::Port,
+            buffer_bytes: 360_000,
+            shared_buffer_bytes: 0,
+            dt_alpha: 1.0,
+            ecn: EcnMode::Port,
+            ecn_threshold_bytes: 97_500,
+        }
+    }
+}
+
+/// The hosts' NIC egress queue.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    /// NIC buffer in bytes; 0 means unbounded (a real host back-pressures its sockets instead of dropping).
+    pub nic_buffer_bytes: u64,
+    /// Whether the NIC queue marks ECN with the switch's threshold (ns-2 scripts put the same queue on host
+    /// links; real NICs do not mark). Off by default.
+    pub nic_ecn: bool,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig { nic_buffer_bytes: 0, nic_ecn: false }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingMode {
+    /// Per-flow ECMP: a hash of the flow's 5-tuple with a per-switch salt picks among equal-cost next hops.
+    Ecmp,
+    /// Packet spraying: every packet picks a uniformly random equal-cost next hop at every switch.
+    Spray,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    pub mode: RoutingMode,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig { mode: RoutingMode::Ecmp }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// TCP NewReno with SACK-based loss recovery; ECN off.
+    Tcp,
+    /// DCTCP: TCP plus ECN with the alpha estimator and proportional window cuts.
+    Dctcp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportConfig {
+    /// Transport; when absent, the scheme's own (tcp for "tcp", dctcp for "dctcp").
+    pub kind: Option<TransportKind>,
+    pub mss_bytes: u32,
+    pub header_bytes: u32,
+    pub ack_bytes: u32,
+    pub init_cwnd_packets: u32,
+    /// Upper bound on the window in packets; 0 means none.
+    pub max_cwnd_packets: u32,
+    pub rto_min_us: f64,
+    /// RTO before the first RTT sample; when absent, `rto_min_us` (as data-center simulations set it).
+    pub rto_init_us: Option<f64>,
+    /// Ceiling of the backed-off RTO.
+    pub rto_max_us: f64,
+    pub dupack_threshold: u32,
+    /// DCTCP's EWMA gain g.
+    pub dctcp_g: f64,
+    /// DCTCP's alpha before any feedback: 0 as in the ns-2 DCTCP code the PIAS and pFabric simulations used
+    /// (Linux starts at 1).
+    pub dctcp_alpha_init: f64,
+    /// Priority of ACKs (0 is the highest).
+    pub ack_priority: u8,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            kind: None,
+            mss_bytes: 1460,
+            header_bytes: 40,
+            ack_bytes: 40,
+            init_cwnd_packets: 10,
+            max_cwnd_packets: 0,
+            rto_min_us: 200.0,
+            rto_init_us: None,
+            rto_max_us: 1_000_000.0,
+            dupack_threshold: 3,
+            dctcp_g: 1.0 / 16.0,
+            dctcp_alpha_init: 0.0,
+            ack_priority: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchemeName {
+    Tcp,
+    Dctcp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchemeConfig {
+    pub name: SchemeName,
+    /// Priority of every flow whose trace gives none ("fixed" tagging policy).
+    pub priority: u8,
+}
+
+impl Default for SchemeConfig {
+    fn default() -> Self {
+        SchemeConfig { name: SchemeName::Dctcp, priority: 0 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Simulated-time limit in ms; flows still open then are reported unfinished.
+    pub time_limit_ms: f64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { time_limit_ms: 60_000.0 }
+    }
+}
+
+fn check_pos(key: &str, v: f64, max: f64) -> Result<(), ConfigError> {
+    if !(v.is_finite() && v > 0.0 && v <= max) {
+        return err(key, format!("must be > 0 and <= {max} (got {v})"));
+    }
+    Ok(())
+}
+
+fn check_delay(key: &str, v: f64) -> Result<(), ConfigError> {
+    if !(v.is_finite() && (0.0..=1e9).contains(&v)) {
+        return err(key, format!("must be between 0 and 1e9 ns (got {v})"));
+    }
+    Ok(())
+}
+
+fn check_int(key: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {
+    if v < min || v > max {
+        return err(key, format!("must be between {min} and {max} (got {v})"));
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Parse JSON text into a validated config; the error names the key.
+    pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let key = if path == "." { String::new() } else { path };
+            ConfigError { key, message: e.into_inner().to_string() }
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The transport a run uses: the explicit one, or the scheme's.
+    pub fn transport_kind(&self) -> TransportKind {
+        self.transport.kind.unwrap_or(match self.scheme.name {
+            SchemeName::Tcp => TransportKind::Tcp,
+            SchemeName::Dctcp => TransportKind::Dctcp,
+        })
+    }
+
+    /// Range checks, once. Structural problems (unknown keys, wrong types) were caught by the parser.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        const MAX_GBPS: f64 = 10_000.0;
+        const MAX_HOSTS: u64 = 1 << 20;
+        match &self.topology {
+            TopologyConfig::SingleSwitch(t) => {
+                check_int("topology.hosts", t.hosts as u64, 2, MAX_HOSTS)?;
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+            }
+            TopologyConfig::Dumbbell(t) => {
+                check_int("topology.senders", t.senders as u64, 1, MAX_HOSTS)?;
+                check_int("topology.receivers", t.receivers as u64, 1, MAX_HOSTS)?;
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+            TopologyConfig::LeafSpine(t) => {
+                check_int("topology.leaves", t.leaves as u64, 1, 4096)?;
+                check_int("topology.hosts_per_leaf", t.hosts_per_leaf as u64, 1, 4096)?;
+                check_int("topology.spines", t.spines as u64, 1, 4096)?;
+                if t.leaves as u64 * t.hosts_per_leaf as u64 <= 1 {
+                    return err("topology.hosts_per_leaf", "the fabric needs at least 2 hosts");
+                }
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+            TopologyConfig::FatTree(t) => {
+                if t.k < 2 || t.k % 2 != 0 || t.k > 64 {
+                    return err("topology.k", format!("must be an even number between 2 and 64 (got {})", t.k));
+                }
+                check_int("topology.hosts_per_edge", t.hosts_per_edge as u64, 0, 4096)?;
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+        }
+        let s = &self.switch;
+        check_int("switch.queues", s.queues as u64, 1, 64)?;
+        let mtu = (self.transport.mss_bytes + self.transport.header_bytes) as u64;
+        match s.buffer {
+            BufferMode::Port => {
+                if s.buffer_bytes < mtu {
+                    return err(
+                        "switch.buffer_bytes",
+                        format!("must hold at least one full packet ({mtu} bytes) (got {})", s.buffer_bytes),
+                    );
+                }
+            }
+            BufferMode::Shared => {
+                if s.shared_buffer_bytes < mtu {
+                    return err(
+                        "switch.shared_buffer_bytes",
+                        format!(
+                            "must hold at least one full packet ({mtu} bytes) when switch.buffer = \"shared\" (got {})",
+                            s.shared_buffer_bytes
+                        ),
+                    );
+                }
+                check_pos("switch.dt_alpha", s.dt_alpha, 1e6)?;
+            }
+        }
+        let t = &self.transport;
+        check_int("transport.mss_bytes", t.mss_bytes as u64, 1, 65_000)?;
+        check_int("transport.header_bytes", t.header_bytes as u64, 0, 1_000)?;
+        check_int("transport.ack_bytes", t.ack_bytes as u64, 1, 1_000)?;
+        check_int("transport.init_cwnd_packets", t.init_cwnd_packets as u64, 1, 1 << 20)?;
+        check_int("transport.max_cwnd_packets", t.max_cwnd_packets as u64, 0, 1 << 24)?;
+        check_pos("transport.rto_min_us", t.rto_min_us, 1e9)?;
+        if let Some(v) = t.rto_init_us {
+            check_pos("transport.rto_init_us", v, 1e9)?;
+        }
+        check_pos("transport.rto_max_us", t.rto_max_us, 1e10)?;
+        if t.rto_max_us < t.rto_min_us {
+            return err("transport.rto_max_us", format!("must be >= rto_min_us ({})", t.rto_min_us));
+        }
+        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 1, 1_000)?;
+        check_pos("transport.dctcp_g", t.dctcp_g, 1.0)?;
+        if !(0.0..=1.0).contains(&t.dctcp_alpha_init) {
+            return err("transport.dctcp_alpha_init", format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init));
+        }
+        check_pos("run.time_limit_ms", self.run.time_limit_ms, 1e12)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_object_gives_defaults() {
+        let c = Config::from_json("{}").unwrap();
+        assert_eq!(c.topology.hosts(), 144);
+        assert_eq!(c.switch.queues, 8);
+        assert_eq!(c.transport_kind(), TransportKind::Dctcp);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::from_json(r#"{"switch": {"queus": 3}}"#).unwrap_err();
+        assert_eq!(e.key, "switch.queus");
+        assert!(e.message.contains("unknown field"), "{e}");
+        let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "hosts": 3}}"#).unwrap_err();
+        assert!(e.to_string().contains("hosts"), "{e}");
+    }
+
+    #[test]
+    fn unknown_kind_lists_the_allowed_values() {
+        let e = Config::from_json(r#"{"topology": {"kind": "torus"}}"#).unwrap_err();
+        assert!(e.to_string().contains("leaf_spine"), "{e}");
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": 7}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.k");
+        let e = Config::from_json(r#"{"switch": {"queues": 0}}"#).unwrap_err();
+        assert_eq!(e.key, "switch.queues");
+        let e = Config::from_json(r#"{"topology": {"kind": "single_switch", "host_link_gbps": -1}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.host_link_gbps");
+        let e = Config::from_json(r#"{"switch": {"buffer": "shared"}}"#).unwrap_err();
+        assert_eq!(e.key, "switch.shared_buffer_bytes");
+    }
+
+    #[test]
+    fn defaults_round_trip_through_json() {
+        let text = serde_json::to_string(&Config::default()).unwrap();
+        let c = Config::from_json(&text).unwrap();
+        assert_eq!(serde_json::to_string(&c).unwrap(), text);
+    }
+}

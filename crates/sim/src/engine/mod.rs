@@ -1,0 +1,461 @@
+//! The run loop: pops events in (time, insertion) order and hands them to the fabric and the transports.
+//!
+//! A packet's life: the sender's transport emits it; it joins the source host's NIC port (straight onto the
+//! wire when the port is idle and empty, else into its priority queue with a "transmitter free" event at the
+//! end of the current transmission); it crosses the wire and arrives at the far end at
+//! (end of serialization + propagation delay); a switch picks the egress port (ECMP or spraying), where the
+//! port admits it (drop-tail, ECN) and queues or sends it; at the destination host it goes to the transport,
+//! whose ACK travels back the same way.
+
+pub mod queue;
+
+use crate::config::{Config, RoutingMode};
+use crate::flows::{FlowError, FlowResults, FlowSet};
+use crate::net::packet::Packet;
+use crate::net::port::Admission;
+use crate::net::{five_tuple_hash, Network};
+use crate::policy::Tagging;
+use crate::transport::tcp::{Conn, TcpParams};
+use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
+use queue::{Event, EventQueue};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counters of a whole run (the engine's part of the summary).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct RunStats {
+    pub flows: u64,
+    pub flows_finished: u64,
+    /// Events popped from the event queue.
+    pub events: u64,
+    /// Packet transmissions on links (a packet crossing 4 links counts 4). htsim spends two events per
+    /// packet-hop (queue service, then the pipe), so 2 x `packet_hops` is the event count at htsim's
+    /// granularity.
+    pub packet_hops: u64,
+    pub htsim_equivalent_events: u64,
+    /// Simulated time of the last event.
+    pub sim_time_ps: Ps,
+    pub wall_seconds: f64,
+    pub events_per_second: f64,
+    pub htsim_equivalent_events_per_second: f64,
+    pub data_packets_sent: u64,
+    pub ack_packets_sent: u64,
+    /// Packets dropped in the fabric (data and ACKs), and per queue index.
+    pub drops: u64,
+    pub drops_per_queue: Vec<u64>,
+    pub ecn_marks: u64,
+    pub marks_per_queue: Vec<u64>,
+    /// Largest occupancy any switch port reached.
+    pub max_port_occupancy_bytes: u64,
+    /// Largest number of flows open at once.
+    pub max_concurrent_flows: u64,
+    /// The run stopped at `run.time_limit_ms` with flows still open.
+    pub hit_time_limit: bool,
+    /// The largest number of entries the event queue held.
+    pub max_event_queue_len: u64,
+}
+
+/// Everything a run returns.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub results: FlowResults,
+    pub stats: RunStats,
+}
+
+struct Sim<'a> {
+    net: Network,
+    events: EventQueue,
+    now: Ps,
+    flows: &'a FlowSet,
+    /// Flow ids in start order.
+    order: Vec<u32>,
+    next_start: usize,
+    conns: Vec<Option<Box<Conn>>>,
+    open_flows: u64,
+    results: FlowResults,
+    params: TcpParams,
+    tagging: Tagging,
+    default_prio: u8,
+    spray: bool,
+    rng: Xoshiro256PlusPlus,
+    /// Scratch buffer the transports write packets into (reused: no allocation per packet).
+    out: Vec<Packet>,
+    stats: RunStats,
+    progress: Option<&'a AtomicU64>,
+}
+
+/// Simulate `flows` on the fabric `cfg` describes. Deterministic: same inputs, same results.
+pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
+    flows.validate(cfg.topology.hosts())?;
+    let wall = std::time::Instant::now();
+    let mut seeder = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+    let net = Network::build(cfg, seeder.next_u64());
+    let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
+    let mut order: Vec<u32> = (0..flows.len() as u32).collect();
+    order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
+    let queues = cfg.switch.queues as usize;
+    let mut sim = Sim {
+        net,
+        events: EventQueue::new(),
+        now: 0,
+        flows,
+        order,
+        next_start: 0,
+        conns: (0..flows.len()).map(|_| None).collect(),
+        open_flows: 0,
+        results: FlowResults::new(flows.len()),
+        params: TcpParams::from_config(cfg),
+        tagging: Tagging::Fixed,
+        default_prio: cfg.scheme.priority,
+        spray: cfg.routing.mode == RoutingMode::Spray,
+        rng,
+        out: Vec::with_capacity(256),
+        stats: RunStats {
+            flows: flows.len() as u64,
+            drops_per_queue: vec![0; queues],
+            marks_per_queue: vec![0; queues],
+            ..RunStats::default()
+        },
+        progress,
+    };
+    let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
+    sim.run_loop(limit);
+    sim.finish(wall.elapsed().as_secs_f64());
+    Ok(RunOutput { results: sim.results, stats: sim.stats })
+}
+
+impl Sim<'_> {
+    fn run_loop(&mut self, limit: Ps) {
+        if let Some(&first) = self.order.first() {
+            self.events.push(self.flows.start_ps[first as usize], Event::FlowStart);
+        }
+        let mut max_len = 0usize;
+        while let Some((t, ev)) = self.events.pop() {
+            if t > limit {
+                self.stats.hit_time_limit = true;
+                break;
+            }
+            self.now = t;
+            self.stats.events += 1;
+            match ev {
+                Event::Arrive(port) => self.on_arrive(port),
+                Event::TxFree(port) => self.on_tx_free(port),
+                Event::Timer(flow) => self.on_timer(flow),
+                Event::FlowStart => self.on_flow_start(),
+            }
+            max_len = max_len.max(self.events.len());
+        }
+        self.stats.max_event_queue_len = max_len as u64;
+    }
+
+    fn on_flow_start(&mut self) {
+        let id = self.order[self.next_start];
+        self.next_start += 1;
+        if let Some(&next) = self.order.get(self.next_start) {
+            self.events.push(self.flows.start_ps[next as usize], Event::FlowStart);
+        }
+        let i = id as usize;
+        let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
+        // the flow's ephemeral source port; the well-known destination port is the same for all
+        let sport = 1024 + (id % 60_000) as u16;
+        let dport = 5001;
+        let fwd = five_tuple_hash(src, dst, sport, dport);
+        let rev = five_tuple_hash(dst, src, dport, sport);
+        let given = self.flows.priority.get(i).copied();
+        let prio = self.tagging.flow_priority(given, self.default_prio);
+        self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd);
+        let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, prio, fwd, rev));
+        self.out.clear();
+        conn.start(&self.params, self.now, &mut self.out);
+        self.conns[i] = Some(conn);
+        self.open_flows += 1;
+        self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.open_flows);
+        self.after_transport(id, src);
+    }
+
+    /// Send what a transport produced from host `host`, and keep the flow's timer entry in step.
+    fn after_transport(&mut self, flow: u32, host: u32) {
+        let port = self.net.host_port[host as usize];
+        for k in 0..self.out.len() {
+            let pkt = self.out[k];
+            if pkt.is_ack() {
+                self.stats.ack_packets_sent += 1;
+            } else {
+                self.stats.data_packets_sent += 1;
+            }
+            self.enqueue(port, pkt);
+        }
+        self.out.clear();
+        self.sync_timer(flow);
+    }
+
+    /// Lazy timers: push an entry only when the deadline moved earlier than the queued one.
+    #[inline]
+    fn sync_timer(&mut self, flow: u32) {
+        if let Some(c) = self.conns[flow as usize].as_deref_mut() {
+            if c.rto_deadline < c.timer_queued_at {
+                c.timer_queued_at = c.rto_deadline;
+                self.events.push(c.rto_deadline, Event::Timer(flow));
+            }
+        }
+    }
+
+    fn on_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
+        if c.timer_queued_at != now {
+            return; // superseded by an earlier entry
+        }
+        c.timer_queued_at = NEVER;
+        if c.rto_deadline > now {
+            // the deadline moved later since this entry was queued: re-queue at the real deadline
+            if c.rto_deadline != NEVER {
+                c.timer_queued_at = c.rto_deadline;
+                self.events.push(c.rto_deadline, Event::Timer(flow));
+            }
+            return;
+        }
+        let src = c.src;
+        self.out.clear();
+        c.on_timeout(&self.params, now, &mut self.out);
+        self.after_transport(flow, src);
+    }
+
+    /// A packet enters egress port `port` at `now`.
+    #[inline]
+    fn enqueue(&mut self, port: u32, mut pkt: Packet) {
+        let now = self.now;
+        let p = &mut self.net.ports[port as usize];
+        let pool_free = p.pool.map(|i| {
+            let pool = &self.net.pools[i as usize];
+            (pool.limit - pool.used, self.net.dt_alpha)
+        });
+        match p.admit(&mut pkt, pool_free) {
+            Admission::Dropped => {
+                let q = p.queue_of(pkt.prio);
+                self.stats.drops += 1;
+                self.stats.drops_per_queue[q] += 1;
+                if !pkt.is_ack() {
+                    self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.params.header) as u64;
+                }
+                return;
+            }
+            Admission::Accepted { marked } => {
+                if marked {
+                    self.stats.ecn_marks += 1;
+                    self.stats.marks_per_queue[p.queue_of(pkt.prio)] += 1;
+                }
+            }
+        }
+        if p.can_send_now(now) {
+            if p.transmit(now, pkt) {
+                let at = p.wire.back().unwrap().0;
+                self.events.push(at, Event::Arrive(port));
+            }
+        } else {
+            p.push(pkt);
+            if let Some(i) = p.pool {
+                self.net.pools[i as usize].used += pkt.wire as u64;
+            }
+            if !p.tx_event_pending {
+                p.tx_event_pending = true;
+                let at = p.busy_until;
+                self.events.push(at, Event::TxFree(port));
+            }
+        }
+    }
+
+    fn on_tx_free(&mut self, port: u32) {
+        let now = self.now;
+        let p = &mut self.net.ports[port as usize];
+        p.tx_event_pending = false;
+        let Some(pkt) = p.pop() else { return };
+        if let Some(i) = p.pool {
+            self.net.pools[i as usize].used -= pkt.wire as u64;
+        }
+        let p = &mut self.net.ports[port as usize];
+        if p.transmit(now, pkt) {
+            let at = p.wire.back().unwrap().0;
+            self.events.push(at, Event::Arrive(port));
+        }
+        if p.bytes > 0 {
+            p.tx_event_pending = true;
+            let at = p.busy_until;
+            self.events.push(at, Event::TxFree(port));
+        }
+    }
+
+    fn on_arrive(&mut self, port: u32) {
+        let p = &mut self.net.ports[port as usize];
+        let (_, pkt) = p.wire.pop_front().expect("arrival on an empty wire");
+        if let Some(&(at, _)) = p.wire.front() {
+            self.events.push(at, Event::Arrive(port));
+        }
+        self.stats.packet_hops += 1;
+        let node = p.peer;
+        if self.net.is_host(node) {
+            self.deliver(node, pkt);
+        } else {
+            let out = if self.spray {
+                let c = self.net.candidates(node, pkt.dst);
+                if c.len() == 1 {
+                    c[0]
+                } else {
+                    c[crate::net::fast_range(self.rng.next_u64(), c.len() as u32) as usize]
+                }
+            } else {
+                self.net.ecmp_port(node, pkt.dst, pkt.hash)
+            };
+            self.enqueue(out, pkt);
+        }
+    }
+
+    /// A packet reached host `host`.
+    fn deliver(&mut self, host: u32, pkt: Packet) {
+        debug_assert_eq!(pkt.dst, host);
+        let f = pkt.flow as usize;
+        let now = self.now;
+        if !pkt.is_ack() {
+            self.results.bytes_delivered[f] += (pkt.wire as u32 - self.params.header) as u64;
+        }
+        let Some(c) = self.conns[f].as_deref_mut() else {
+            return; // the flow is over: a late duplicate or ACK
+        };
+        self.out.clear();
+        if pkt.is_ack() {
+            let o = c.on_ack(&self.params, now, &pkt, &mut self.out);
+            let src = c.src;
+            if o.sender_done {
+                self.results.sender_done_ps[f] = now;
+                self.close(pkt.flow);
+            } else {
+                self.after_transport(pkt.flow, src);
+            }
+        } else {
+            let o = c.on_data(&self.params, now, &pkt, &mut self.out);
+            if o.receiver_done {
+                c.release_receiver();
+                self.results.finish_ps[f] = now;
+                self.stats.flows_finished += 1;
+                if let Some(counter) = self.progress {
+                    counter.store(self.stats.flows_finished, Ordering::Relaxed);
+                }
+            }
+            self.after_transport(pkt.flow, host);
+        }
+    }
+
+    /// The sender has every byte acknowledged: copy its counters out and free its state.
+    fn close(&mut self, flow: u32) {
+        if let Some(c) = self.conns[flow as usize].take() {
+            self.record_counters(&c);
+            self.open_flows -= 1;
+        }
+    }
+
+    fn record_counters(&mut self, c: &Conn) {
+        let f = c.flow as usize;
+        self.results.retransmits[f] = c.counters.retransmits;
+        self.results.timeouts[f] = c.counters.timeouts;
+        self.results.bytes_sent[f] = c.counters.bytes_sent;
+        self.results.ecn_marked[f] = c.counters.ecn_marked;
+    }
+
+    fn finish(&mut self, wall_seconds: f64) {
+        for f in 0..self.conns.len() {
+            if let Some(c) = self.conns[f].take() {
+                self.record_counters(&c);
+            }
+        }
+        let s = &mut self.stats;
+        s.sim_time_ps = self.now;
+        s.wall_seconds = wall_seconds;
+        s.htsim_equivalent_events = 2 * s.packet_hops;
+        if wall_seconds > 0.0 {
+            s.events_per_second = s.events as f64 / wall_seconds;
+            s.htsim_equivalent_events_per_second = s.htsim_equivalent_events as f64 / wall_seconds;
+        }
+        s.max_port_occupancy_bytes = self
+            .net
+            .ports
+            .iter()
+            .filter(|p| !self.net.is_host(p.owner))
+            .map(|p| p.max_bytes)
+            .max()
+            .unwrap_or(0);
+    }
+
+    /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path.
+    fn ideal_fct(&self, src: u32, dst: u32, size: u64, hash: u32) -> Ps {
+        let path = self.net.ecmp_path(src, dst, hash);
+        let hops: Vec<(u64, Ps)> = path
+            .iter()
+            .map(|&p| {
+                let port = &self.net.ports[p as usize];
+                (port.rate_bps, port.delay_ps)
+            })
+            .collect();
+        ideal_fct(&hops, size, self.params.mss, self.params.header)
+    }
+}
+
+/// Exact completion time of `size` bytes sent back to back from t = 0 over `hops` (rate, delay), store and
+/// forward, in packets of `mss` payload plus `header` bytes (the last one shorter): the arrival of the last
+/// byte at the receiver. For n identical packets of service s_i at hop i the departure of packet j from hop
+/// i is sum_{k<=i} s_k + sum_{k<i} d_k + (j-1) max_{k<=i} s_k (a tandem of deterministic servers); the last,
+/// shorter packet then follows its own recurrence D_i = max(D_{i-1} + d_{i-1}, D_i(previous packet)) + s'_i.
+pub fn ideal_fct(hops: &[(u64, Ps)], size: u64, mss: u32, header: u32) -> Ps {
+    let n = size.div_ceil(mss as u64);
+    let last_wire = (size - (n - 1) * mss as u64) as u32 + header;
+    let full_wire = mss + header;
+    let mut sum_s = 0u64;
+    let mut sum_d = 0u64;
+    let mut max_s = 0u64;
+    let mut d_last: Ps = 0; // departure of the last packet from the previous hop (+ that hop's delay)
+    for (i, &(rate, delay)) in hops.iter().enumerate() {
+        let s_full = tx_time(full_wire, rate);
+        let s_last = tx_time(last_wire, rate);
+        sum_s += s_full;
+        max_s = max_s.max(s_full);
+        // departure of packet n-1 (the last full one) from this hop, if there is one
+        let prev_done = if n >= 2 { Some(sum_s + sum_d + (n - 2) * max_s) } else { None };
+        let arrive = if i == 0 { 0 } else { d_last };
+        let start = match prev_done {
+            Some(t) => arrive.max(t),
+            None => arrive,
+        };
+        let done = start + s_last;
+        d_last = done + delay;
+        sum_d += delay;
+    }
+    d_last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ideal_single_packet_is_sum_of_serialization_and_delays() {
+        let hops = [(10_000_000_000u64, 1_000u64), (40_000_000_000, 2_000)];
+        // 100 B payload + 40 B header = 140 B: 112 ns at 10G, 28 ns at 40G
+        assert_eq!(ideal_fct(&hops, 100, 1460, 40), 112_000 + 1_000 + 28_000 + 2_000);
+    }
+
+    #[test]
+    fn ideal_train_is_paced_by_the_bottleneck() {
+        let hops = [(10_000_000_000u64, 500u64), (1_000_000_000, 500), (10_000_000_000, 500)];
+        // 10 full packets: 1.2 us at 10G, 12 us at 1G
+        let t = ideal_fct(&hops, 14_600, 1460, 40);
+        assert_eq!(t, 1_200_000 + 12_000_000 + 1_200_000 + 1_500 + 9 * 12_000_000);
+    }
+
+    #[test]
+    fn ideal_short_last_packet_on_uniform_path() {
+        let hops = [(10_000_000_000u64, 0u64), (10_000_000_000, 0)];
+        // 2 packets, 1500 B then 140 B: the last leaves host at 1.2+0.112, the switch at max(that, 2.4)+0.112
+        assert_eq!(ideal_fct(&hops, 1560, 1460, 40), 2_400_000 + 112_000);
+    }
+}

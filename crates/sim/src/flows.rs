@@ -1,0 +1,112 @@
+//! Flows in and results out, as columns (one entry per flow, in flow-id order).
+
+use crate::units::Ps;
+use std::fmt;
+
+/// The flows of a run. Flow i is (src[i], dst[i], size_bytes[i], start_ps[i], priority[i]).
+#[derive(Debug, Clone, Default)]
+pub struct FlowSet {
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub size_bytes: Vec<u64>,
+    pub start_ps: Vec<Ps>,
+    /// Priority for the "fixed" tagging policy (0 is the highest); empty means the scheme's default for all.
+    pub priority: Vec<u8>,
+}
+
+/// A flow that cannot be simulated; names the flow and the column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowError(pub String);
+
+impl fmt::Display for FlowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FlowError {}
+
+impl FlowSet {
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+
+    /// Check every flow against the fabric: lengths agree, hosts exist, src != dst, size > 0.
+    pub fn validate(&self, hosts: u32) -> Result<(), FlowError> {
+        let n = self.src.len();
+        let same = |name: &str, len: usize| {
+            if len != n {
+                Err(FlowError(format!("flows.{name}: has {len} entries but flows.src has {n}")))
+            } else {
+                Ok(())
+            }
+        };
+        same("dst", self.dst.len())?;
+        same("size_bytes", self.size_bytes.len())?;
+        same("start_ps", self.start_ps.len())?;
+        if !self.priority.is_empty() {
+            same("priority", self.priority.len())?;
+        }
+        if n > u32::MAX as usize - 1 {
+            return Err(FlowError("flows: too many flows (at most 2^32 - 2)".into()));
+        }
+        for i in 0..n {
+            if self.src[i] >= hosts {
+                return Err(FlowError(format!("flow {i} has src {} but the topology has {hosts} hosts", self.src[i])));
+            }
+            if self.dst[i] >= hosts {
+                return Err(FlowError(format!("flow {i} has dst {} but the topology has {hosts} hosts", self.dst[i])));
+            }
+            if self.src[i] == self.dst[i] {
+                return Err(FlowError(format!("flow {i} has src == dst ({})", self.src[i])));
+            }
+            if self.size_bytes[i] == 0 {
+                return Err(FlowError(format!("flow {i} has size_bytes 0")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per-flow results, indexed by flow id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowResults {
+    /// When the receiver held every byte in order; `NEVER` if unfinished.
+    pub finish_ps: Vec<Ps>,
+    /// When the sender had every byte acknowledged; `NEVER` if not.
+    pub sender_done_ps: Vec<Ps>,
+    /// The flow alone in the idle fabric, sending at line rate from its first packet.
+    pub ideal_fct_ps: Vec<Ps>,
+    /// Data packets sent again (fast retransmit, recovery, or timeout).
+    pub retransmits: Vec<u32>,
+    /// Retransmission timeouts.
+    pub timeouts: Vec<u32>,
+    /// Payload bytes put on the wire by the sender, retransmissions included.
+    pub bytes_sent: Vec<u64>,
+    /// Payload bytes that reached the receiver host (duplicates included).
+    pub bytes_delivered: Vec<u64>,
+    /// Payload bytes dropped in the fabric.
+    pub bytes_dropped: Vec<u64>,
+    /// Data packets that arrived with the ECN mark (congestion experienced).
+    pub ecn_marked: Vec<u32>,
+}
+
+impl FlowResults {
+    pub fn new(n: usize) -> Self {
+        FlowResults {
+            finish_ps: vec![crate::units::NEVER; n],
+            sender_done_ps: vec![crate::units::NEVER; n],
+            ideal_fct_ps: vec![0; n],
+            retransmits: vec![0; n],
+            timeouts: vec![0; n],
+            bytes_sent: vec![0; n],
+            bytes_delivered: vec![0; n],
+            bytes_dropped: vec![0; n],
+            ecn_marked: vec![0; n],
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! The fabric: nodes (hosts, then switches), directed ports, and routing tables.
+//!
+//! Node ids `0..hosts` are hosts (each with exactly one NIC port), the rest are switches. A duplex link is two
+//! [`port::Port`]s, one per direction. Routing tables are computed once by breadth-first search from every
+//! destination host: a switch's candidates towards host d are its ports whose far end is one hop closer to d
+//! (all shortest paths; hosts never forward). ECMP picks a candidate by hashing the flow's 5-tuple with a
+//! per-switch salt drawn from the run's seed (so that tiers do not polarize); spraying picks one at random
+//! for every packet. Both look up a flat table: no hash map on the per-packet path.
+
+pub mod packet;
+pub mod port;
+
+use crate::config::{BufferMode, Config, EcnMode, TopologyConfig};
+use crate::units::{gbps_to_bps, ns_to_ps, Ps};
+use port::Port;
+
+/// A node's role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// Egress ports of this node.
+    pub ports: Vec<u32>,
+    /// Tier for reporting (0 = host, 1 = edge/leaf, 2 = aggregation/spine, 3 = core).
+    pub tier: u8,
+}
+
+/// Shared buffer pool of one switch.
+#[derive(Debug, Clone, Copy)]
+pub struct Pool {
+    pub limit: u64,
+    pub used: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Network {
+    pub hosts: u32,
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    /// NIC port of each host.
+    pub host_port: Vec<u32>,
+    /// `routes[(switch - hosts) * hosts + dst] = (start, len)` into `route_ports`.
+    routes: Vec<(u32, u32)>,
+    route_ports: Vec<u32>,
+    /// Per-switch ECMP salt (indexed by switch - hosts).
+    pub salts: Vec<u64>,
+    pub pools: Vec<Pool>,
+    pub dt_alpha: f64,
+}
+
+/// SplitMix64's finalizer: a fast, well-mixed 64-bit hash step.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Map a 64-bit hash uniformly onto 0..n without a division.
+#[inline]
+pub fn fast_range(h: u64, n: u32) -> u32 {
+    (((h >> 32) * n as u64) >> 32) as u32
+}
+
+/// Hash of a flow's 5-tuple (src, dst, source port, destination port, protocol TCP). The source port is the
+/// flow's ephemeral port, derived from its id.
+pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
+    const TCP: u64 = 6;
+    let h = mix64(((src as u64) << 32) | dst as u64) ^ (((sport as u64) << 24) | ((dport as u64) << 8) | TCP);
+    (mix64(h) >> 32) as u32
+}
+
+struct Builder {
+    net: Network,
+    queues: u32,
+    switch_buffer: u64,
+    nic_buffer: u64,
+    ecn: EcnMode,
+    nic_ecn: EcnMode,
+    ecn_threshold: u64,
+}
+
+impl Builder {
+    fn add_node(&mut self, kind: NodeKind, tier: u8) -> u32 {
+        self.net.nodes.push(Node { kind, ports: Vec::new(), tier });
+        (self.net.nodes.len() - 1) as u32
+    }
+
+    fn add_port(&mut self, from: u32, to: u32, rate_bps: u64, delay_ps: Ps) {
+        let is_host = self.net.nodes[from as usize].kind == NodeKind::Host;
+        let (buffer, ecn) =
+            if is_host { (self.nic_buffer, self.nic_ecn) } else { (self.switch_buffer, self.ecn) };
+        let mut port = Port::new(from, to, rate_bps, delay_ps, self.queues, buffer, ecn, self.ecn_threshold);
+        if !is_host && !self.net.pools.is_empty() {
+            port.pool = Some(from - self.net.hosts);
+        }
+        let id = self.net.ports.len() as u32;
+        self.net.ports.push(port);
+        self.net.nodes[from as usize].ports.push(id);
+        if is_host {
+            assert_eq!(self.net.host_port[from as usize], u32::MAX, "host {from} has two links");
+            self.net.host_port[from as usize] = id;
+        }
+    }
+
+    fn link(&mut self, a: u32, b: u32, gbps: f64, delay_ns: f64) {
+        let rate = gbps_to_bps(gbps);
+        let d = ns_to_ps(delay_ns);
+        self.add_port(a, b, rate, d);
+        self.add_port(b, a, rate, d);
+    }
+}
+
+impl Network {
+    /// Build the fabric a config describes, with routing tables and ECMP salts drawn from `salt_seed`.
+    pub fn build(cfg: &Config, salt_seed: u64) -> Network {
+        let hosts = cfg.topology.hosts();
+        let sw = &cfg.switch;
+        let ecn_mode = sw.ecn;
+        let mut b = Builder {
+            net: Network {
+                hosts,
+                nodes: Vec::new(),
+                ports: Vec::new(),
+                host_port: vec![u32::MAX; hosts as usize],
+                routes: Vec::new(),
+                route_ports: Vec::new(),
+                salts: Vec::new(),
+                pools: Vec::new(),
+                dt_alpha: sw.dt_alpha,
+            },
+            queues: sw.queues,
+            switch_buffer: if sw.buffer == BufferMode::Port { sw.buffer_bytes } else { 0 },
+            nic_buffer: cfg.host.nic_buffer_bytes,
+            ecn: ecn_mode,
+            nic_ecn: if cfg.host.nic_ecn { ecn_mode } else { EcnMode::Off },
+            ecn_threshold: sw.ecn_threshold_bytes,
+        };
+        for _ in 0..hosts {
+            b.add_node(NodeKind::Host, 0);
+        }
+        let count_switches = match &cfg.topology {
+            TopologyConfig::SingleSwitch(_) => 1,
+            TopologyConfig::Dumbbell(_) => 2,
+            TopologyConfig::LeafSpine(t) => t.leaves + t.spines,
+            TopologyConfig::FatTree(t) => t.k * t.k + t.k * t.k / 4,
+        };
+        if sw.buffer == BufferMode::Shared {
+            b.net.pools = vec![Pool { limit: sw.shared_buffer_bytes, used: 0 }; count_switches as usize];
+        }
+        match &cfg.topology {
+            TopologyConfig::SingleSwitch(t) => {
+                let s = b.add_node(NodeKind::Switch, 1);
+                for h in 0..hosts {
+                    b.link(h, s, t.host_link_gbps, t.host_link_delay_ns);
+                }
+            }
+            TopologyConfig::Dumbbell(t) => {
+                let left = b.add_node(NodeKind::Switch, 1);
+                let right = b.add_node(NodeKind::Switch, 1);
+                for h in 0..t.senders {
+                    b.link(h, left, t.host_link_gbps, t.host_link_delay_ns);
+                }
+                for h in t.senders..hosts {
+                    b.link(h, right, t.host_link_gbps, t.host_link_delay_ns);
+                }
+                b.link(left, right, t.core_link_gbps, t.core_link_delay_ns);
+            }
+            TopologyConfig::LeafSpine(t) => {
+                let leaves: Vec<u32> = (0..t.leaves).map(|_| b.add_node(NodeKind::Switch, 1)).collect();
+                let spines: Vec<u32> = (0..t.spines).map(|_| b.add_node(NodeKind::Switch, 2)).collect();
+                for h in 0..hosts {
+                    b.link(h, leaves[(h / t.hosts_per_leaf) as usize], t.host_link_gbps, t.host_link_delay_ns);
+                }
+                for &l in &leaves {
+                    for &s in &spines {
+                        b.link(l, s, t.core_link_gbps, t.core_link_delay_ns);
+                    }
+                }
+            }
+            TopologyConfig::FatTree(t) => {
+                let half = t.k / 2;
+                let mut edges = Vec::new();
+                let mut aggs = Vec::new();
+                for _pod in 0..t.k {
+                    edges.push((0..half).map(|_| b.add_node(NodeKind::Switch, 1)).collect::<Vec<_>>());
+                }
+                for _pod in 0..t.k {
+                    aggs.push((0..half).map(|_| b.add_node(NodeKind::Switch, 2)).collect::<Vec<_>>());
+                }
+                let cores: Vec<u32> = (0..half * half).map(|_| b.add_node(NodeKind::Switch, 3)).collect();
+                let per_edge = t.edge_hosts();
+                for h in 0..hosts {
+                    let edge_global = h / per_edge;
+                    let e = edges[(edge_global / half) as usize][(edge_global % half) as usize];
+                    b.link(h, e, t.host_link_gbps, t.host_link_delay_ns);
+                }
+                for pod in 0..t.k as usize {
+                    for &e in &edges[pod] {
+                        for &a in &aggs[pod] {
+                            b.link(e, a, t.core_link_gbps, t.core_link_delay_ns);
+                        }
+                    }
+                    for (j, &a) in aggs[pod].iter().enumerate() {
+                        for c in 0..half as usize {
+                            b.link(a, cores[j * half as usize + c], t.core_link_gbps, t.core_link_delay_ns);
+                        }
+                    }
+                }
+            }
+        }
+        let mut net = b.net;
+        net.compute_routes();
+        let switches = net.nodes.len() as u32 - hosts;
+        net.salts = (0..switches as u64).map(|s| mix64(salt_seed ^ mix64(s + 1))).collect();
+        net
+    }
+
+    /// Equal-cost shortest-path next hops from every switch towards every host.
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        let hosts = self.hosts as usize;
+        let switches = n - hosts;
+        self.routes = vec![(0, 0); switches * hosts];
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier: Vec<u32> = Vec::new();
+        let mut next: Vec<u32> = Vec::new();
+        for d in 0..hosts {
+            dist.iter_mut().for_each(|x| *x = u32::MAX);
+            dist[d] = 0;
+            frontier.clear();
+            frontier.push(d as u32);
+            // Walk backwards: a port u -> v leads towards d if v is closer. Links are symmetric, so expanding
+            // v's neighbours through v's own ports finds them.
+            while !frontier.is_empty() {
+                next.clear();
+                for &v in &frontier {
+                    if self.nodes[v as usize].kind == NodeKind::Host && v as usize != d {
+                        continue; // hosts do not forward
+                    }
+                    for &p in &self.nodes[v as usize].ports {
+                        let u = self.ports[p as usize].peer as usize;
+                        if dist[u] == u32::MAX {
+                            dist[u] = dist[v as usize] + 1;
+                            next.push(u as u32);
+                        }
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut next);
+            }
+            for s in hosts..n {
+                let start = self.route_ports.len() as u32;
+                if dist[s] != u32::MAX {
+                    for &p in &self.nodes[s].ports {
+                        let peer = self.ports[p as usize].peer as usize;
+                        let peer_ok = self.nodes[peer].kind == NodeKind::Switch || peer == d;
+                        if peer_ok && dist[peer] + 1 == dist[s] {
+                            self.route_ports.push(p);
+                        }
+                    }
+                }
+                let len = self.route_ports.len() as u32 - start;
+                self.routes[(s - hosts) * hosts + d] = (start, len);
+            }
+        }
+    }
+
+    /// The equal-cost egress ports of switch `node` towards host `dst`.
+    #[inline]
+    pub fn candidates(&self, node: u32, dst: u32) -> &[u32] {
+        let (start, len) = self.routes[(node - self.hosts) as usize * self.hosts as usize + dst as usize];
+        &self.route_ports[start as usize..(start + len) as usize]
+    }
+
+    /// ECMP choice of switch `node` for a packet with 5-tuple hash `hash` towards `dst`.
+    #[inline]
+    pub fn ecmp_port(&self, node: u32, dst: u32, hash: u32) -> u32 {
+        let c = self.candidates(node, dst);
+        if c.len() == 1 {
+            return c[0];
+        }
+        let salt = self.salts[(node - self.hosts) as usize];
+        c[fast_range(mix64(hash as u64 ^ salt), c.len() as u32) as usize]
+    }
+
+    /// The ports a packet with `hash` crosses from host `src` to host `dst` under ECMP.
+    pub fn ecmp_path(&self, src: u32, dst: u32, hash: u32) -> Vec<u32> {
+        let mut path = vec![self.host_port[src as usize]];
+        let mut node = self.ports[path[0] as usize].peer;
+        while node != dst {
+            assert!(path.len() <= self.nodes.len(), "routing loop from {src} to {dst}");
+            let p = self.ecmp_port(node, dst, hash);
+            path.push(p);
+            node = self.ports[p as usize].peer;
+        }
+        path
+    }
+
+    pub fn is_host(&self, node: u32) -> bool {
+        node < self.hosts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::*;
+
+    fn cfg(t: TopologyConfig) -> Config {
+        Config { topology: t, ..Config::default() }
+    }
+
+    #[test]
+    fn leaf_spine_shape_and_paths() {
+        let net = Network::build(&Config::default(), 1);
+        assert_eq!(net.hosts, 144);
+        assert_eq!(net.nodes.len(), 144 + 13);
+        assert_eq!(net.ports.len(), 2 * (144 + 9 * 4));
+        // same leaf: host -> leaf -> host
+        assert_eq!(net.ecmp_path(0, 1, 7).len(), 2);
+        // across: host -> leaf -> spine -> leaf -> host, 4 candidate spines at the first leaf
+        assert_eq!(net.ecmp_path(0, 143, 7).len(), 4);
+        assert_eq!(net.candidates(144, 143).len(), 4);
+        assert_eq!(net.candidates(144, 1).len(), 1);
+    }
+
+    #[test]
+    fn fat_tree_shape_and_paths() {
+        let net = Network::build(&cfg(TopologyConfig::FatTree(FatTree::default())), 1);
+        // k = 8: 128 hosts, 80 switches
+        assert_eq!(net.hosts, 128);
+        assert_eq!(net.nodes.len() - 128, 80);
+        assert_eq!(net.ecmp_path(0, 1, 3).len(), 2); // same edge
+        assert_eq!(net.ecmp_path(0, 4, 3).len(), 4); // same pod, other edge
+        assert_eq!(net.ecmp_path(0, 127, 3).len(), 6); // other pod
+        let edge = net.ports[net.host_port[0] as usize].peer;
+        assert_eq!(net.candidates(edge, 127).len(), 4);
+    }
+
+    #[test]
+    fn dumbbell_and_single_switch() {
+        let net = Network::build(&cfg(TopologyConfig::Dumbbell(Dumbbell::default())), 1);
+        assert_eq!(net.ecmp_path(0, 4, 0).len(), 3);
+        let net = Network::build(&cfg(TopologyConfig::SingleSwitch(SingleSwitch::default())), 1);
+        assert_eq!(net.ecmp_path(0, 7, 0).len(), 2);
+    }
+
+    #[test]
+    fn fast_range_is_in_range() {
+        for h in [0u64, 1, u64::MAX, 0x8000_0000_0000_0000] {
+            assert!(fast_range(h, 5) < 5);
+        }
+    }
+}

@@ -1,0 +1,804 @@
+//! TCP NewReno with a SACK scoreboard, and DCTCP, as one state machine per flow (both ends of the flow).
+//!
+//! What is modelled (RFC 5681, 6675, 6298, 8257; the DCTCP paper, SIGCOMM 2010):
+//! - Sequence space in whole segments of `mss` payload bytes (the last may be shorter). Every data segment is
+//!   acknowledged at once (no delayed ACKs). An ACK carries the cumulative ACK (next segment expected), the
+//!   segment that triggered it when that segment is above the cumulative ACK (a one-segment SACK block),
+//!   the echo of the segment's send time and retransmission flag (for RTT samples under Karn's rule), and
+//!   the ECN echo of that one segment (DCTCP's per-packet echo, exact because ACKs are not delayed).
+//!   Deviation, written down: real SACK options repeat up to 3-4 blocks so that a lost ACK costs nothing;
+//!   here a lost ACK loses its one block, which at worst makes the sender retransmit that segment again.
+//! - Slow start and congestion avoidance in segments (cwnd += newly acked segments below ssthresh, else
+//!   cwnd += newly acked / cwnd), optional window cap.
+//! - Loss recovery: `dupack_threshold` duplicate ACKs start fast recovery (ssthresh = cwnd / 2, cwnd =
+//!   ssthresh, fast retransmit of the first hole). The scoreboard marks a segment lost once `dupack_threshold`
+//!   segments above it are SACKed (FACK-style), and a partial ACK marks the new first hole lost (NewReno)
+//!   when a SACKed segment lies above it.
+//!   While recovering, the sender keeps `pipe` (RFC 6675: outstanding - SACKed - lost + retransmitted) below
+//!   cwnd, sending lost segments first, then new data. Recovery ends when the cumulative ACK reaches the
+//!   highest segment sent when it began.
+//! - Retransmission timer: RTO = max(rto_min, SRTT + 4 RTTVAR) (RFC 6298; alpha 1/8, beta 1/4), restarted on
+//!   every ACK that advances the cumulative ACK, doubled on every timeout up to `rto_max` (exponential
+//!   back-off), and recomputed only from samples of segments that were not retransmitted (Karn). On a
+//!   timeout every outstanding un-SACKed segment is marked lost (SACK information is kept, as Linux does),
+//!   ssthresh = cwnd / 2, cwnd = 1, and the sender slow-starts through the retransmissions.
+//! - DCTCP: data is ECN-capable; alpha <- (1 - g) alpha + g F once per window of data, F being the fraction
+//!   of ACKs in that window that echoed a mark; on an echoed mark, at most once per window of data,
+//!   cwnd <- cwnd (1 - alpha / 2) and ssthresh <- cwnd. A loss is handled as TCP handles it.
+
+use super::bitset::BitSet;
+use crate::config::{Config, TransportKind};
+use crate::net::packet::{flags, Packet, NO_SACK};
+use crate::units::{Ps, NEVER, PS_PER_US};
+
+/// Transport parameters shared by every flow of a run.
+#[derive(Debug, Clone)]
+pub struct TcpParams {
+    pub mss: u32,
+    pub header: u32,
+    pub ack_bytes: u32,
+    pub init_cwnd: f64,
+    /// Window cap in segments (f64::INFINITY when none).
+    pub max_cwnd: f64,
+    pub rto_min: Ps,
+    pub rto_init: Ps,
+    pub rto_max: Ps,
+    pub dupack_threshold: u32,
+    pub dctcp: bool,
+    pub g: f64,
+    pub alpha_init: f64,
+    pub ack_priority: u8,
+}
+
+impl TcpParams {
+    pub fn from_config(cfg: &Config) -> Self {
+        let t = &cfg.transport;
+        let us = |x: f64| (x * PS_PER_US as f64).round() as Ps;
+        TcpParams {
+            mss: t.mss_bytes,
+            header: t.header_bytes,
+            ack_bytes: t.ack_bytes,
+            init_cwnd: t.init_cwnd_packets as f64,
+            max_cwnd: if t.max_cwnd_packets == 0 { f64::INFINITY } else { t.max_cwnd_packets as f64 },
+            rto_min: us(t.rto_min_us),
+            rto_init: us(t.rto_init_us.unwrap_or(t.rto_min_us)),
+            rto_max: us(t.rto_max_us),
+            dupack_threshold: t.dupack_threshold,
+            dctcp: cfg.transport_kind() == TransportKind::Dctcp,
+            g: t.dctcp_g,
+            alpha_init: t.dctcp_alpha_init,
+            ack_priority: t.ack_priority,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Fast recovery after duplicate ACKs: cwnd stays at ssthresh.
+    Fast,
+    /// After a timeout: slow start through the lost segments.
+    Timeout,
+}
+
+/// Per-flow counters the engine copies into the results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnCounters {
+    pub retransmits: u32,
+    pub timeouts: u32,
+    pub fast_recoveries: u32,
+    pub bytes_sent: u64,
+    pub ecn_marked: u32,
+    /// DCTCP window reductions on ECN echoes.
+    pub ecn_cuts: u32,
+}
+
+/// Both ends of one flow.
+#[derive(Debug, Clone)]
+pub struct Conn {
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    hash_fwd: u32,
+    hash_rev: u32,
+    pub n_segs: u32,
+    last_payload: u32,
+    /// Priority the tagging policy gives this flow's data.
+    pub prio: u8,
+
+    // --- sender ---
+    pub snd_una: u32,
+    /// Next new segment.
+    pub snd_nxt: u32,
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    dupacks: u32,
+    pub recovery: Option<Recovery>,
+    recover: u32,
+    sacked: BitSet,
+    lost: BitSet,
+    retx: BitSet,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// One past the highest SACKed segment.
+    fack: u32,
+    /// Segments below this have been examined for loss marking.
+    lost_mark_upto: u32,
+    /// Lost segments below this have been retransmitted in the current recovery.
+    retx_ptr: u32,
+    srtt: f64,
+    rttvar: f64,
+    have_rtt: bool,
+    pub rto: Ps,
+    /// When the retransmission timer expires (NEVER when it is not running).
+    pub rto_deadline: Ps,
+    /// Time of this flow's timer entry in the engine's event queue (NEVER when none): lazy timers.
+    pub timer_queued_at: Ps,
+    pub alpha: f64,
+    win_end: u32,
+    win_acks: u32,
+    win_marks: u32,
+    cut_end: u32,
+
+    // --- receiver ---
+    pub rcv_nxt: u32,
+    rcvd: BitSet,
+
+    pub counters: ConnCounters,
+}
+
+/// What one call into the state machine produced besides packets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The receiver now holds every byte in order (first time only).
+    pub receiver_done: bool,
+    /// Every byte is acknowledged (first time only).
+    pub sender_done: bool,
+}
+
+impl Conn {
+    /// A new flow of `size` bytes. Allocates its scoreboards (three bits per segment at the sender, one at
+    /// the receiver): once per flow, never per packet.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(p: &TcpParams, flow: u32, src: u32, dst: u32, size: u64, prio: u8, hash_fwd: u32, hash_rev: u32) -> Self {
+        let n = size.div_ceil(p.mss as u64);
+        assert!(n < u32::MAX as u64 - 1, "flow {flow} has too many segments ({n})");
+        let n_segs = n as u32;
+        let last_payload = (size - (n - 1) * p.mss as u64) as u32;
+        Conn {
+            flow,
+            src,
+            dst,
+            hash_fwd,
+            hash_rev,
+            n_segs,
+            last_payload,
+            prio,
+            snd_una: 0,
+            snd_nxt: 0,
+            cwnd: p.init_cwnd.min(p.max_cwnd),
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            recovery: None,
+            recover: 0,
+            sacked: BitSet::new(n_segs),
+            lost: BitSet::new(n_segs),
+            retx: BitSet::new(n_segs),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            fack: 0,
+            lost_mark_upto: 0,
+            retx_ptr: 0,
+            srtt: 0.0,
+            rttvar: 0.0,
+            have_rtt: false,
+            rto: p.rto_init,
+            rto_deadline: NEVER,
+            timer_queued_at: NEVER,
+            alpha: p.alpha_init,
+            win_end: 0,
+            win_acks: 0,
+            win_marks: 0,
+            cut_end: 0,
+            rcv_nxt: 0,
+            rcvd: BitSet::new(n_segs),
+            counters: ConnCounters::default(),
+        }
+    }
+
+    #[inline]
+    fn payload(&self, seg: u32) -> u32 {
+        if seg + 1 == self.n_segs {
+            self.last_payload
+        } else {
+            u32::MAX // replaced below; keeps the branch cheap
+        }
+    }
+
+    #[inline]
+    fn payload_of(&self, p: &TcpParams, seg: u32) -> u32 {
+        let x = self.payload(seg);
+        if x == u32::MAX {
+            p.mss
+        } else {
+            x
+        }
+    }
+
+    /// Payload bytes of data packet `pkt` of this flow.
+    #[inline]
+    pub fn payload_bytes(&self, p: &TcpParams, pkt: &Packet) -> u32 {
+        pkt.wire as u32 - p.header
+    }
+
+    /// Segments in flight by the RFC 6675 estimate.
+    #[inline]
+    pub fn pipe(&self) -> u32 {
+        (self.snd_nxt - self.snd_una) + self.retrans_out - self.sacked_out - self.lost_out
+    }
+
+    pub fn sender_done(&self) -> bool {
+        self.snd_una == self.n_segs
+    }
+
+    fn data_packet(&self, p: &TcpParams, seg: u32, now: Ps, retx: bool) -> Packet {
+        let payload = self.payload_of(p, seg);
+        let mut f = if p.dctcp { flags::ECT } else { 0 };
+        if retx {
+            f |= flags::RETX;
+        }
+        Packet {
+            flow: self.flow,
+            seq: seg,
+            sack: NO_SACK,
+            dst: self.dst,
+            hash: self.hash_fwd,
+            wire: (payload + p.header) as u16,
+            prio: self.prio,
+            flags: f,
+            ts: now,
+        }
+    }
+
+    fn send_segment(&mut self, p: &TcpParams, seg: u32, now: Ps, retx: bool, out: &mut Vec<Packet>) {
+        let pkt = self.data_packet(p, seg, now, retx);
+        self.counters.bytes_sent += (pkt.wire as u32 - p.header) as u64;
+        if retx {
+            self.counters.retransmits += 1;
+            if !self.retx.get(seg) {
+                self.retx.set(seg);
+                self.retrans_out += 1;
+            }
+        }
+        out.push(pkt);
+        if self.rto_deadline == NEVER {
+            self.rto_deadline = now + self.rto;
+        }
+    }
+
+    /// The next lost segment not yet retransmitted in this recovery, if any.
+    fn next_lost(&mut self) -> Option<u32> {
+        if self.lost_out == 0 {
+            return None;
+        }
+        self.retx_ptr = self.retx_ptr.max(self.snd_una);
+        while self.retx_ptr < self.lost_mark_upto {
+            let s = self.retx_ptr;
+            if self.lost.get(s) && !self.retx.get(s) && !self.sacked.get(s) {
+                return Some(s);
+            }
+            self.retx_ptr += 1;
+        }
+        None
+    }
+
+    /// Send what the window allows: lost segments first, then new data.
+    fn send_more(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        let window = (self.cwnd.floor() as u32).max(1);
+        while self.pipe() < window {
+            if let Some(s) = self.next_lost() {
+                self.send_segment(p, s, now, true, out);
+                self.retx_ptr = s + 1;
+            } else if self.snd_nxt < self.n_segs {
+                let s = self.snd_nxt;
+                self.snd_nxt += 1;
+                self.send_segment(p, s, now, false, out);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// The flow starts: send the initial window.
+    pub fn start(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        self.send_more(p, now, out);
+        self.win_end = self.snd_nxt;
+    }
+
+    /// Mark un-SACKed segments below `upto` lost (never below `snd_una`, never twice).
+    fn mark_lost_upto(&mut self, upto: u32) {
+        let mut s = self.lost_mark_upto.max(self.snd_una);
+        while s < upto {
+            if !self.sacked.get(s) && !self.lost.get(s) {
+                self.lost.set(s);
+                self.lost_out += 1;
+            }
+            s += 1;
+        }
+        if upto > self.lost_mark_upto {
+            self.lost_mark_upto = upto;
+        }
+    }
+
+    fn rtt_sample(&mut self, p: &TcpParams, rtt: Ps) {
+        let r = rtt as f64;
+        if !self.have_rtt {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.have_rtt = true;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+        let rto = (self.srtt + 4.0 * self.rttvar).round() as Ps;
+        self.rto = rto.clamp(p.rto_min, p.rto_max);
+    }
+
+    /// Sender side: an ACK arrived.
+    pub fn on_ack(&mut self, p: &TcpParams, now: Ps, ack: &Packet, out: &mut Vec<Packet>) -> Outcome {
+        let mut outcome = Outcome::default();
+        if self.sender_done() {
+            return outcome;
+        }
+        let cum = ack.seq.min(self.n_segs);
+        let ece = ack.flags & flags::ECE != 0;
+
+        // Karn: only segments sent once give RTT samples; a valid sample also ends the back-off.
+        if ack.flags & flags::RETX == 0 && now >= ack.ts {
+            self.rtt_sample(p, now - ack.ts);
+        }
+
+        // SACK information: one segment above the cumulative ACK.
+        let mut new_sack = false;
+        if ack.sack != NO_SACK && ack.sack >= cum && ack.sack < self.n_segs && !self.sacked.get(ack.sack) {
+            let s = ack.sack;
+            self.sacked.set(s);
+            self.sacked_out += 1;
+            if self.lost.get(s) {
+                self.lost.clear(s);
+                self.lost_out -= 1;
+            }
+            if self.retx.get(s) {
+                self.retx.clear(s);
+                self.retrans_out -= 1;
+            }
+            self.fack = self.fack.max(s + 1);
+            new_sack = true;
+        }
+
+        // DCTCP: every ACK stands for one delivered segment.
+        if p.dctcp {
+            self.win_acks += 1;
+            if ece {
+                self.win_marks += 1;
+            }
+        }
+
+        let advanced = cum > self.snd_una;
+        if advanced {
+            let mut newly = 0u32;
+            for s in self.snd_una..cum {
+                if self.sacked.get(s) {
+                    self.sacked_out -= 1;
+                } else {
+                    newly += 1;
+                    if self.lost.get(s) {
+                        self.lost_out -= 1;
+                    }
+                    if self.retx.get(s) {
+                        self.retrans_out -= 1;
+                    }
+                }
+            }
+            self.snd_una = cum;
+            let delivered = newly;
+            self.dupacks = 0;
+            let was_fast = self.recovery == Some(Recovery::Fast);
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            match self.recovery {
+                Some(_) if cum >= self.recover => {
+                    if self.recovery == Some(Recovery::Fast) {
+                        self.cwnd = self.ssthresh;
+                    }
+                    self.recovery = None;
+                }
+                Some(Recovery::Fast) => {
+                    // partial ACK: the new first hole is lost (NewReno), if SACKs show data beyond it
+                    if cum < self.fack && !self.sacked.get(cum) && !self.lost.get(cum) {
+                        self.lost.set(cum);
+                        self.lost_out += 1;
+                        self.lost_mark_upto = self.lost_mark_upto.max(cum + 1);
+                    }
+                }
+                _ => {}
+            }
+            // no growth during fast recovery, nor on the ACK that ends it
+            if !was_fast {
+                self.grow(p, delivered.max(1));
+            }
+            self.rto_deadline = if self.snd_una < self.snd_nxt { now + self.rto } else { NEVER };
+        } else if new_sack && self.snd_una < self.snd_nxt {
+            self.dupacks += 1;
+            self.grow_on_sack(p);
+        }
+
+        if self.sender_done() {
+            self.rto_deadline = NEVER;
+            outcome.sender_done = true;
+            self.release();
+            return outcome;
+        }
+
+        // DCTCP window bookkeeping: alpha once per window of data (the data outstanding when the window
+        // began, new window starting after this ACK's transmissions); a cut at most once per window.
+        let mut new_window = false;
+        if p.dctcp {
+            if self.snd_una >= self.win_end && self.win_acks > 0 {
+                let f = self.win_marks as f64 / self.win_acks as f64;
+                self.alpha = (1.0 - p.g) * self.alpha + p.g * f;
+                self.win_acks = 0;
+                self.win_marks = 0;
+                new_window = true;
+            }
+            if ece && self.recovery.is_none() && self.snd_una >= self.cut_end {
+                self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(1.0);
+                self.ssthresh = self.cwnd;
+                self.cut_end = self.snd_nxt;
+                self.counters.ecn_cuts += 1;
+            }
+        }
+
+        // Loss detection and recovery.
+        if self.recovery.is_some() {
+            if self.fack > p.dupack_threshold {
+                self.mark_lost_upto(self.fack - p.dupack_threshold);
+            }
+        } else if self.dupacks >= p.dupack_threshold {
+            self.enter_fast_recovery(p, now, out);
+        }
+        self.send_more(p, now, out);
+        if new_window {
+            self.win_end = self.snd_nxt;
+        }
+        outcome
+    }
+
+    fn grow(&mut self, p: &TcpParams, segs: u32) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += segs as f64;
+        } else {
+            self.cwnd += segs as f64 / self.cwnd;
+        }
+        self.cwnd = self.cwnd.min(p.max_cwnd);
+    }
+
+    /// A SACK of new data without cumulative progress: the window opens only through `pipe`.
+    #[inline]
+    fn grow_on_sack(&mut self, _p: &TcpParams) {}
+
+    fn enter_fast_recovery(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        self.counters.fast_recoveries += 1;
+        self.ssthresh = (self.cwnd / 2.0).max(2.0);
+        self.cwnd = self.ssthresh;
+        self.recovery = Some(Recovery::Fast);
+        self.recover = self.snd_nxt;
+        self.retx_ptr = self.snd_una;
+        self.lost_mark_upto = self.lost_mark_upto.max(self.snd_una);
+        // the first hole is lost (that is what the duplicate ACKs say), and every hole with enough SACKed
+        // segments above it
+        let upto = self.fack.saturating_sub(p.dupack_threshold).max(self.snd_una + 1);
+        self.mark_lost_upto(upto);
+        // fast retransmit, whatever the window says
+        if let Some(s) = self.next_lost() {
+            self.send_segment(p, s, now, true, out);
+            self.retx_ptr = s + 1;
+        }
+        self.cut_end = self.snd_nxt; // no DCTCP cut on top of the loss cut in this window
+    }
+
+    /// The retransmission timer fired (the engine checked `now >= rto_deadline`).
+    pub fn on_timeout(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        if self.sender_done() || self.snd_una == self.snd_nxt {
+            self.rto_deadline = NEVER;
+            return;
+        }
+        self.counters.timeouts += 1;
+        self.ssthresh = (self.cwnd / 2.0).max(2.0);
+        self.cwnd = 1.0;
+        self.recovery = Some(Recovery::Timeout);
+        self.recover = self.snd_nxt;
+        self.dupacks = 0;
+        // everything outstanding and not SACKed is lost; earlier retransmissions are forgotten
+        self.lost_out = 0;
+        self.retrans_out = 0;
+        for s in self.snd_una..self.snd_nxt {
+            self.retx.clear(s);
+            if self.sacked.get(s) {
+                self.lost.clear(s);
+            } else {
+                self.lost.set(s);
+                self.lost_out += 1;
+            }
+        }
+        self.lost_mark_upto = self.snd_nxt;
+        self.retx_ptr = self.snd_una;
+        self.cut_end = self.snd_nxt;
+        self.rto = (self.rto.saturating_mul(2)).min(p.rto_max);
+        self.rto_deadline = NEVER;
+        self.send_more(p, now, out);
+        if self.rto_deadline == NEVER {
+            self.rto_deadline = now + self.rto;
+        }
+    }
+
+    /// Receiver side: a data segment arrived. Pushes the ACK into `out`.
+    pub fn on_data(&mut self, p: &TcpParams, now: Ps, pkt: &Packet, out: &mut Vec<Packet>) -> Outcome {
+        let _ = now;
+        let mut outcome = Outcome::default();
+        let s = pkt.seq;
+        let ce = pkt.flags & flags::CE != 0;
+        if ce {
+            self.counters.ecn_marked += 1;
+        }
+        let mut sack = NO_SACK;
+        if s >= self.rcv_nxt && s < self.n_segs && !self.rcvd.get(s) {
+            self.rcvd.set(s);
+            if s == self.rcv_nxt {
+                self.rcv_nxt = self.rcvd.first_zero_from(s).min(self.n_segs);
+                if self.rcv_nxt == self.n_segs {
+                    outcome.receiver_done = true;
+                }
+            } else {
+                sack = s;
+            }
+        }
+        let mut f = flags::ACK | (pkt.flags & flags::RETX);
+        if ce {
+            f |= flags::ECE;
+        }
+        out.push(Packet {
+            flow: self.flow,
+            seq: self.rcv_nxt,
+            sack,
+            dst: self.src,
+            hash: self.hash_rev,
+            wire: p.ack_bytes as u16,
+            prio: p.ack_priority,
+            flags: f,
+            ts: pkt.ts,
+        });
+        outcome
+    }
+
+    /// Free the scoreboards once the flow is over.
+    fn release(&mut self) {
+        self.sacked.release();
+        self.lost.release();
+        self.retx.release();
+    }
+
+    pub fn receiver_done(&self) -> bool {
+        self.rcv_nxt == self.n_segs
+    }
+
+    /// Free the receiver's bitmap once the receiver is done (the sender may still be waiting for ACKs).
+    pub fn release_receiver(&mut self) {
+        self.rcvd.release();
+    }
+
+    /// Segments currently marked lost / SACKed / retransmitted (for tests and invariants).
+    pub fn scoreboard(&self) -> (u32, u32, u32) {
+        (self.lost_out, self.sacked_out, self.retrans_out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(dctcp: bool) -> TcpParams {
+        let mut cfg = Config::default();
+        cfg.transport.kind = Some(if dctcp { TransportKind::Dctcp } else { TransportKind::Tcp });
+        cfg.transport.init_cwnd_packets = 4;
+        TcpParams::from_config(&cfg)
+    }
+
+    fn conn(p: &TcpParams, segs: u64) -> Conn {
+        Conn::new(p, 0, 0, 1, segs * p.mss as u64, 0, 1, 2)
+    }
+
+    /// Deliver `data` to the receiver `rx` and return the ACK it produced.
+    fn deliver(p: &TcpParams, rx: &mut Conn, data: &Packet) -> Packet {
+        let mut out = Vec::new();
+        rx.on_data(p, 0, data, &mut out);
+        assert_eq!(out.len(), 1);
+        out[0]
+    }
+
+    #[test]
+    fn initial_window_and_slow_start() {
+        let p = params(false);
+        let mut c = conn(&p, 100);
+        let mut rx = conn(&p, 100);
+        let mut out = Vec::new();
+        c.start(&p, 0, &mut out);
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().enumerate().all(|(i, x)| x.seq == i as u32 && x.wire == 1500));
+        let first: Vec<Packet> = out.drain(..).collect();
+        for d in &first {
+            let a = deliver(&p, &mut rx, d);
+            c.on_ack(&p, 10, &a, &mut out);
+        }
+        // each ACK grows cwnd by one and releases two segments
+        assert_eq!(c.cwnd, 8.0);
+        assert_eq!(out.len(), 8);
+    }
+
+    #[test]
+    fn last_segment_is_short() {
+        let p = params(false);
+        let mut c = Conn::new(&p, 0, 0, 1, 1460 * 2 + 100, 0, 1, 2);
+        let mut out = Vec::new();
+        c.start(&p, 0, &mut out);
+        assert_eq!(out.iter().map(|x| x.wire).collect::<Vec<_>>(), vec![1500, 1500, 140]);
+    }
+
+    #[test]
+    fn three_dupacks_trigger_one_fast_retransmit_of_the_hole() {
+        let p = params(false);
+        let mut c = conn(&p, 100);
+        let mut rx = conn(&p, 100);
+        let mut out = Vec::new();
+        c.cwnd = 8.0;
+        c.start(&p, 0, &mut out);
+        let sent: Vec<Packet> = out.drain(..).collect();
+        assert_eq!(sent.len(), 8);
+        // segment 0 is lost; 1.. arrive
+        let mut retx = vec![];
+        let mut fresh = vec![];
+        for d in &sent[1..] {
+            let a = deliver(&p, &mut rx, d);
+            assert_eq!(a.seq, 0);
+            c.on_ack(&p, 10, &a, &mut out);
+            for x in out.drain(..) {
+                if x.flags & flags::RETX != 0 { retx.push(x) } else { fresh.push(x) }
+            }
+        }
+        assert_eq!(retx.len(), 1, "exactly one retransmission");
+        assert_eq!(retx[0].seq, 0);
+        assert_eq!(c.recovery, Some(Recovery::Fast));
+        assert_eq!(c.ssthresh, 4.0);
+        // the SACKs kept the pipe full with new data (RFC 6675)
+        assert!(!fresh.is_empty() && fresh[0].seq == 8);
+        // the retransmission repairs the hole: cumulative ACK jumps to 8
+        let a = deliver(&p, &mut rx, &retx[0]);
+        assert_eq!(a.seq, 8);
+        c.on_ack(&p, 20, &a, &mut out);
+        // recovery ends once everything sent before it began is acknowledged
+        let recover = c.recover;
+        let mut pending: Vec<Packet> = fresh.into_iter().chain(out.drain(..)).collect();
+        while c.recovery.is_some() {
+            let d = pending.remove(0);
+            let a = deliver(&p, &mut rx, &d);
+            c.on_ack(&p, 30, &a, &mut out);
+            pending.extend(out.drain(..));
+        }
+        assert!(c.snd_una >= recover);
+        assert_eq!(c.cwnd, 4.0, "cwnd = ssthresh when fast recovery ends");
+        assert_eq!(c.scoreboard(), (0, 0, 0));
+        assert_eq!(c.counters.retransmits, 1);
+    }
+
+    #[test]
+    fn timeout_backs_off_and_retransmits_first_hole() {
+        let p = params(false);
+        let mut c = conn(&p, 10);
+        let mut out = Vec::new();
+        c.start(&p, 0, &mut out);
+        assert_eq!(c.rto_deadline, p.rto_init);
+        out.clear();
+        c.on_timeout(&p, p.rto_init, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 0);
+        assert!(out[0].flags & flags::RETX != 0);
+        assert_eq!(c.rto, 2 * p.rto_init);
+        assert_eq!(c.rto_deadline, p.rto_init + 2 * p.rto_init);
+        assert_eq!(c.cwnd, 1.0);
+        out.clear();
+        c.on_timeout(&p, 3 * p.rto_init, &mut out);
+        assert_eq!(c.rto, 4 * p.rto_init);
+        assert_eq!(c.counters.timeouts, 2);
+    }
+
+    #[test]
+    fn karn_ignores_retransmitted_samples() {
+        let p = params(false);
+        let mut c = conn(&p, 10);
+        let mut out = Vec::new();
+        c.start(&p, 0, &mut out);
+        c.on_timeout(&p, p.rto_init, &mut out);
+        let rto_backed_off = c.rto;
+        let mut ack = Packet { flow: 0, seq: 1, sack: NO_SACK, dst: 0, hash: 0, wire: 40, prio: 0, flags: flags::ACK | flags::RETX, ts: 0 };
+        c.on_ack(&p, p.rto_init + 5, &ack, &mut out);
+        assert_eq!(c.rto, rto_backed_off, "a retransmitted segment's ACK gives no sample");
+        ack.flags = flags::ACK;
+        ack.seq = 2;
+        ack.ts = p.rto_init + 5;
+        c.on_ack(&p, p.rto_init + 10, &ack, &mut out);
+        assert_eq!(c.rto, p.rto_min, "a clean sample ends the back-off");
+    }
+
+    #[test]
+    fn dctcp_alpha_follows_ewma_and_cuts_once_per_window() {
+        let p = params(true);
+        let mut c = conn(&p, 10_000);
+        let mut rx = conn(&p, 10_000);
+        c.cwnd = 10.0;
+        c.ssthresh = 10.0;
+        let mut out = Vec::new();
+        c.start(&p, 0, &mut out);
+        let mut expected_alpha = p.alpha_init;
+        for round in 0..6 {
+            let window: Vec<Packet> = out.drain(..).collect();
+            let n = window.len();
+            let marked = (round % 3) as usize; // mark the first `marked` segments of this window
+            let cwnd_before = c.cwnd;
+            let cuts_before = c.counters.ecn_cuts;
+            let alpha_before = c.alpha;
+            for (i, d) in window.iter().enumerate() {
+                let mut d = *d;
+                if i < marked {
+                    d.flags |= flags::CE;
+                }
+                let a = deliver(&p, &mut rx, &d);
+                c.on_ack(&p, 1000 * (round + 1) as u64, &a, &mut out);
+            }
+            let cuts = c.counters.ecn_cuts - cuts_before;
+            assert!(cuts <= 1, "at most one cut per window (round {round})");
+            assert_eq!(cuts, u32::from(marked > 0));
+            // alpha updated once, at the end of the window, from this window's fraction
+            expected_alpha = (1.0 - p.g) * expected_alpha + p.g * marked as f64 / n as f64;
+            assert!((c.alpha - expected_alpha).abs() < 1e-12, "round {round}: {} vs {expected_alpha}", c.alpha);
+            if marked > 0 {
+                // the cut used the alpha known when the first mark arrived
+                assert!(c.cwnd < cwnd_before + n as f64);
+                let _ = alpha_before;
+            }
+        }
+    }
+
+    #[test]
+    fn receiver_holds_out_of_order_and_acks_cumulatively() {
+        let p = params(false);
+        let mut tx = conn(&p, 4);
+        let mut rx = conn(&p, 4);
+        let mut out = Vec::new();
+        tx.start(&p, 0, &mut out);
+        let a = deliver(&p, &mut rx, &out[2]);
+        assert_eq!((a.seq, a.sack), (0, 2));
+        let a = deliver(&p, &mut rx, &out[0]);
+        assert_eq!((a.seq, a.sack), (1, NO_SACK));
+        let a = deliver(&p, &mut rx, &out[1]);
+        assert_eq!(a.seq, 3);
+        assert!(!rx.receiver_done());
+        let a = deliver(&p, &mut rx, &out[3]);
+        assert_eq!(a.seq, 4);
+        assert!(rx.receiver_done());
+        // a duplicate after completion is still acknowledged
+        let a = deliver(&p, &mut rx, &out[0]);
+        assert_eq!((a.seq, a.sack), (4, NO_SACK));
+    }
+}
