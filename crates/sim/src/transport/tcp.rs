@@ -361,7 +361,12 @@ impl Conn {
 
         // SACK information: one segment above the cumulative ACK.
         let mut new_sack = false;
-        if ack.sack != NO_SACK && ack.sack >= cum && ack.sack < self.n_segs && !self.sacked.get(ack.sack) {
+        // (ACKs may arrive out of order under spraying: a block below snd_una is old news)
+        if ack.sack != NO_SACK
+            && ack.sack >= cum.max(self.snd_una)
+            && ack.sack < self.snd_nxt
+            && !self.sacked.get(ack.sack)
+        {
             let s = ack.sack;
             self.sacked.set(s);
             self.sacked_out += 1;
