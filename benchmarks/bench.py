@@ -1,0 +1,155 @@
+"""fctlab's performance harness: runs named scenarios end to end through the CLI and reports speed and memory.
+
+Usage (from the repository root, after the README's install step):
+
+    .venv/bin/python benchmarks/bench.py                      # the reference scenario, median of 3
+    .venv/bin/python benchmarks/bench.py --list
+    .venv/bin/python benchmarks/bench.py leafspine144-websearch-0.6-dctcp-200k --repeat 1
+    .venv/bin/python benchmarks/bench.py scaling               # flows x2 -> time x2? memory bounded?
+
+Each run is a fresh `fctlab run` process (release build of the engine), so its wall time includes Python start-up,
+workload generation, the simulation, and writing Parquet + JSON. Peak memory is the child's maximum resident set
+size (`os.wait4`). Events are the engine's own (events popped from its queue); "htsim-equivalent events" count
+two events per packet-hop, the granularity of htsim (one for the queue's service, one for the pipe), so that
+events per second can be compared with htsim's figures. Results are appended to benchmarks/results/ as JSON lines
+with the machine noted. Not part of the test suite: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "examples" / "leafspine144-websearch.toml"
+
+# name -> (experiment file, --set overrides)
+SCENARIOS: dict[str, tuple[Path, list[str]]] = {
+    "leafspine144-websearch-0.6-dctcp": (REFERENCE, ["workload.flows=20000"]),
+    "leafspine144-websearch-0.6-dctcp-200k": (REFERENCE, ["workload.flows=200000"]),
+    "leafspine144-websearch-0.6-dctcp-10k": (REFERENCE, ["workload.flows=10000"]),
+    "leafspine144-websearch-0.6-dctcp-40k": (REFERENCE, ["workload.flows=40000"]),
+    "leafspine144-websearch-0.6-tcp": (REFERENCE, ["workload.flows=20000", "scheme.name=tcp"]),
+}
+
+
+def fctlab_exe() -> str:
+    venv = ROOT / ".venv" / "bin" / "fctlab"
+    if venv.exists():
+        return str(venv)
+    found = shutil.which("fctlab")
+    if not found:
+        sys.exit("fctlab is not installed: run the README's install command first")
+    return found
+
+
+def run_once(name: str) -> dict:
+    exp, overrides = SCENARIOS[name]
+    out = Path(tempfile.mkdtemp(prefix="fctlab-bench-"))
+    cmd = [fctlab_exe(), "run", str(exp), "--out", str(out / "run")]
+    for o in overrides:
+        cmd += ["--set", o]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{name}: fctlab run failed:\n{err}")
+    summary = json.loads((out / "run" / "summary.json").read_text())
+    shutil.rmtree(out, ignore_errors=True)
+    eng = summary["engine"]
+    flows = summary["flows"]
+    sim_s = eng["sim_time_ps"] / 1e12
+    return {
+        "scenario": name,
+        "wall_seconds": wall,
+        "engine_seconds": eng["wall_seconds"],
+        "flows": flows,
+        "flows_finished": summary["finished_flows"],
+        "events": eng["events"],
+        "events_per_second": eng["events"] / wall,
+        "engine_events_per_second": eng["events_per_second"],
+        "packet_hops": eng["packet_hops"],
+        "htsim_equivalent_events_per_second": eng["htsim_equivalent_events"] / wall,
+        "data_packets": eng["data_packets_sent"],
+        "events_per_data_packet": eng["events"] / max(1, eng["data_packets_sent"]),
+        "flows_per_second": flows / wall,
+        "sim_seconds_per_wall_second": sim_s / wall,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "max_concurrent_flows": eng["max_concurrent_flows"],
+    }
+
+
+def median_of(runs: list[dict]) -> dict:
+    med = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            med[key] = statistics.median(r[key] for r in runs)
+    med["repeats"] = len(runs)
+    med["wall_seconds_all"] = [round(r["wall_seconds"], 3) for r in runs]
+    return med
+
+
+def show(m: dict) -> None:
+    print(
+        f"{m['scenario']}: wall {m['wall_seconds']:.2f} s (engine {m['engine_seconds']:.2f} s; runs "
+        f"{m['wall_seconds_all']}), {m['flows']:,} flows ({m['flows_finished']:,} finished), "
+        f"{m['events']:,.0f} events = {m['events_per_second'] / 1e6:.2f} M/s end to end "
+        f"({m['engine_events_per_second'] / 1e6:.2f} M/s in the engine), "
+        f"htsim-equivalent {m['htsim_equivalent_events_per_second'] / 1e6:.2f} M events/s, "
+        f"{m['events_per_data_packet']:.2f} events per data packet, {m['flows_per_second']:,.0f} flows/s, "
+        f"{m['sim_seconds_per_wall_second']:.4f} sim s per wall s, peak RSS {m['peak_rss_mib']:.0f} MiB, "
+        f"max concurrent flows {m['max_concurrent_flows']:,.0f}"
+    )
+
+
+def record(m: dict) -> None:
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(exist_ok=True)
+    m = dict(m, machine=f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus", date=time.strftime("%F %T"))
+    with open(results / "bench.jsonl", "a") as f:
+        f.write(json.dumps(m) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenarios", nargs="*", default=["leafspine144-websearch-0.6-dctcp"])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    if args.list:
+        for name in SCENARIOS:
+            print(name)
+        print("scaling")
+        return
+    for name in args.scenarios:
+        if name == "scaling":
+            small = median_of([run_once("leafspine144-websearch-0.6-dctcp-10k") for _ in range(args.repeat)])
+            big = median_of([run_once("leafspine144-websearch-0.6-dctcp-40k") for _ in range(args.repeat)])
+            for m in (small, big):
+                show(m)
+                record(m)
+            print(
+                f"scaling 10k -> 40k flows (x4): wall x{big['wall_seconds'] / small['wall_seconds']:.2f}, "
+                f"peak RSS x{big['peak_rss_mib'] / small['peak_rss_mib']:.2f}"
+            )
+            continue
+        if name not in SCENARIOS:
+            sys.exit(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}, scaling")
+        m = median_of([run_once(name) for _ in range(args.repeat)])
+        show(m)
+        record(m)
+
+
+if __name__ == "__main__":
+    main()
