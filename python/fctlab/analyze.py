@@ -1,0 +1,188 @@
+"""Per-size-bin flow completion time statistics: the numbers every paper of this field reports.
+
+Bins (DESIGN.md): small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and
+MB = 1,000,000 bytes, plus "all". Each bin reports its flows, how many finished, and the mean and 99th
+percentile of FCT and slowdown over the flows that finished and are not in the warm-up. Percentiles are
+``numpy.percentile`` with its default linear interpolation between order statistics (method "linear", type 7
+of Hyndman and Fan).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Bin names in report order, with their (lower, upper] edges in bytes.
+SIZE_BINS: dict[str, tuple[float, float]] = {
+    "small": (0, 100_000),
+    "medium": (100_000, 10_000_000),
+    "large": (10_000_000, math.inf),
+}
+#: The bins of a summary, "all" last.
+SUMMARY_BINS = (*SIZE_BINS, "all")
+PERCENTILE = 99.0
+PERCENTILE_METHOD = "linear"
+
+
+def size_bin(size_bytes: Any) -> np.ndarray:
+    """Bin name ("small" / "medium" / "large") of each flow size; edges belong to the lower bin."""
+    s = np.asarray(size_bytes)
+    small_hi = SIZE_BINS["small"][1]
+    medium_hi = SIZE_BINS["medium"][1]
+    return np.where(s <= small_hi, "small", np.where(s <= medium_hi, "medium", "large")).astype(object)
+
+
+def _stat(values: np.ndarray, kind: str) -> float | None:
+    if len(values) == 0:
+        return None
+    if kind == "mean":
+        return float(np.mean(values))
+    return float(np.percentile(values, PERCENTILE, method=PERCENTILE_METHOD))
+
+
+def bin_stats(flows: pd.DataFrame) -> dict[str, Any]:
+    """Statistics of one group of measured (non-warm-up) flows; FCT and slowdown over the finished ones."""
+    finished = flows["finished"].to_numpy(dtype=bool)
+    fct = flows["fct_ns"].to_numpy(dtype=np.float64)[finished]
+    slow = flows["slowdown"].to_numpy(dtype=np.float64)[finished]
+    return {
+        "count": int(len(flows)),
+        "finished": int(finished.sum()),
+        "unfinished": int((~finished).sum()),
+        "mean_fct_ns": _stat(fct, "mean"),
+        "p99_fct_ns": _stat(fct, "p99"),
+        "mean_slowdown": _stat(slow, "mean"),
+        "p99_slowdown": _stat(slow, "p99"),
+    }
+
+
+def summarize(
+    flows: pd.DataFrame, engine_stats: Mapping[str, Any], config: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON summary of a run (documented in docs/results.md).
+
+    ``flows`` is the per-flow table of :func:`fctlab.simulate` (columns used: size_bytes, finished, fct_ns,
+    slowdown, warmup); ``engine_stats`` the engine's counters, passed through whole under "engine" and with
+    the headline ones copied to the top level in friendlier units.
+    """
+    warm = flows["warmup"].to_numpy(dtype=bool) if "warmup" in flows else np.zeros(len(flows), dtype=bool)
+    measured = flows.loc[~warm]
+    bins_of = size_bin(measured["size_bytes"].to_numpy())
+    bins: dict[str, Any] = {}
+    for name, (lo, hi) in SIZE_BINS.items():
+        entry = {"min_bytes_exclusive": lo, "max_bytes": None if math.isinf(hi) else hi}
+        entry.update(bin_stats(measured.loc[bins_of == name]))
+        bins[name] = entry
+    bins["all"] = {"min_bytes_exclusive": 0, "max_bytes": None, **bin_stats(measured)}
+
+    finished_all = flows["finished"].to_numpy(dtype=bool)
+    stats = dict(engine_stats)
+    sim_ps = stats.get("sim_time_ps")
+    cfg = dict(config) if config is not None else {}
+    summary: dict[str, Any] = {
+        "name": cfg.get("name"),
+        "scheme": (cfg.get("scheme") or {}).get("name"),
+        "seed": cfg.get("seed"),
+        "flows": int(len(flows)),
+        "warmup_flows": int(warm.sum()),
+        "measured_flows": int(len(measured)),
+        "finished_flows": int(finished_all.sum()),
+        "unfinished_flows": int((~finished_all).sum()),
+        "bins": bins,
+        "drops": stats.get("drops"),
+        "ecn_marks": stats.get("ecn_marks"),
+        "sim_time_ns": None if sim_ps is None else sim_ps / 1000.0,
+        "wall_seconds": stats.get("wall_seconds"),
+        "events": stats.get("events"),
+        "events_per_second": stats.get("events_per_second"),
+        "hit_time_limit": stats.get("hit_time_limit"),
+        "percentiles": f"numpy.percentile, method={PERCENTILE_METHOD!r}, over finished non-warm-up flows",
+        "engine": stats,
+    }
+    if config is not None:
+        summary["config"] = cfg
+    return summary
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Terminal tables
+
+
+def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value / scale:,.{digits}f}"
+
+
+def format_table(header: list[str], rows: list[list[str]], align: str) -> str:
+    """A plain-text table: columns padded to their widest cell, ``align`` gives "l" or "r" per column."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(cells, widths, align)).rstrip()
+
+    return "\n".join([line(header), *(line(r) for r in rows)])
+
+
+def summary_table(summary: Mapping[str, Any]) -> str:
+    """A plain-text table of one run's summary: one row per bin, FCT in microseconds, then the run's totals."""
+    header = ["bin", "flows", "finished", "mean FCT (us)", "p99 FCT (us)", "mean slowdown", "p99 slowdown"]
+    rows = []
+    for name in SUMMARY_BINS:
+        b = summary["bins"][name]
+        rows.append([
+            name,
+            f"{b['count']:,}",
+            f"{b['finished']:,}",
+            _fmt(b["mean_fct_ns"], 1000.0),
+            _fmt(b["p99_fct_ns"], 1000.0),
+            _fmt(b["mean_slowdown"], digits=2),
+            _fmt(b["p99_slowdown"], digits=2),
+        ])
+    lines = [format_table(header, rows, "lrrrrrr")]
+    lines.append(_totals_line(summary))
+    return "\n".join(lines)
+
+
+def _totals_line(summary: Mapping[str, Any]) -> str:
+    parts = [
+        f"{summary['flows']:,} flows ({summary['warmup_flows']:,} warm-up, {summary['unfinished_flows']:,} unfinished)"
+    ]
+    sim_ns, wall = summary.get("sim_time_ns"), summary.get("wall_seconds")
+    if sim_ns is not None and wall is not None:
+        parts.append(f"simulated {sim_ns / 1e9:.4g} s in {wall:.3g} s wall")
+    events, eps = summary.get("events"), summary.get("events_per_second")
+    if events is not None:
+        rate = f" ({eps / 1e6:.3g} M/s)" if eps else ""
+        parts.append(f"{events:,} events{rate}")
+    if summary.get("drops") is not None:
+        parts.append(f"drops {summary['drops']:,}")
+    if summary.get("ecn_marks") is not None:
+        parts.append(f"ECN marks {summary['ecn_marks']:,}")
+    if summary.get("hit_time_limit"):
+        parts.append("HIT THE TIME LIMIT")
+    return "; ".join(parts)
+
+
+def compare_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
+    """One plain-text table comparing runs (e.g. schemes) bin by bin: mean and p99 FCT in us, slowdown."""
+    header = ["bin", "run", "flows", "mean FCT (us)", "p99 FCT (us)", "mean slowdown", "p99 slowdown", "unfinished"]
+    rows = []
+    for name in SUMMARY_BINS:
+        for i, (label, s) in enumerate(summaries.items()):
+            b = s["bins"][name]
+            rows.append([
+                name if i == 0 else "",
+                label,
+                f"{b['count']:,}",
+                _fmt(b["mean_fct_ns"], 1000.0),
+                _fmt(b["p99_fct_ns"], 1000.0),
+                _fmt(b["mean_slowdown"], digits=2),
+                _fmt(b["p99_slowdown"], digits=2),
+                f"{b['unfinished']:,}",
+            ])
+    return format_table(header, rows, "llrrrrrr")

@@ -1,0 +1,261 @@
+"""The ``fctlab`` command line: ``run``, ``compare`` and ``workloads``.
+
+Bad input never reaches the engine: every command validates the whole experiment (and builds its flows) first;
+on a problem it prints one line naming the key to stderr and exits with code 2, having written nothing (not even
+the output directory). Exit code 1 means the engine or the file system failed after validation.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from fctlab.config import Experiment
+    from fctlab.simulation import Result
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="fctlab: packet-level simulation of data-center flow scheduling.",
+)
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+_SetOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", help="Override one key of the experiment: --set workload.load=0.7 (repeatable)."),
+]
+_OutOption = Annotated[
+    Optional[Path],
+    typer.Option("--out", "-o", help="Results directory (default: output.dir of the experiment)."),
+]
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    sys.stderr.write(f"error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    return typer.Exit(code)
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _print(text: str) -> None:
+    _console().print(text, markup=False)
+
+
+def _out_dir(out: Path | None, exp: Experiment) -> Path:
+    """The results directory, checked before anything runs (it is only created when results are written)."""
+    from fctlab.config import ConfigError
+
+    if out is None:
+        if exp.output.dir is None:
+            raise ConfigError("--out", "missing: give --out DIR or output.dir in the experiment")
+        out = Path(exp.output.dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError("--out", f"{out} exists and is not a directory")
+    return out
+
+
+def _run_with_progress(exp: Experiment, flows: Any, label: str) -> Result:
+    """Run the engine in a worker thread; on a terminal, show flows finished / total polled from the engine."""
+    from fctlab import _core
+    from fctlab.simulation import simulate
+
+    progress = _core.Progress()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = simulate(exp, progress=progress, flows=flows)
+        except BaseException as e:  # handed to the main thread
+            box["error"] = e
+
+    # A daemon thread: Ctrl-C ends the process without waiting for the engine to finish.
+    worker = threading.Thread(target=work, name="fctlab-engine", daemon=True)
+    worker.start()
+    try:
+        _wait(worker, progress, len(flows), label)
+    except KeyboardInterrupt:
+        raise _fail("interrupted; nothing was written for this run", 130) from None
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> None:
+    """Wait for the engine thread, drawing a progress bar on stderr when it is a terminal."""
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("flows"),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=_console(stderr=True), transient=True) as bar:
+            task = bar.add_task(label, total=total)
+            while worker.is_alive():
+                worker.join(0.1)
+                bar.update(task, completed=progress.flows_done)
+    else:
+        sys.stderr.write(f"running {label}: {total:,} flows\n")
+        sys.stderr.flush()
+        while worker.is_alive():
+            worker.join(0.5)
+
+
+def _prepare(experiment: Path, sets: list[str] | None) -> tuple[Experiment, Any]:
+    """Load + validate the experiment and build its flows; ConfigError on any bad input."""
+    from fctlab.config import load_experiment
+    from fctlab.simulation import build_flows
+
+    exp = load_experiment(experiment, overrides=sets or ())
+    return exp, build_flows(exp)
+
+
+@app.command()
+def run(
+    experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
+    out: _OutOption = None,
+    sets: _SetOption = None,
+) -> None:
+    """Run one experiment; write flows.parquet, summary.json and config.json to the results directory."""
+    from fctlab.config import ConfigError
+
+    try:
+        exp, flows = _prepare(experiment, sets)
+        out_dir = _out_dir(out, exp)
+    except ConfigError as e:
+        raise _fail(str(e), EXIT_BAD_INPUT) from None
+    try:
+        result = _run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})")
+    except typer.Exit:  # (a RuntimeError subclass in click)
+        raise
+    except (ValueError, RuntimeError) as e:
+        raise _fail(f"engine: {e}", EXIT_FAILED) from None
+    from fctlab.analyze import summary_table
+    from fctlab.results import write_results
+
+    try:
+        write_results(result, out_dir)
+    except OSError as e:
+        raise _fail(f"writing results to {out_dir}: {e}", EXIT_FAILED) from None
+    _print(f"{exp.name}: scheme {exp.scheme}, seed {exp.seed}")
+    _print(summary_table(result.summary))
+    _console(stderr=True).print(f"results written to {out_dir}", markup=False)
+
+
+@app.command()
+def compare(
+    experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
+    schemes: Annotated[
+        Optional[list[str]], typer.Option("--scheme", help="A scheme to run (repeatable): --scheme tcp --scheme dctcp.")
+    ] = None,
+    out: _OutOption = None,
+    sets: _SetOption = None,
+) -> None:
+    """Run the same experiment (same flows, same seed) once per scheme; print a per-bin comparison and write
+    DIR/<scheme>/ for each run plus DIR/fct_bins.png and .svg."""
+    from fctlab.config import ConfigError
+
+    try:
+        if not schemes:
+            raise ConfigError("--scheme", "give at least one scheme, e.g. --scheme tcp --scheme dctcp")
+        if len(set(schemes)) != len(schemes):
+            raise ConfigError("--scheme", f"a scheme is listed twice ({', '.join(schemes)})")
+        base, flows = _prepare(experiment, sets)
+        if base.raw.get("transport", {}).get("kind") is not None:
+            raise ConfigError(
+                "transport.kind",
+                f"is set ({base.raw['transport']['kind']!r}), so every scheme would use that transport; "
+                "remove it to compare schemes",
+            )
+        variants = {}
+        for scheme in schemes:
+            if not scheme or "/" in scheme or scheme.startswith("."):
+                raise ConfigError("--scheme", f"bad scheme name {scheme!r}")
+            variants[scheme] = base.with_overrides([f"scheme.name={scheme}"])
+        out_dir = _out_dir(out, base)
+    except ConfigError as e:
+        raise _fail(str(e), EXIT_BAD_INPUT) from None
+
+    from fctlab.analyze import compare_table
+    from fctlab.plot import plot_fct_bins
+    from fctlab.results import write_json, write_results
+
+    summaries = {}
+    for scheme, exp in variants.items():
+        try:
+            result = _run_with_progress(exp, flows, f"{exp.name} ({scheme})")
+            write_results(result, out_dir / scheme)
+        except typer.Exit:
+            raise
+        except (ValueError, RuntimeError) as e:
+            raise _fail(f"engine ({scheme}): {e}", EXIT_FAILED) from None
+        except OSError as e:
+            raise _fail(f"writing results to {out_dir / scheme}: {e}", EXIT_FAILED) from None
+        summaries[scheme] = result.summary
+        _console(stderr=True).print(
+            f"{scheme}: done ({result.summary['unfinished_flows']:,} unfinished); results in {out_dir / scheme}",
+            markup=False,
+        )
+    try:
+        plots = plot_fct_bins(summaries, out_dir / "fct_bins")
+        write_json(out_dir / "compare.json", {
+            "experiment": base.name,
+            "seed": base.seed,
+            "schemes": list(summaries),
+            "bins": {scheme: s["bins"] for scheme, s in summaries.items()},
+        })
+    except OSError as e:
+        raise _fail(f"writing to {out_dir}: {e}", EXIT_FAILED) from None
+    _print(f"{base.name}: {len(flows):,} flows, seed {base.seed}; FCT by flow size (small <= 100 KB < medium <= 10 MB)")
+    _print(compare_table(summaries))
+    _console(stderr=True).print(f"plot: {', '.join(str(p) for p in plots)}", markup=False)
+
+
+@app.command()
+def workloads() -> None:
+    """List the flow-size CDFs shipped with fctlab: mean and median size, share of small flows, source."""
+    from fctlab.analyze import format_table
+    from fctlab.workloads import describe, list_cdfs
+
+    header = ["name", "mean", "median", "<= 100 KB", "source"]
+    rows = []
+    for cdf in list_cdfs():
+        d = describe(cdf)
+        source = d.get("title") or (d["sources"][0] if d.get("sources") else "")
+        rows.append([
+            d["name"],
+            _size(d["mean_bytes"]),
+            _size(d["median_bytes"]),
+            f"{d['share_le_100kb']:.1%}",
+            source,
+        ])
+    _print(format_table(header, rows, "lrrrl"))
+    _print("KB = 1,000 bytes, MB = 1,000,000 bytes. Use a name as workload.cdf, or give the path of your own CDF file.")
+
+
+def _size(n: float) -> str:
+    """Bytes in decimal units: 850 B, 71.5 KB, 1.67 MB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}" if n / scale < 100 else f"{n / scale:,.0f} {unit}"
+    return f"{n:.0f} B"
+
+
+def main() -> None:
+    """Entry point of the ``fctlab`` script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

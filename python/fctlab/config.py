@@ -1,0 +1,549 @@
+"""The experiment model: one TOML file (or dict) -> a validated, fully resolved :class:`Experiment`.
+
+An experiment file has top-level ``seed`` and ``name`` and these sections:
+
+* engine sections ``[topology] [switch] [host] [routing] [transport] [scheme] [run]``: handed to the engine's
+  own parser (``fctlab._core.validate_config``), which is the single authority for their keys, ranges and
+  defaults (``crates/sim/src/config.rs``). Python only expands two topology shorthands (``link_gbps``,
+  ``link_delay_ns``) into the engine's ``host_``/``core_`` keys.
+* ``[workload]`` and ``[output]``: Python-side, checked here with pydantic models that reject unknown keys.
+
+Every problem becomes a :class:`ConfigError` whose message is one line that starts with the dotted key
+(``workload.load: must be > 0 and <= 1 (got 1.5)``), raised before anything is simulated or written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+#: Sections the engine parses (its config schema is crates/sim/src/config.rs).
+ENGINE_SECTIONS = ("topology", "switch", "host", "routing", "transport", "scheme", "run")
+#: Sections the Python front parses.
+PYTHON_SECTIONS = ("workload", "output")
+#: Every key allowed at the top level of an experiment.
+TOP_LEVEL_KEYS = ("name", "seed", *ENGINE_SECTIONS, *PYTHON_SECTIONS)
+
+#: Topology shorthands: shorthand -> the engine keys it fills when they are not given.
+TOPOLOGY_SHORTHANDS = {
+    "link_gbps": ("host_link_gbps", "core_link_gbps"),
+    "link_delay_ns": ("host_link_delay_ns", "core_link_delay_ns"),
+}
+
+PATTERNS = ("all_to_all", "incast", "permutation")
+
+
+class ConfigError(ValueError):
+    """A bad experiment: the message is one line that names the key (or the file) at fault."""
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        self.reason = _one_line(message)
+        super().__init__(f"{key}: {self.reason}" if key else self.reason)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable (for worker processes)
+        return (type(self), (self.key, self.reason))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Python-side sections
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class WorkloadConfig(_Section):
+    """``[workload]``: which flows to simulate. Either a generated pattern (``cdf`` + ``load`` + ``flows`` for
+    all_to_all / permutation; ``fan_in`` + ``response_bytes`` + ``queries`` + a rate for incast) or a ``trace``
+    file. Paths are stored resolved (absolute) once the experiment is loaded."""
+
+    pattern: Literal["all_to_all", "incast", "permutation"] | None = None
+    #: Flow-size CDF: a shipped name (``fctlab workloads``) or a file path.
+    cdf: str | None = None
+    #: Offered load on the host links, 0 < load <= 1 (DESIGN.md's definition per pattern).
+    load: float | None = None
+    #: Number of flows to generate (all_to_all, permutation).
+    flows: int | None = Field(default=None, ge=1)
+    #: Flows that start among the first ``warmup_flows`` (in start order) are left out of the summary.
+    warmup_flows: int = Field(default=0, ge=0)
+    #: Flow trace (CSV or Parquet) instead of a generated pattern.
+    trace: str | None = None
+    #: Incast: senders answering each query.
+    fan_in: int | None = Field(default=None, ge=1)
+    #: Incast: bytes each sender returns.
+    response_bytes: int | None = Field(default=None, ge=1)
+    #: Incast: number of queries (flows = queries x fan_in).
+    queries: int | None = Field(default=None, ge=1)
+    #: Incast: Poisson query arrival rate (or give ``load`` instead).
+    query_rate_hz: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    #: Hosts allowed to send / receive (default: every host).
+    senders: list[int] | None = None
+    receivers: list[int] | None = None
+
+    @field_validator("load")
+    @classmethod
+    def _load_range(cls, v: float | None) -> float | None:
+        if v is not None and not (math.isfinite(v) and 0 < v <= 1):
+            raise ValueError(f"must be > 0 and <= 1 (got {v})")
+        return v
+
+    @field_validator("senders", "receivers")
+    @classmethod
+    def _host_list(cls, v: list[int] | None) -> list[int] | None:
+        if v is None:
+            return v
+        if not v:
+            raise ValueError("must list at least one host")
+        if any(h < 0 for h in v):
+            raise ValueError(f"host ids must be >= 0 (got {min(v)})")
+        if len(set(v)) != len(v):
+            raise ValueError("lists a host twice")
+        return v
+
+
+class OutputConfig(_Section):
+    """``[output]``: where and how results are written."""
+
+    #: Results directory used when the command line gives no ``--out`` (relative to the experiment file).
+    dir: str | None = None
+    #: Parquet compression codec of flows.parquet.
+    compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The experiment
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A validated experiment, every default filled in.
+
+    ``engine`` is the engine's own resolved config (what ``_core.validate_config`` returned, seed included);
+    ``workload`` and ``output`` hold the Python sections with paths made absolute; ``raw`` is the input after
+    overrides (kept so that a variant, e.g. another scheme, can be derived and validated the same way).
+    """
+
+    name: str
+    seed: int
+    engine: dict[str, Any]
+    workload: WorkloadConfig
+    output: OutputConfig
+    hosts: int
+    host_link_bps: float
+    base_dir: Path
+    source: Path | None = None
+    overrides: tuple[str, ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def scheme(self) -> str:
+        """The scheme's name (``scheme.name``)."""
+        return str(self.engine["scheme"]["name"])
+
+    def engine_json(self) -> str:
+        """The engine config as the JSON text ``_core.run`` takes."""
+        return json.dumps(self.engine, sort_keys=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fully resolved experiment (written as config.json next to the results)."""
+        out: dict[str, Any] = {"name": self.name, "seed": self.seed}
+        out.update({k: v for k, v in self.engine.items() if k != "seed"})
+        out["workload"] = self.workload.model_dump(exclude_none=True)
+        out["output"] = self.output.model_dump(exclude_none=True)
+        out["source"] = str(self.source) if self.source else None
+        out["overrides"] = list(self.overrides)
+        return out
+
+    def with_overrides(self, overrides: Sequence[str]) -> Experiment:
+        """A new experiment: this one's input with more ``key.path=value`` overrides, validated again."""
+        return experiment_from_dict(
+            self.raw,
+            base_dir=self.base_dir,
+            source=self.source,
+            overrides=overrides,
+            _applied=self.overrides,
+        )
+
+
+def load_experiment(path: str | Path, overrides: Iterable[str] = ()) -> Experiment:
+    """Read an experiment TOML file, apply ``key.path=value`` overrides, and validate everything.
+
+    Raises :class:`ConfigError` (one line, naming the file or key) on any problem.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(path), "experiment file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), "is a directory, not an experiment file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(str(path), f"cannot read: {e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(str(path), f"TOML syntax error: {e}") from None
+    return experiment_from_dict(
+        data, base_dir=path.resolve().parent, source=path.resolve(), overrides=tuple(overrides)
+    )
+
+
+def experiment_from_dict(
+    data: Mapping[str, Any],
+    *,
+    base_dir: str | Path | None = None,
+    source: Path | None = None,
+    overrides: Iterable[str] = (),
+    _applied: Sequence[str] = (),
+) -> Experiment:
+    """Validate an experiment given as a dict (the same shape as the TOML file).
+
+    ``base_dir`` is where relative paths resolve (default: the current directory).
+    """
+    overrides = tuple(overrides)
+    raw = _deep_copy(data)
+    for item in overrides:
+        apply_override(raw, item)
+    base = Path(base_dir).resolve() if base_dir is not None else Path.cwd()
+
+    _check_top_level(raw)
+    engine, hosts, host_link_bps = _validate_engine(raw)
+    name = raw.get("name")
+    if name is None:
+        name = source.stem if source is not None else "experiment"
+    elif not isinstance(name, str) or not name.strip():
+        raise ConfigError("name", f"must be a non-empty string (got {name!r})")
+    if "workload" not in raw:
+        raise ConfigError(
+            "workload", "missing section: give workload.cdf, workload.load and workload.flows, or workload.trace"
+        )
+    workload = _validate_section(WorkloadConfig, "workload", raw["workload"])
+    workload = _check_workload(workload, base, hosts)
+    output = _validate_section(OutputConfig, "output", raw.get("output", {}))
+    if output.dir is not None:
+        output = output.model_copy(update={"dir": str(_resolve(base, output.dir))})
+    return Experiment(
+        name=name,
+        seed=int(engine["seed"]),
+        engine=engine,
+        workload=workload,
+        output=output,
+        hosts=hosts,
+        host_link_bps=host_link_bps,
+        base_dir=base,
+        source=source,
+        overrides=(*_applied, *overrides),
+        raw=raw,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Overrides
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """``"a.b.c=value"`` -> (["a", "b", "c"], value). The value is read as a TOML value (``3``, ``0.5``,
+    ``true``, ``"x"``, ``[1, 2]``) and, when it is not one, taken as a bare string (``fat_tree``)."""
+    key, sep, text = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {item}", "expected key.path=value (e.g. --set workload.load=0.5)")
+    parts = key.split(".")
+    if any(not p.strip() or not re.fullmatch(r"[A-Za-z0-9_-]+", p.strip()) for p in parts):
+        raise ConfigError(f"--set {item}", f"bad key path {key!r}: expected names joined by dots")
+    parts = [p.strip() for p in parts]
+    text = text.strip()
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text
+    return parts, value
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    """Apply one ``key.path=value`` override to a raw experiment dict, in place."""
+    parts, value = parse_override(item)
+    node = data
+    for i, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            where = ".".join(parts[: i + 1])
+            raise ConfigError(f"--set {item}", f"{where} is a value, not a table")
+        node = child
+    node[parts[-1]] = value
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Validation steps
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def _check_top_level(raw: Mapping[str, Any]) -> None:
+    for key, value in raw.items():
+        if key not in TOP_LEVEL_KEYS:
+            raise ConfigError(key, f"unknown field `{key}`, expected one of: {', '.join(TOP_LEVEL_KEYS)}")
+        if key in ENGINE_SECTIONS + PYTHON_SECTIONS and not isinstance(value, dict):
+            raise ConfigError(key, f"must be a table ([{key}]), got {type(value).__name__} {value!r}")
+
+
+def _engine_error(e: ValueError) -> ConfigError:
+    """Map an engine ValueError ('key: why' [' at line 1 column 9']) to a ConfigError."""
+    text = _one_line(str(e))
+    # serde_json appends a position inside the JSON we built; it means nothing to the user.
+    text = re.sub(r" at line \d+ column \d+$", "", text)
+    key, sep, reason = text.partition(": ")
+    if sep and re.fullmatch(r"[A-Za-z0-9_.\[\]-]+", key):
+        # A tagged section (topology) reports an unknown field at the section; name the field itself.
+        m = re.match(r"unknown field `([^`]+)`", reason)
+        if m and not key.endswith("." + m.group(1)):
+            key = f"{key}.{m.group(1)}"
+        return ConfigError(key, reason)
+    return ConfigError("", text)
+
+
+def _validate_engine(raw: Mapping[str, Any]) -> tuple[dict[str, Any], int, float]:
+    """Build the engine's part of the config, let the engine validate it, return it resolved."""
+    from fctlab import _core
+
+    cfg: dict[str, Any] = {}
+    if "seed" in raw:
+        seed = raw["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ConfigError("seed", f"must be an integer between 0 and 2^64 - 1 (got {seed!r})")
+        cfg["seed"] = seed
+    for section in ENGINE_SECTIONS:
+        if section in raw:
+            cfg[section] = dict(raw[section])
+    if "topology" in cfg:
+        if "kind" not in cfg["topology"]:
+            # The engine's default kind (asked, not restated), so [topology] may just resize the default.
+            cfg["topology"]["kind"] = json.loads(_core.defaults())["topology"]["kind"]
+        cfg["topology"] = _expand_topology(cfg["topology"])
+    try:
+        resolved = json.loads(_core.validate_config(json.dumps(cfg)))
+        info = _core.topology_info(json.dumps(resolved))
+    except ValueError as e:
+        raise _engine_error(e) from None
+    return resolved, int(info["hosts"]), float(info["host_link_bps"])
+
+
+def _expand_topology(topo: dict[str, Any]) -> dict[str, Any]:
+    """Fill the engine's host_/core_ link keys from the ``link_gbps`` / ``link_delay_ns`` shorthands.
+
+    Which keys a topology kind has is asked of the engine (``_core.default_topology``), so a kind with host
+    links only (single_switch) gets only the host key.
+    """
+    from fctlab import _core
+
+    present = [s for s in TOPOLOGY_SHORTHANDS if s in topo]
+    if not present:
+        return topo
+    kind = topo.get("kind")
+    try:
+        known = set(json.loads(_core.default_topology(str(kind))))
+    except ValueError as e:
+        err = _engine_error(e)
+        raise ConfigError("topology.kind", err.reason) from None
+    out = {k: v for k, v in topo.items() if k not in TOPOLOGY_SHORTHANDS}
+    for short in present:
+        for target in TOPOLOGY_SHORTHANDS[short]:
+            if target in known and target not in out:
+                out[target] = topo[short]
+    return out
+
+
+def _validate_section(model: type[_Section], section: str, value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise ConfigError(section, f"must be a table ([{section}]), got {type(value).__name__}")
+    try:
+        return model.model_validate(value)
+    except ValidationError as e:
+        raise _pydantic_error(model, section, e) from None
+
+
+def _pydantic_error(model: type[_Section], section: str, e: ValidationError) -> ConfigError:
+    """The first pydantic error as a one-line ConfigError naming ``section.key``."""
+    err = e.errors(include_url=False)[0]
+    key = ".".join([section, *(str(p) for p in err["loc"])])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = ", ".join(model.model_fields)
+        return ConfigError(key, f"unknown field `{err['loc'][-1]}`, expected one of: {allowed}")
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        return ConfigError(key, msg[len("Value error, ") :])
+    msg = re.sub(r"^Input should be ", "must be ", msg)
+    return ConfigError(key, f"{msg} (got {err.get('input')!r})")
+
+
+def _resolve(base: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else (base / p)
+
+
+def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig:
+    """Cross-field rules of [workload]; resolve and open the CDF or trace so a bad file fails here."""
+    from fctlab import workloads
+
+    given = {k for k, v in w.model_dump().items() if v is not None} - {"warmup_flows"}
+
+    def forbid(keys: Iterable[str], why: str) -> None:
+        for k in keys:
+            if k in given:
+                raise ConfigError(f"workload.{k}", why)
+
+    def need(keys: Iterable[str], why: str) -> None:
+        for k in keys:
+            if k not in given:
+                raise ConfigError(f"workload.{k}", f"missing: {why}")
+
+    update: dict[str, Any] = {}
+    if w.trace is not None:
+        forbid(
+            ("pattern", "cdf", "load", "flows", "fan_in", "response_bytes", "queries", "query_rate_hz",
+             "senders", "receivers"),
+            "not allowed with workload.trace (a trace gives the flows itself)",
+        )
+        path = _resolve(base, w.trace)
+        if not path.is_file():
+            raise ConfigError("workload.trace", f"file not found: {path}")
+        try:
+            trace = workloads.read_trace(path)
+        except (ValueError, OSError) as e:
+            raise ConfigError("workload.trace", _one_line(str(e))) from None
+        try:
+            workloads.check_hosts(trace, hosts)
+        except ValueError as e:
+            raise ConfigError("workload.trace", f"{path}: {e}") from None
+        n_flows = len(trace)
+        update["trace"] = str(path)
+    else:
+        pattern = w.pattern or "all_to_all"
+        update["pattern"] = pattern
+        if pattern == "incast":
+            need(("fan_in", "response_bytes", "queries"), "pattern incast needs fan_in, response_bytes, queries")
+            forbid(("cdf", "flows"), "not used by pattern incast (flows = queries x fan_in)")
+            if ("load" in given) == ("query_rate_hz" in given):
+                raise ConfigError(
+                    "workload.query_rate_hz", "pattern incast needs exactly one of query_rate_hz and load"
+                )
+            assert w.fan_in is not None and w.queries is not None
+            if w.fan_in >= hosts:
+                raise ConfigError("workload.fan_in", f"must be < the number of hosts ({hosts}) (got {w.fan_in})")
+            n_flows = w.queries * w.fan_in
+        else:
+            need(("cdf", "load", "flows"), f"pattern {pattern} needs cdf, load and flows")
+            forbid(("fan_in", "response_bytes", "queries", "query_rate_hz"), f"only for pattern incast, not {pattern}")
+            assert w.cdf is not None and w.flows is not None
+            update["cdf"] = _resolve_cdf(w.cdf, base)
+            n_flows = w.flows
+        if pattern != "all_to_all":
+            forbid(("senders", "receivers"), f"only for pattern all_to_all, not {pattern}")
+        for key in ("senders", "receivers"):
+            ids = getattr(w, key)
+            if ids is not None and max(ids) >= hosts:
+                raise ConfigError(
+                    f"workload.{key}",
+                    f"host {max(ids)} does not exist (the topology has {hosts} hosts, ids 0..{hosts - 1})",
+                )
+        if w.senders is not None and w.receivers is not None and len(set(w.senders) | set(w.receivers)) == 1:
+            raise ConfigError("workload.receivers", "a single host cannot send to itself")
+    if w.warmup_flows >= n_flows:
+        raise ConfigError("workload.warmup_flows", f"must be < the number of flows ({n_flows}) (got {w.warmup_flows})")
+    return w.model_copy(update=update)
+
+
+def _resolve_cdf(value: str, base: Path) -> str:
+    """A shipped CDF name stays a name; anything else is a file, made absolute and opened now."""
+    from fctlab import workloads
+
+    path = _resolve(base, value)
+    names = [c.name for c in workloads.list_cdfs()]
+    if path.is_file():
+        target = str(path)
+    elif value in names:
+        target = value
+    elif any(c in value for c in "/\\") or value.endswith(".cdf"):
+        raise ConfigError("workload.cdf", f"file not found: {path}")
+    else:
+        raise ConfigError(
+            "workload.cdf", f"unknown CDF {value!r}: give a shipped name ({', '.join(names)}) or a file path"
+        )
+    try:
+        workloads.load_cdf(path if target == str(path) else target)
+    except (ValueError, OSError) as e:
+        raise ConfigError("workload.cdf", _one_line(str(e))) from None
+    return target
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reference of the engine keys (for docs/experiment.md), generated from the engine's own defaults
+
+
+def _topology_kinds() -> list[str]:
+    from fctlab import _core
+
+    kinds = getattr(_core, "topology_kinds", None)
+    if kinds is not None:
+        return list(kinds())
+    # The engine names its kinds in the error for an unknown one.
+    try:
+        _core.default_topology("?")
+    except ValueError as e:
+        found = re.findall(r"`([a-z_]+)`", str(e).split("expected", 1)[-1])
+        if found:
+            return found
+    return ["single_switch", "dumbbell", "leaf_spine", "fat_tree"]
+
+
+def engine_reference_markdown() -> str:
+    """Markdown tables of every engine key and its default, as the engine reports them (``_core.defaults()``,
+    ``_core.default_topology(kind)``). docs/experiment.md embeds this text; ``python -m fctlab.config``
+    prints it."""
+    from fctlab import _core
+
+    def show(v: Any) -> str:
+        return "(none)" if v is None else f"`{json.dumps(v)}`"
+
+    defaults = json.loads(_core.defaults())
+    lines = [f"Top level: `seed` = {show(defaults['seed'])}.", ""]
+    lines += ["| topology kind | key | default |", "|---|---|---|"]
+    for kind in _topology_kinds():
+        topo = json.loads(_core.default_topology(kind))
+        for key, value in topo.items():
+            if key != "kind":
+                lines.append(f"| `{kind}` | `topology.{key}` | {show(value)} |")
+    lines.append(f"\nDefault `topology.kind`: {show(defaults['topology']['kind'])}.\n")
+    lines += ["| key | default |", "|---|---|"]
+    for section in ENGINE_SECTIONS:
+        if section == "topology":
+            continue
+        for key, value in defaults.get(section, {}).items():
+            lines.append(f"| `{section}.{key}` | {show(value)} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(engine_reference_markdown(), end="")

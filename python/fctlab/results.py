@@ -1,0 +1,97 @@
+"""Result files of a run: ``flows.parquet`` (one row per flow), ``summary.json`` and ``config.json``.
+
+Every file is written to a temporary name in its final directory, flushed to disk, and renamed over the final
+name with ``os.replace`` (atomic on POSIX), so a run killed mid-write leaves either the old file or the new one,
+never half a file. ``summary.json`` is written last: its presence means the run's files are complete.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+FLOWS_FILE = "flows.parquet"
+SUMMARY_FILE = "summary.json"
+CONFIG_FILE = "config.json"
+
+
+def jsonable(value: Any) -> Any:
+    """A value made strict-JSON safe: NaN/inf become null, numpy scalars and arrays become Python values."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write(file)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    On any exception the temporary file is removed and ``path`` is left as it was.
+    """
+    path = Path(path)
+    # Opened with "x" (never clobbers) and the process umask, so the final file gets ordinary permissions.
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        with open(tmp, "xb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write strict JSON (no NaN), indented, atomically."""
+    text = json.dumps(jsonable(data), indent=2, allow_nan=False) + "\n"
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def write_results(result: Any, out_dir: str | Path, *, compression: str | None = None) -> dict[str, Path]:
+    """Write a :class:`fctlab.Result` to ``out_dir`` (created if needed); returns the paths written.
+
+    ``compression`` is the Parquet codec; by default the experiment's ``output.compression`` (zstd).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if compression is None:
+        compression = (result.config.get("output") or {}).get("compression", "zstd")
+    table = pa.Table.from_pandas(result.flows, preserve_index=False)
+    paths = {"flows": out / FLOWS_FILE, "config": out / CONFIG_FILE, "summary": out / SUMMARY_FILE}
+    atomic_write(paths["flows"], lambda f: pq.write_table(table, f, compression=compression))
+    write_json(paths["config"], result.config)
+    write_json(paths["summary"], result.summary)
+    return paths
+
+
+def read_results(out_dir: str | Path) -> Any:
+    """Read a results directory back into a :class:`fctlab.Result` (``experiment`` is None)."""
+    import pandas as pd
+
+    from fctlab.simulation import Result
+
+    out = Path(out_dir)
+    summary = json.loads((out / SUMMARY_FILE).read_text(encoding="utf-8"))
+    config_path = out / CONFIG_FILE
+    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+    flows = pd.read_parquet(out / FLOWS_FILE)
+    return Result(flows=flows, summary=summary, stats=summary.get("engine", {}), config=config)

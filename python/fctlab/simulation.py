@@ -1,0 +1,199 @@
+"""Run one experiment: generate its flows, hand them to the engine, and join the engine's per-flow columns into
+one DataFrame row per flow (columns documented in docs/results.md).
+
+The engine counts time in integer picoseconds; the table converts to nanoseconds as float64 by an exact
+division by 1000 (FCT is subtracted in integers first, so it is exact to the picosecond up to 2^53 ps, about
+2.5 hours of simulated time).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fctlab.analyze import size_bin, summarize
+from fctlab.config import ConfigError, Experiment
+
+#: The engine's "never" (an unfinished flow's finish time).
+NEVER_PS = np.iinfo(np.uint64).max
+
+#: Columns of the flow table, in order (trace extras such as query_id or lower_bytes follow them).
+FLOW_COLUMNS = (
+    "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
+    "finished", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
+    "ecn_marked", "priority", "warmup", "size_bin",
+)
+_WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority")
+
+
+@dataclass
+class Result:
+    """One run: ``flows`` (one row per flow) and ``summary`` (the JSON summary); ``stats`` are the engine's raw
+    counters and ``config`` the fully resolved experiment."""
+
+    flows: pd.DataFrame
+    summary: dict[str, Any]
+    stats: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    experiment: Experiment | None = field(default=None, repr=False)
+
+
+def build_flows(exp: Experiment) -> pd.DataFrame:
+    """The experiment's flows (the workload table: flow_id in start order, src, dst, size_bytes, start_ps,
+    priority, extras), drawn from ``numpy.random.default_rng(exp.seed)``. A workload that does not fit the
+    topology raises ConfigError naming the workload key."""
+    from fctlab import workloads
+
+    w = exp.workload
+    rng = np.random.default_rng(exp.seed)
+    key = "workload"
+    try:
+        if w.trace is not None:
+            key = "workload.trace"
+            flows = workloads.read_trace(w.trace)
+            if not _trace_has_priority(Path(w.trace)):
+                flows = flows.drop(columns=["priority"])
+        elif w.pattern == "incast":
+            flows = workloads.incast(
+                hosts=exp.hosts,
+                fan_in=w.fan_in,
+                response_bytes=w.response_bytes,
+                queries=w.queries,
+                rng=rng,
+                query_rate_hz=w.query_rate_hz,
+                load=w.load,
+                host_link_bps=exp.host_link_bps if w.load is not None else None,
+            )
+            flows = flows.drop(columns=["priority"])
+        else:
+            cdf = workloads.load_cdf(Path(w.cdf) if Path(w.cdf).is_absolute() else w.cdf)
+            common = dict(hosts=exp.hosts, cdf=cdf, load=w.load, host_link_bps=exp.host_link_bps, flows=w.flows, rng=rng)
+            if w.pattern == "permutation":
+                flows = workloads.permutation(**common)
+            else:
+                flows = workloads.all_to_all(**common, senders=w.senders, receivers=w.receivers)
+            # Generated patterns carry no priority of their own: the scheme's "fixed" priority applies.
+            flows = flows.drop(columns=["priority"])
+        workloads.check_hosts(flows, exp.hosts)
+    except ValueError as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(key, str(e)) from None
+    return flows
+
+
+def _trace_has_priority(path: Path) -> bool:
+    """Whether a trace file has its own priority column (otherwise scheme.priority applies to every flow)."""
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        return "priority" in pq.read_schema(path).names
+    return "priority" in [str(c).strip() for c in pd.read_csv(path, nrows=0).columns]
+
+
+def _ns(ps: np.ndarray) -> np.ndarray:
+    """Integer picoseconds -> float64 nanoseconds; the engine's NEVER becomes NaN."""
+    out = ps.astype(np.float64) / 1000.0
+    out[ps == NEVER_PS] = np.nan
+    return out
+
+
+def flow_table(
+    workload: pd.DataFrame, columns: dict[str, np.ndarray], *, warmup_flows: int, default_priority: int
+) -> pd.DataFrame:
+    """Join the workload table and the engine's result columns (both in flow-id order) into the result table.
+
+    Warm-up: the ``warmup_flows`` flows that start first (ties broken by flow id) get ``warmup = True``.
+    """
+    n = len(workload)
+    start_ps = workload["start_ps"].to_numpy(dtype=np.uint64)
+    finish_ps = np.asarray(columns["finish_ps"], dtype=np.uint64)
+    ideal_ps = np.asarray(columns["ideal_fct_ps"], dtype=np.uint64)
+    finished = finish_ps != NEVER_PS
+    fct_ps = np.where(finished, finish_ps - np.where(finished, start_ps, 0), 0)
+    fct_ns = np.where(finished, fct_ps.astype(np.float64) / 1000.0, np.nan)
+    ideal_ns = ideal_ps.astype(np.float64) / 1000.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slowdown = np.where(finished & (ideal_ps > 0), fct_ps.astype(np.float64) / ideal_ps.astype(np.float64), np.nan)
+
+    order = np.lexsort((workload["flow_id"].to_numpy(), start_ps))
+    warm = np.zeros(n, dtype=bool)
+    warm[order[:warmup_flows]] = True
+
+    if "priority" in workload:
+        priority = workload["priority"].to_numpy(dtype=np.int64)
+    else:
+        priority = np.full(n, default_priority, dtype=np.int64)
+
+    def ints(name: str) -> np.ndarray:
+        return np.asarray(columns[name]).astype(np.int64)
+
+    size = workload["size_bytes"].to_numpy(dtype=np.int64)
+    data: dict[str, Any] = {
+        "flow_id": workload["flow_id"].to_numpy(dtype=np.int64),
+        "src": workload["src"].to_numpy(dtype=np.int64),
+        "dst": workload["dst"].to_numpy(dtype=np.int64),
+        "size_bytes": size,
+        "start_ns": start_ps.astype(np.float64) / 1000.0,
+        "finish_ns": _ns(finish_ps),
+        "fct_ns": fct_ns,
+        "ideal_fct_ns": ideal_ns,
+        "slowdown": slowdown,
+        "finished": finished,
+        "sender_done_ns": _ns(np.asarray(columns["sender_done_ps"], dtype=np.uint64)),
+        "retransmits": ints("retransmits"),
+        "timeouts": ints("timeouts"),
+        "bytes_sent": ints("bytes_sent"),
+        "bytes_delivered": ints("bytes_delivered"),
+        "bytes_dropped": ints("bytes_dropped"),
+        "ecn_marked": ints("ecn_marked"),
+        "priority": priority,
+        "warmup": warm,
+        "size_bin": size_bin(size),
+    }
+    for extra in workload.columns:
+        if extra not in _WORKLOAD_BASE:
+            data[extra] = workload[extra].to_numpy()
+    return pd.DataFrame(data)
+
+
+def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None) -> Result:
+    """Run an experiment and return its :class:`Result`.
+
+    ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
+    this call runs (the engine releases the GIL). ``flows`` reuses a workload table from :func:`build_flows`
+    (e.g. to run several schemes on the same flows); by default it is built from the experiment.
+    """
+    from fctlab import _core
+
+    if flows is None:
+        flows = build_flows(exp)
+    flows = flows.sort_values("flow_id", kind="stable").reset_index(drop=True)
+    if not np.array_equal(flows["flow_id"].to_numpy(), np.arange(len(flows))):
+        raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
+    priority = None
+    if "priority" in flows:
+        priority = np.ascontiguousarray(flows["priority"].to_numpy(dtype=np.uint8))
+    columns, stats_json = _core.run(
+        exp.engine_json(),
+        np.ascontiguousarray(flows["src"].to_numpy(dtype=np.uint32)),
+        np.ascontiguousarray(flows["dst"].to_numpy(dtype=np.uint32)),
+        np.ascontiguousarray(flows["size_bytes"].to_numpy(dtype=np.uint64)),
+        np.ascontiguousarray(flows["start_ps"].to_numpy(dtype=np.uint64)),
+        priority,
+        progress,
+    )
+    stats = json.loads(stats_json)
+    table = flow_table(
+        flows,
+        columns,
+        warmup_flows=exp.workload.warmup_flows,
+        default_priority=int(exp.engine["scheme"]["priority"]),
+    )
+    config = exp.to_dict()
+    return Result(flows=table, summary=summarize(table, stats, config), stats=stats, config=config, experiment=exp)

@@ -1,0 +1,163 @@
+"""Summary statistics per size bin on hand-built flow tables, with the expected numbers worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fctlab.analyze import compare_table, size_bin, summarize, summary_table
+
+NAN = float("nan")
+
+# flow_id, size_bytes, fct_ns, slowdown, finished, warmup
+ROWS = [
+    (0, 50_000, 100.0, 1.0, True, True),  # warm-up: excluded from every bin
+    (1, 100_000, 200.0, 2.0, True, False),  # exactly 100 KB: small
+    (2, 1, 400.0, 4.0, True, False),
+    (3, 100_001, 1000.0, 1.5, True, False),  # just above 100 KB: medium
+    (4, 10_000_000, 3000.0, 2.5, True, False),  # exactly 10 MB: medium
+    (5, 10_000_001, 9000.0, 3.0, True, False),  # just above 10 MB: large
+    (6, 20_000_000, NAN, NAN, False, False),  # unfinished large flow
+    (7, 5_000, 600.0, 6.0, True, False),
+]
+
+STATS = {
+    "drops": 5,
+    "ecn_marks": 7,
+    "sim_time_ps": 123_456_000,
+    "wall_seconds": 0.5,
+    "events": 1000,
+    "events_per_second": 2000.0,
+    "hit_time_limit": False,
+    "some_new_counter": [1, 2],
+}
+
+
+def table(rows=ROWS) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["flow_id", "size_bytes", "fct_ns", "slowdown", "finished", "warmup"])
+    df["size_bin"] = size_bin(df["size_bytes"].to_numpy())
+    return df
+
+
+def test_bin_edges_belong_to_the_lower_bin():
+    sizes = [1, 99_999, 100_000, 100_001, 9_999_999, 10_000_000, 10_000_001, 10**12]
+    assert list(size_bin(sizes)) == ["small", "small", "small", "medium", "medium", "medium", "large", "large"]
+
+
+def test_per_bin_statistics_match_hand_computation():
+    s = summarize(table(), STATS)
+    small, medium, large, every = (s["bins"][b] for b in ("small", "medium", "large", "all"))
+
+    # small: flows 1, 2, 7 -> FCT 200, 400, 600; p99 at rank 0.99 x 2 = 1.98 -> 400 + 0.98 x 200 = 596
+    assert (small["count"], small["finished"], small["unfinished"]) == (3, 3, 0)
+    assert small["mean_fct_ns"] == pytest.approx(400.0)
+    assert small["p99_fct_ns"] == pytest.approx(596.0)
+    assert small["mean_slowdown"] == pytest.approx(4.0)
+    assert small["p99_slowdown"] == pytest.approx(5.96)
+
+    # medium: flows 3, 4 -> 1000, 3000; p99 at rank 0.99 -> 1000 + 0.99 x 2000 = 2980
+    assert (medium["count"], medium["finished"]) == (2, 2)
+    assert medium["mean_fct_ns"] == pytest.approx(2000.0)
+    assert medium["p99_fct_ns"] == pytest.approx(2980.0)
+    assert medium["mean_slowdown"] == pytest.approx(2.0)
+    assert medium["p99_slowdown"] == pytest.approx(2.49)
+
+    # large: flow 5 finished (9000), flow 6 not
+    assert (large["count"], large["finished"], large["unfinished"]) == (2, 1, 1)
+    assert large["mean_fct_ns"] == pytest.approx(9000.0)
+    assert large["p99_fct_ns"] == pytest.approx(9000.0)
+    assert large["mean_slowdown"] == pytest.approx(3.0)
+
+    # all: 7 measured, 6 finished: sorted FCT 200 400 600 1000 3000 9000, mean 14200 / 6;
+    # p99 at rank 0.99 x 5 = 4.95 -> 3000 + 0.95 x 6000 = 8700
+    assert (every["count"], every["finished"], every["unfinished"]) == (7, 6, 1)
+    assert every["mean_fct_ns"] == pytest.approx(14200 / 6)
+    assert every["p99_fct_ns"] == pytest.approx(8700.0)
+    assert every["mean_slowdown"] == pytest.approx(19 / 6)
+    assert every["p99_slowdown"] == pytest.approx(5.9)
+
+
+def test_run_totals_and_engine_counters():
+    s = summarize(table(), STATS, config={"name": "t", "seed": 3, "scheme": {"name": "tcp"}})
+    assert s["flows"] == 8
+    assert s["warmup_flows"] == 1
+    assert s["measured_flows"] == 7
+    assert s["finished_flows"] == 7
+    assert s["unfinished_flows"] == 1
+    assert s["drops"] == 5 and s["ecn_marks"] == 7
+    assert s["sim_time_ns"] == 123_456.0
+    assert s["wall_seconds"] == 0.5 and s["events"] == 1000 and s["events_per_second"] == 2000.0
+    assert s["engine"]["some_new_counter"] == [1, 2]  # unknown engine keys pass through
+    assert (s["name"], s["seed"], s["scheme"]) == ("t", 3, "tcp")
+    assert s["config"]["name"] == "t"
+    assert "linear" in s["percentiles"]
+
+
+def test_warmup_flows_are_excluded():
+    rows = [r[:5] + (False,) for r in ROWS]  # nothing is warm-up now: flow 0 (FCT 100) joins the small bin
+    small = summarize(table(rows), STATS)["bins"]["small"]
+    assert small["count"] == 4
+    assert small["mean_fct_ns"] == pytest.approx((100 + 200 + 400 + 600) / 4)
+
+
+def test_empty_bin_has_null_statistics_and_strict_json():
+    rows = [r for r in ROWS if r[1] <= 100_000]
+    s = summarize(table(rows), STATS)
+    assert s["bins"]["large"]["count"] == 0
+    assert s["bins"]["large"]["mean_fct_ns"] is None
+    assert s["bins"]["large"]["p99_slowdown"] is None
+    json.dumps(s, allow_nan=False)  # no NaN anywhere
+
+
+def test_bin_with_only_unfinished_flows():
+    rows = [(0, 20_000_000, NAN, NAN, False, False), (1, 1000, 50.0, 1.0, True, False)]
+    s = summarize(table(rows), STATS)
+    assert s["bins"]["large"] == {
+        "min_bytes_exclusive": 10_000_000,
+        "max_bytes": None,
+        "count": 1,
+        "finished": 0,
+        "unfinished": 1,
+        "mean_fct_ns": None,
+        "p99_fct_ns": None,
+        "mean_slowdown": None,
+        "p99_slowdown": None,
+    }
+
+
+def test_missing_engine_counters_become_null():
+    s = summarize(table(), {})
+    assert s["drops"] is None and s["sim_time_ns"] is None
+    assert "flows" in summary_table(s)  # the table still renders
+
+
+def test_summary_table_shows_microseconds():
+    text = summary_table(summarize(table(), STATS))
+    lines = text.splitlines()
+    assert lines[0].split()[0] == "bin"
+    small = next(line for line in lines if line.startswith("small"))
+    # mean 400 ns = 0.4 us, p99 596 ns = 0.6 us
+    assert small.split()[1:5] == ["3", "3", "0.4", "0.6"]
+    assert any(line.startswith("all") for line in lines)
+    assert "1 unfinished" in text and "drops 5" in text
+
+
+def test_compare_table_lists_every_run_per_bin():
+    a = summarize(table(), STATS)
+    rows = [r[:2] + (r[2] * 2 if not math.isnan(r[2]) else NAN,) + r[3:] for r in ROWS]
+    b = summarize(table(rows), STATS)
+    text = compare_table({"tcp": a, "dctcp": b})
+    lines = text.splitlines()
+    assert len(lines) == 1 + 4 * 2
+    small_tcp, small_dctcp = lines[1], lines[2]
+    assert small_tcp.split()[:2] == ["small", "tcp"]
+    assert small_dctcp.split()[0] == "dctcp"
+    assert small_tcp.split()[3] == "0.4" and small_dctcp.split()[2] == "0.8"
+
+
+def test_size_bin_accepts_numpy_unsigned():
+    assert list(size_bin(np.array([100_000, 100_001], dtype=np.uint64))) == ["small", "medium"]

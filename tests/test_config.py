@@ -1,0 +1,298 @@
+"""The experiment model: parsing, engine defaults, shorthands, overrides, paths, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fctlab import _core
+from fctlab.config import (
+    ConfigError,
+    engine_reference_markdown,
+    experiment_from_dict,
+    load_experiment,
+    parse_override,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = """\
+seed = 7
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+cdf = "websearch"
+load = 0.5
+flows = 20
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "exp.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def error_of(tmp_path: Path, text: str, overrides=()) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_experiment(write(tmp_path, text), overrides=overrides)
+    message = str(info.value)
+    assert "\n" not in message, "a config error is one line"
+    return info.value
+
+
+def test_tiny_experiment_gets_engine_defaults(tmp_path):
+    exp = load_experiment(write(tmp_path, TINY))
+    defaults = json.loads(_core.defaults())
+    assert exp.name == "exp"
+    assert exp.seed == 7 and exp.engine["seed"] == 7
+    assert exp.hosts == 4
+    assert exp.engine["topology"]["kind"] == "single_switch"
+    # Sections the file does not give come from the engine, not from Python constants.
+    for section in ("switch", "host", "routing", "transport", "scheme", "run"):
+        assert exp.engine[section] == defaults[section]
+    assert exp.host_link_bps == exp.engine["topology"]["host_link_gbps"] * 1e9
+    assert exp.workload.pattern == "all_to_all"
+    assert exp.workload.warmup_flows == 0
+    assert exp.scheme == defaults["scheme"]["name"]
+    json.dumps(exp.to_dict())  # the resolved experiment is JSON
+
+
+def test_missing_seed_uses_the_engine_default(tmp_path):
+    exp = load_experiment(write(tmp_path, TINY.replace("seed = 7\n", "")))
+    assert exp.seed == json.loads(_core.defaults())["seed"]
+
+
+def test_topology_kind_defaults_to_the_engines(tmp_path):
+    exp = load_experiment(write(tmp_path, TINY.replace('kind = "single_switch"\nhosts = 4\n', "spines = 2\n")))
+    default_kind = json.loads(_core.defaults())["topology"]["kind"]
+    assert exp.engine["topology"]["kind"] == default_kind
+    assert exp.engine["topology"]["spines"] == 2
+
+
+def test_link_shorthands_fill_host_and_core_keys(tmp_path):
+    text = TINY.replace(
+        'kind = "single_switch"\nhosts = 4\n',
+        'kind = "leaf_spine"\nleaves = 2\nhosts_per_leaf = 2\nspines = 1\nlink_gbps = 25\nlink_delay_ns = 500\n'
+        "core_link_gbps = 100\n",
+    )
+    topo = load_experiment(write(tmp_path, text)).engine["topology"]
+    assert topo["host_link_gbps"] == 25.0
+    assert topo["core_link_gbps"] == 100.0  # an explicit key wins over the shorthand
+    assert topo["host_link_delay_ns"] == 500.0 and topo["core_link_delay_ns"] == 500.0
+    assert "link_gbps" not in topo
+
+
+def test_link_shorthand_on_single_switch_sets_host_keys_only(tmp_path):
+    exp = load_experiment(write(tmp_path, TINY.replace("hosts = 4\n", "hosts = 4\nlink_gbps = 40\n")))
+    assert exp.engine["topology"]["host_link_gbps"] == 40.0
+    assert "core_link_gbps" not in exp.engine["topology"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a=3", 3),
+        ("a=0.25", 0.25),
+        ("a=true", True),
+        ('a="x y"', "x y"),
+        ("a=fat_tree", "fat_tree"),
+        ("a=[1, 2]", [1, 2]),
+        ("a=data/my.cdf", "data/my.cdf"),
+        ("a=", ""),
+    ],
+)
+def test_override_values_are_toml_or_bare_strings(text, value):
+    assert parse_override(text) == (["a"], value)
+
+
+@pytest.mark.parametrize("item", ["workload.load", "=3", "a..b=1", "a b=1"])
+def test_malformed_overrides_are_errors(item):
+    with pytest.raises(ConfigError) as info:
+        parse_override(item)
+    assert str(info.value).startswith("--set ")
+
+
+def test_overrides_change_the_experiment(tmp_path):
+    exp = load_experiment(
+        write(tmp_path, TINY),
+        overrides=["workload.load=0.3", "scheme.name=tcp", "switch.queues=2", "name=renamed"],
+    )
+    assert exp.workload.load == 0.3
+    assert exp.scheme == "tcp"
+    assert exp.engine["switch"]["queues"] == 2
+    assert exp.name == "renamed"
+    assert exp.overrides == ("workload.load=0.3", "scheme.name=tcp", "switch.queues=2", "name=renamed")
+    variant = exp.with_overrides(["scheme.name=dctcp"])
+    assert variant.scheme == "dctcp" and variant.workload.load == 0.3
+    assert variant.overrides[-1] == "scheme.name=dctcp"
+
+
+def test_override_can_switch_topology_kind(tmp_path):
+    exp = load_experiment(write(tmp_path, TINY.replace("hosts = 4\n", "")), overrides=["topology.kind=dumbbell"])
+    assert exp.engine["topology"]["kind"] == "dumbbell"
+
+
+@pytest.mark.parametrize(
+    ("text", "overrides", "key"),
+    [
+        ("colour = 1\n" + TINY, (), "colour"),
+        (TINY.replace("hosts = 4", "hosts = 4\nhostz = 1"), (), "topology.hostz"),
+        (TINY + "[switch]\nqueus = 3\n", (), "switch.queus"),
+        (TINY + "[host]\nnic = 1\n", (), "host.nic"),
+        (TINY + "[routing]\nmodus = 'ecmp'\n", (), "routing.modus"),
+        (TINY + "[transport]\nmss = 1\n", (), "transport.mss"),
+        (TINY + "[scheme]\nnme = 'tcp'\n", (), "scheme.nme"),
+        (TINY + "[run]\nlimit = 1\n", (), "run.limit"),
+        (TINY.replace("flows = 20", "flows = 20\nflow = 3"), (), "workload.flow"),
+        (TINY + "[output]\ndirectory = 'x'\n", (), "output.directory"),
+        (TINY.replace("load = 0.5", "load = 1.5"), (), "workload.load"),
+        (TINY.replace("load = 0.5", "load = 0"), (), "workload.load"),
+        (TINY.replace("load = 0.5", 'load = "high"'), (), "workload.load"),
+        (TINY.replace("flows = 20", "flows = 0"), (), "workload.flows"),
+        (TINY.replace("flows = 20", "flows = 2.5"), (), "workload.flows"),
+        (TINY.replace("flows = 20", "flows = 20\nwarmup_flows = 20"), (), "workload.warmup_flows"),
+        (TINY.replace("hosts = 4", "hosts = 1"), (), "topology.hosts"),
+        (TINY.replace('kind = "single_switch"', 'kind = "torus"'), (), "topology.kind"),
+        (TINY + "[switch]\nqueues = 0\n", (), "switch.queues"),
+        (TINY + "[switch]\nqueues = 'many'\n", (), "switch.queues"),
+        (TINY + "[scheme]\nname = 'pfabricc'\n", (), "scheme.name"),
+        (TINY.replace("seed = 7", "seed = -1"), (), "seed"),
+        (TINY.replace("seed = 7", 'seed = "x"'), (), "seed"),
+        ("switch = 3\n" + TINY, (), "switch"),
+        (TINY.replace('cdf = "websearch"', 'cdf = "nosuch"'), (), "workload.cdf"),
+        (TINY.replace('cdf = "websearch"', 'cdf = "missing/x.cdf"'), (), "workload.cdf"),
+        (TINY.replace("flows = 20", "flows = 20\nfan_in = 2"), (), "workload.fan_in"),
+        (TINY.replace("flows = 20", "flows = 20\nsenders = [9]"), (), "workload.senders"),
+        (TINY.replace("flows = 20", "flows = 20\npattern = 'ring'"), (), "workload.pattern"),
+        (TINY.replace('cdf = "websearch"\n', ""), (), "workload.cdf"),
+        (TINY, ("workload.lod=0.3",), "workload.lod"),
+        (TINY, ("switch.queues=0",), "switch.queues"),
+        (TINY, ("topology.kind=fat_tree",), "topology.hosts"),  # single_switch keys left behind
+        (TINY, ("workload.load.x=1",), "workload.load"),
+    ],
+)
+def test_errors_name_the_key(tmp_path, text, overrides, key):
+    err = error_of(tmp_path, text, overrides)
+    assert str(err).startswith(f"{key}:") or str(err).startswith(f"--set {key}"), str(err)
+
+
+def test_load_error_message_is_exact(tmp_path):
+    err = error_of(tmp_path, TINY.replace("load = 0.5", "load = 1.5"))
+    assert str(err) == "workload.load: must be > 0 and <= 1 (got 1.5)"
+    assert err.key == "workload.load"
+
+
+def test_unknown_key_lists_allowed_keys(tmp_path):
+    assert "expected one of" in str(error_of(tmp_path, TINY + "[switch]\nqueus = 3\n"))
+    assert "cdf" in str(error_of(tmp_path, TINY.replace("flows = 20", "flows = 20\nflow = 3")))
+
+
+def test_missing_file_and_syntax_error_name_the_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_experiment(tmp_path / "nope.toml")
+    err = error_of(tmp_path, TINY + "[switch\n")
+    assert "exp.toml" in str(err) and "TOML syntax error" in str(err)
+
+
+def test_missing_workload_section(tmp_path):
+    err = error_of(tmp_path, "seed = 1\n")
+    assert err.key == "workload"
+
+
+def test_relative_cdf_path_resolves_against_the_experiment(tmp_path, monkeypatch):
+    (tmp_path / "exps" / "cdfs").mkdir(parents=True)
+    (tmp_path / "exps" / "cdfs" / "mine.cdf").write_text("# my flows\n1000 0\n2000 0.5\n4000 1\n")
+    path = write(tmp_path / "exps", TINY.replace('"websearch"', '"cdfs/mine.cdf"'))
+    monkeypatch.chdir(tmp_path)  # the current directory does not matter
+    exp = load_experiment(path)
+    assert exp.workload.cdf == str(tmp_path / "exps" / "cdfs" / "mine.cdf")
+
+
+def test_bad_cdf_file_is_a_config_error(tmp_path):
+    (tmp_path / "bad.cdf").write_text("1000 0.5\n500 1\n")
+    err = error_of(tmp_path, TINY.replace('"websearch"', '"bad.cdf"'))
+    assert err.key == "workload.cdf"
+
+
+def test_trace_workload(tmp_path):
+    (tmp_path / "t.csv").write_text("src,dst,size_bytes,start_ns,priority\n0,1,1000,0,1\n2,3,5000,10.5,0\n")
+    exp = load_experiment(write(tmp_path, TINY.split("[workload]")[0] + "[workload]\ntrace = 't.csv'\n"))
+    assert exp.workload.trace == str(tmp_path / "t.csv")
+    assert exp.workload.pattern is None
+
+
+@pytest.mark.parametrize(
+    ("workload", "key"),
+    [
+        ("trace = 'nope.csv'\n", "workload.trace"),
+        ("trace = 't.csv'\ncdf = 'websearch'\n", "workload.cdf"),
+        ("trace = 't.csv'\npattern = 'incast'\n", "workload.pattern"),
+        ("trace = 'far.csv'\n", "workload.trace"),  # host 9 is not in a 4-host topology
+        ("trace = 'bad.csv'\n", "workload.trace"),  # unknown column
+        ("trace = 't.csv'\nwarmup_flows = 2\n", "workload.warmup_flows"),
+    ],
+)
+def test_trace_errors(tmp_path, workload, key):
+    (tmp_path / "t.csv").write_text("src,dst,size_bytes,start_ns\n0,1,1000,0\n2,3,5000,10\n")
+    (tmp_path / "far.csv").write_text("src,dst,size_bytes,start_ns\n0,9,1000,0\n")
+    (tmp_path / "bad.csv").write_text("src,dst,size_bytes,start_ns,colour\n0,1,1000,0,red\n")
+    err = error_of(tmp_path, TINY.split("[workload]")[0] + "[workload]\n" + workload)
+    assert err.key == key, str(err)
+
+
+def test_incast_workload(tmp_path):
+    base = TINY.split("[workload]")[0] + "[workload]\npattern = 'incast'\nfan_in = 3\nresponse_bytes = 20000\n"
+    exp = load_experiment(write(tmp_path, base + "queries = 5\nquery_rate_hz = 1000\n"))
+    assert exp.workload.fan_in == 3
+    assert error_of(tmp_path, base + "queries = 5\n").key == "workload.query_rate_hz"
+    assert error_of(tmp_path, base + "queries = 5\nload = 0.5\nquery_rate_hz = 10\n").key == "workload.query_rate_hz"
+    assert error_of(tmp_path, base.replace("fan_in = 3", "fan_in = 4") + "queries = 5\nload = 0.5\n").key == (
+        "workload.fan_in"
+    )
+    assert error_of(tmp_path, base + "queries = 5\nload = 0.5\ncdf = 'websearch'\n").key == "workload.cdf"
+    assert error_of(tmp_path, base + "load = 0.5\n").key == "workload.queries"
+
+
+def test_experiment_from_dict():
+    exp = experiment_from_dict(
+        {"seed": 3, "topology": {"kind": "single_switch", "hosts": 4},
+         "workload": {"cdf": "websearch", "load": 0.4, "flows": 5}}
+    )
+    assert exp.seed == 3 and exp.name == "experiment"
+    with pytest.raises(ConfigError, match=r"^workload\.flows:"):
+        experiment_from_dict({"workload": {"cdf": "websearch", "load": 0.4, "flows": -1}})
+
+
+def test_output_dir_resolves_against_the_experiment(tmp_path):
+    exp = load_experiment(write(tmp_path, TINY + "[output]\ndir = 'res'\ncompression = 'snappy'\n"))
+    assert exp.output.dir == str(tmp_path / "res")
+    assert exp.output.compression == "snappy"
+
+
+def test_examples_load():
+    for path in sorted((REPO / "examples").glob("*.toml")):
+        exp = load_experiment(path)
+        assert exp.workload.flows and exp.workload.flows >= 1, path
+
+
+def test_docs_list_every_engine_key():
+    """docs/experiment.md embeds the engine's keys and defaults; regenerate with `python -m fctlab.config`."""
+    doc = (REPO / "docs" / "experiment.md").read_text()
+    m = re.search(r"<!-- engine-keys:begin -->\n(.*?)<!-- engine-keys:end -->", doc, re.S)
+    assert m, "docs/experiment.md lost its engine-keys markers"
+    assert m.group(1) == engine_reference_markdown(), (
+        "docs/experiment.md is out of date with the engine: paste the output of `python -m fctlab.config` "
+        "between the engine-keys markers"
+    )
+
+
+def test_config_error_survives_pickling():
+    import pickle
+
+    err = pickle.loads(pickle.dumps(ConfigError("workload.load", "must be > 0 and <= 1 (got 2)")))
+    assert err.key == "workload.load" and str(err) == "workload.load: must be > 0 and <= 1 (got 2)"

@@ -1,0 +1,232 @@
+"""The per-flow table, result files (atomic writes), end-to-end runs through the Python API, determinism."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import fctlab
+from fctlab.results import write_results
+from fctlab.simulation import FLOW_COLUMNS, NEVER_PS, flow_table
+
+TINY = """\
+seed = 7
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+cdf = "websearch"
+load = 0.5
+flows = 20
+warmup_flows = 2
+"""
+
+
+def tiny(tmp_path: Path, overrides=()) -> fctlab.Experiment:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    return fctlab.load_experiment(path, overrides=overrides)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The flow table, from synthetic engine columns (no engine needed)
+
+
+def synthetic():
+    workload = pd.DataFrame({
+        "flow_id": np.arange(4, dtype=np.uint32),
+        "src": np.array([0, 1, 2, 3], dtype=np.uint32),
+        "dst": np.array([1, 2, 3, 0], dtype=np.uint32),
+        "size_bytes": np.array([100_000, 100_001, 10_000_000, 10_000_001], dtype=np.uint64),
+        "start_ps": np.array([1_000, 1_000, 500, 2_000_000_000_001], dtype=np.uint64),
+        "query_id": np.array([0, 0, 1, 1], dtype=np.uint32),
+    })
+    columns = {
+        "finish_ps": np.array([3_500, NEVER_PS, 10_500, 2_000_000_009_002], dtype=np.uint64),
+        "sender_done_ps": np.array([4_000, NEVER_PS, 11_000, NEVER_PS], dtype=np.uint64),
+        "ideal_fct_ps": np.array([1_250, 700, 5_000, 9_001], dtype=np.uint64),
+        "retransmits": np.array([0, 3, 1, 0], dtype=np.uint32),
+        "timeouts": np.array([0, 1, 0, 0], dtype=np.uint32),
+        "bytes_sent": np.array([100_000, 50_000, 10_000_000, 10_000_001], dtype=np.uint64),
+        "bytes_delivered": np.array([100_000, 40_000, 10_000_000, 10_000_001], dtype=np.uint64),
+        "bytes_dropped": np.array([0, 10_000, 0, 0], dtype=np.uint64),
+        "ecn_marked": np.array([0, 2, 5, 0], dtype=np.uint32),
+    }
+    return workload, columns
+
+
+def test_flow_table_converts_and_joins():
+    workload, columns = synthetic()
+    df = flow_table(workload, columns, warmup_flows=2, default_priority=3)
+    assert list(df.columns) == [*FLOW_COLUMNS, "query_id"]
+    assert df["start_ns"].tolist() == [1.0, 1.0, 0.5, 2_000_000_000.001]
+    assert df["fct_ns"].iloc[0] == 2.5
+    assert df["fct_ns"].iloc[2] == 10.0
+    assert df["fct_ns"].iloc[3] == 9.001  # subtracted in integer ps before conversion: exact
+    assert df["finish_ns"].iloc[3] == 2_000_000_009.002
+    assert math.isnan(df["finish_ns"].iloc[1]) and math.isnan(df["fct_ns"].iloc[1])
+    assert math.isnan(df["slowdown"].iloc[1]) and math.isnan(df["sender_done_ns"].iloc[1])
+    assert df["slowdown"].iloc[0] == 2.0 and df["slowdown"].iloc[2] == 2.0
+    assert df["ideal_fct_ns"].tolist() == [1.25, 0.7, 5.0, 9.001]
+    assert df["finished"].tolist() == [True, False, True, True]
+    assert df["size_bin"].tolist() == ["small", "medium", "medium", "large"]
+    assert df["priority"].tolist() == [3, 3, 3, 3]  # no priority column: the scheme's
+    assert df["retransmits"].tolist() == [0, 3, 1, 0]
+    assert df["bytes_dropped"].tolist() == [0, 10_000, 0, 0]
+    assert df["query_id"].tolist() == [0, 0, 1, 1]
+
+
+def test_warmup_is_by_start_time_then_flow_id():
+    workload, columns = synthetic()
+    df = flow_table(workload, columns, warmup_flows=2, default_priority=0)
+    # Flow 2 starts first (500 ps); flows 0 and 1 tie at 1000 ps, and the lower id wins.
+    assert df["warmup"].tolist() == [True, False, True, False]
+    assert flow_table(workload, columns, warmup_flows=0, default_priority=0)["warmup"].sum() == 0
+
+
+def test_trace_priority_is_kept():
+    workload, columns = synthetic()
+    workload["priority"] = np.array([1, 2, 3, 4], dtype=np.uint8)
+    df = flow_table(workload, columns, warmup_flows=0, default_priority=0)
+    assert df["priority"].tolist() == [1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Result files
+
+
+def synthetic_result() -> fctlab.Result:
+    from fctlab.analyze import summarize
+
+    workload, columns = synthetic()
+    df = flow_table(workload, columns, warmup_flows=1, default_priority=0)
+    config = {"name": "synthetic", "seed": 1, "output": {"compression": "zstd"}}
+    return fctlab.Result(flows=df, summary=summarize(df, {"drops": 1}, config), stats={"drops": 1}, config=config)
+
+
+def test_write_results_writes_three_files_and_no_temporaries(tmp_path):
+    out = tmp_path / "a" / "b"
+    paths = write_results(synthetic_result(), out)
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "flows.parquet", "summary.json"]
+    assert set(paths) == {"flows", "summary", "config"}
+    summary = json.loads((out / "summary.json").read_text())  # strict JSON: NaN became null
+    assert summary["unfinished_flows"] == 1
+    assert json.loads((out / "config.json").read_text())["name"] == "synthetic"
+    table = pq.read_table(out / "flows.parquet")
+    assert table.column_names == [*FLOW_COLUMNS, "query_id"]
+    back = fctlab.read_results(out)
+    pd.testing.assert_frame_equal(back.flows, synthetic_result().flows, check_dtype=False)
+    assert back.summary == summary
+
+
+def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
+    def broken(table, where, **kwargs):
+        where.write(b"PAR1 half a file")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    out = tmp_path / "out"
+    with pytest.raises(OSError, match="disk full"):
+        write_results(synthetic_result(), out)
+    assert list(out.iterdir()) == []  # neither flows.parquet nor a temporary file
+
+
+def test_failed_rewrite_keeps_the_old_file(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    write_results(synthetic_result(), out)
+    before = (out / "flows.parquet").read_bytes()
+
+    def broken(table, where, **kwargs):
+        where.write(b"PAR1")
+        raise KeyboardInterrupt  # a kill mid-write
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    with pytest.raises(KeyboardInterrupt):
+        write_results(synthetic_result(), out)
+    assert (out / "flows.parquet").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "flows.parquet", "summary.json"]
+
+
+def test_plot_writes_png_and_svg(tmp_path):
+    from fctlab.plot import plot_fct_bins
+
+    r = synthetic_result()
+    written = plot_fct_bins({"tcp": r, "dctcp": r.summary}, tmp_path / "fct_bins")
+    assert [p.name for p in written] == ["fct_bins.png", "fct_bins.svg"]
+    assert (tmp_path / "fct_bins.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in (tmp_path / "fct_bins.svg").read_bytes()[:2000]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fct_bins.png", "fct_bins.svg"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# End to end through the engine
+
+
+def test_tiny_run_through_the_api(tmp_path):
+    exp = tiny(tmp_path)
+    result = fctlab.simulate(exp)
+    df = result.flows
+    assert list(df.columns) == list(FLOW_COLUMNS)
+    assert len(df) == 20
+    assert df["flow_id"].tolist() == list(range(20))
+    assert df["finished"].all(), df[~df["finished"]]
+    assert (df["slowdown"] >= 1.0).all()
+    assert (df["fct_ns"] >= df["ideal_fct_ns"]).all()
+    assert df["warmup"].sum() == 2
+    assert (df["bytes_sent"] == df["bytes_delivered"] + df["bytes_dropped"]).all()
+    s = result.summary
+    assert s["flows"] == 20 and s["measured_flows"] == 18 and s["unfinished_flows"] == 0
+    assert s["bins"]["all"]["count"] == 18
+    assert sum(s["bins"][b]["count"] for b in ("small", "medium", "large")) == 18
+    assert s["events"] > 0 and s["sim_time_ns"] > 0
+    assert s["config"]["workload"]["cdf"] == "websearch"
+    paths = fctlab.write_results(result, tmp_path / "out")
+    assert pq.read_table(paths["flows"]).num_rows == 20
+
+
+def test_same_seed_same_results_different_seed_different(tmp_path):
+    a = fctlab.simulate(tiny(tmp_path)).flows
+    b = fctlab.simulate(tiny(tmp_path)).flows
+    pd.testing.assert_frame_equal(a, b)
+    c = fctlab.simulate(tiny(tmp_path, overrides=["seed=8"])).flows
+    assert not a[["size_bytes", "start_ns"]].equals(c[["size_bytes", "start_ns"]])
+
+
+def test_schemes_share_the_same_flows(tmp_path):
+    tcp = fctlab.simulate(tiny(tmp_path, overrides=["scheme.name=tcp"])).flows
+    dctcp = fctlab.simulate(tiny(tmp_path, overrides=["scheme.name=dctcp"])).flows
+    cols = ["flow_id", "src", "dst", "size_bytes", "start_ns"]
+    pd.testing.assert_frame_equal(tcp[cols], dctcp[cols])
+
+
+def test_trace_run_keeps_trace_columns(tmp_path):
+    (tmp_path / "t.csv").write_text(
+        "src,dst,size_bytes,start_ns,priority,lower_bytes,upper_bytes\n"
+        "0,1,3000,0,1,1000,5000\n2,3,150000,100,0,100000,200000\n1,0,2000,50,2,0,4000\n"
+    )
+    (tmp_path / "trace.toml").write_text(TINY.split("[workload]")[0] + "[workload]\ntrace = 't.csv'\n")
+    result = fctlab.simulate(fctlab.load_experiment(tmp_path / "trace.toml"))
+    df = result.flows
+    assert list(df.columns) == [*FLOW_COLUMNS, "lower_bytes", "upper_bytes"]
+    assert df["start_ns"].tolist() == [0.0, 50.0, 100.0]  # sorted by start, renumbered
+    assert df["priority"].tolist() == [1, 2, 0]
+    assert df["upper_bytes"].tolist() == [5000, 4000, 200000]
+    assert df["finished"].all()
+
+
+def test_incast_run_keeps_query_ids():
+    exp = fctlab.experiment_from_dict({
+        "seed": 3,
+        "topology": {"kind": "single_switch", "hosts": 8},
+        "workload": {"pattern": "incast", "fan_in": 3, "response_bytes": 20_000, "queries": 4, "load": 0.3},
+    })
+    df = fctlab.simulate(exp).flows
+    assert len(df) == 12 and df["finished"].all()
+    assert df.groupby("query_id")["dst"].nunique().eq(1).all()  # one aggregator per query
+    assert (df["size_bytes"] == 20_000).all()
