@@ -3,7 +3,7 @@
 //! place: a bad config or flow becomes `ValueError` naming the key or flow; a panic inside the engine
 //! becomes `RuntimeError` carrying the run's config, never a crash of the interpreter.
 
-use fctlab_sim::config::TopologyConfig;
+use fctlab_sim::config::{SchemeName, TopologyConfig};
 use fctlab_sim::{Config, FlowSet};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -31,6 +31,18 @@ fn default_topology(kind: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&cfg.topology).unwrap())
 }
 
+/// The topology kinds the engine builds.
+#[pyfunction]
+fn topology_kinds() -> Vec<&'static str> {
+    TopologyConfig::KINDS.to_vec()
+}
+
+/// The schemes the engine runs: (name, description) pairs.
+#[pyfunction]
+fn schemes() -> Vec<(&'static str, &'static str)> {
+    SchemeName::ALL.to_vec()
+}
+
 /// Parse and range-check a config; return it with every default filled in. Raises ValueError("key: why").
 #[pyfunction]
 fn validate_config(config_json: &str) -> PyResult<String> {
@@ -45,13 +57,7 @@ fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py,
     let d = PyDict::new(py);
     d.set_item("hosts", cfg.topology.hosts())?;
     d.set_item("host_link_bps", cfg.topology.host_link_gbps() * 1e9)?;
-    let kind = match cfg.topology {
-        TopologyConfig::SingleSwitch(_) => "single_switch",
-        TopologyConfig::Dumbbell(_) => "dumbbell",
-        TopologyConfig::LeafSpine(_) => "leaf_spine",
-        TopologyConfig::FatTree(_) => "fat_tree",
-    };
-    d.set_item("kind", kind)?;
+    d.set_item("kind", cfg.topology.kind())?;
     Ok(d)
 }
 
@@ -145,6 +151,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_topology, m)?)?;
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_class::<Progress>()?;
     Ok(())

@@ -173,6 +173,19 @@ impl FatTree {
 }
 
 impl TopologyConfig {
+    /// The topology kinds, as written in configs.
+    pub const KINDS: [&'static str; 4] = ["single_switch", "dumbbell", "leaf_spine", "fat_tree"];
+
+    /// The kind's name, as written in configs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TopologyConfig::SingleSwitch(_) => "single_switch",
+            TopologyConfig::Dumbbell(_) => "dumbbell",
+            TopologyConfig::LeafSpine(_) => "leaf_spine",
+            TopologyConfig::FatTree(_) => "fat_tree",
+        }
+    }
+
     /// Number of hosts the topology has.
     pub fn hosts(&self) -> u32 {
         match self {
@@ -346,6 +359,14 @@ pub enum SchemeName {
     Dctcp,
 }
 
+impl SchemeName {
+    /// Every scheme the engine runs, with a one-line description.
+    pub const ALL: [(&'static str, &'static str); 2] = [
+        ("tcp", "TCP NewReno with SACK, drop-tail switches, one priority per flow"),
+        ("dctcp", "DCTCP: ECN marking at the switches, alpha-proportional window cuts"),
+    ];
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchemeConfig {
@@ -400,8 +421,19 @@ impl Config {
         let de = &mut serde_json::Deserializer::from_str(text);
         let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let key = if path == "." { String::new() } else { path };
-            ConfigError { key, message: e.into_inner().to_string() }
+            let mut key = if path == "." { String::new() } else { path };
+            let mut message = e.into_inner().to_string();
+            // serde_json appends a position in the JSON text, which the user never wrote: drop it
+            if let Some(at) = message.rfind(" at line ") {
+                message.truncate(at);
+            }
+            // an internally tagged enum (topology) reports unknown fields at the section: name the field
+            if let Some(field) = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
+                if !key.ends_with(field) {
+                    key = if key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
+                }
+            }
+            ConfigError { key, message }
         })?;
         cfg.validate()?;
         Ok(cfg)
@@ -523,7 +555,10 @@ mod tests {
         assert_eq!(e.key, "switch.queus");
         assert!(e.message.contains("unknown field"), "{e}");
         let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "hosts": 3}}"#).unwrap_err();
-        assert!(e.to_string().contains("hosts"), "{e}");
+        assert_eq!(e.key, "topology.hosts", "{e}");
+        assert!(!e.message.contains("line 1"), "{e}");
+        let e = Config::from_json(r#"{"bogus": 1}"#).unwrap_err();
+        assert_eq!(e.key, "bogus", "{e}");
     }
 
     #[test]

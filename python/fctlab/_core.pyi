@@ -1,0 +1,42 @@
+"""Type stub of fctlab's compiled engine binding (crates/py/src/lib.rs). Config in as JSON, columns out."""
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+def defaults() -> str:
+    """The engine's full default configuration as JSON."""
+
+def default_topology(kind: str) -> str:
+    """Default parameters of one topology kind as JSON."""
+
+def validate_config(config_json: str) -> str:
+    """Parse and range-check a config; return it with defaults filled. Raises ValueError("key: why")."""
+
+def topology_info(config_json: str) -> dict[str, object]:
+    """hosts, host_link_bps and kind of a config's topology."""
+
+def topology_kinds() -> list[str]:
+    """The topology kinds the engine builds."""
+
+def schemes() -> list[tuple[str, str]]:
+    """(name, description) of every scheme the engine runs."""
+
+class Progress:
+    """Flows finished so far, updated by a running simulation; poll it from another thread."""
+
+    def __init__(self) -> None: ...
+    @property
+    def flows_done(self) -> int: ...
+
+def run(
+    config_json: str,
+    src: npt.NDArray[np.uint32],
+    dst: npt.NDArray[np.uint32],
+    size_bytes: npt.NDArray[np.uint64],
+    start_ps: npt.NDArray[np.uint64],
+    priority: npt.NDArray[np.uint8] | None = None,
+    progress: Progress | None = None,
+) -> tuple[dict[str, npt.NDArray[np.generic]], str]:
+    """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON)."""
