@@ -357,27 +357,149 @@ impl Default for TransportConfig {
 pub enum SchemeName {
     Tcp,
     Dctcp,
+    Pfabric,
+    Las,
+    Pias,
+    L2dct,
 }
 
 impl SchemeName {
     /// Every scheme the engine runs, with a one-line description.
-    pub const ALL: [(&'static str, &'static str); 2] = [
-        ("tcp", "TCP NewReno with SACK, drop-tail switches, one priority per flow"),
-        ("dctcp", "DCTCP: ECN marking at the switches, alpha-proportional window cuts"),
+    pub const ALL: [(&'static str, &'static str); 6] = [
+        ("tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow"),
+        ("dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts"),
+        (
+            "pfabric",
+            "pFabric: packets carry remaining flow size; switches serve the most urgent flow and drop the least \
+             urgent packet; senders start at line rate, small RTO, probe mode after repeated timeouts",
+        ),
+        ("las", "LAS: pFabric's switch queue ranked by bytes the flow has sent (least attained service first)"),
+        (
+            "pias",
+            "PIAS: hosts tag packets by bytes sent over K strict-priority queues (MLFQ), DCTCP, probe-based \
+             handling of packets trapped in low queues",
+        ),
+        ("l2dct", "L2DCT: DCTCP whose window increase and decrease are weighted by the bytes a flow has sent"),
     ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchemeName::Tcp => "tcp",
+            SchemeName::Dctcp => "dctcp",
+            SchemeName::Pfabric => "pfabric",
+            SchemeName::Las => "las",
+            SchemeName::Pias => "pias",
+            SchemeName::L2dct => "l2dct",
+        }
+    }
+
+    /// Does the switch use pFabric's rank queue (instead of strict-priority FIFOs)?
+    pub fn rank_queue(self) -> bool {
+        matches!(self, SchemeName::Pfabric | SchemeName::Las)
+    }
+}
+
+/// Which published parameter set fills the keys a config leaves out (see [`scheme_defaults`]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// The scheme's own paper (pFabric: its ns-2 scripts; PIAS: the PIAS ns-2 scripts).
+    Native,
+    /// As the PIAS paper ran the scheme (pFabric: 140-packet queue, RTO 250 us, initial window 70).
+    Pias,
+}
+
+/// What pFabric's packets are ranked by.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RankBy {
+    /// Remaining flow size: bytes not yet acknowledged when the packet is sent (pFabric).
+    RemainingSize,
+    /// Remaining size by the flow's estimated size (`estimate_bytes` in the trace): estimate minus bytes
+    /// acknowledged, floored at 0 (pFabric with imprecise sizes, QCLIMB App. A).
+    Estimate,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchemeConfig {
     pub name: SchemeName,
-    /// Priority of every flow whose trace gives none ("fixed" tagging policy).
+    /// Which parameter set fills unspecified switch/transport keys for this scheme.
+    pub preset: Preset,
+    /// Priority of every flow whose trace gives none ("fixed" tagging of tcp, dctcp, l2dct).
     pub priority: u8,
+    /// PIAS demotion thresholds alpha_1 < ... < alpha_{K-1} in bytes: a packet sent after more than alpha_j
+    /// bytes of its flow goes below queue j-1. Must have switch.queues - 1 entries (fewer is allowed: the
+    /// lower queues are then unused).
+    pub thresholds_bytes: Vec<u64>,
+    /// After this many consecutive timeouts a flow stops retransmitting and sends probes until an ACK comes
+    /// back (pFabric's probe mode; PIAS's handling of trapped packets). 0 turns it off.
+    pub probe_after_timeouts: u32,
+    /// pFabric's rank.
+    pub rank: RankBy,
+    /// L2DCT weights (Munir et al., INFOCOM 2013; values from the PIAS ns-2 scripts): w_max up to
+    /// `l2dct_size_min_bytes` sent, w_min from `l2dct_size_max_bytes`, linear in between.
+    pub l2dct_w_min: f64,
+    pub l2dct_w_max: f64,
+    pub l2dct_size_min_bytes: u64,
+    pub l2dct_size_max_bytes: u64,
 }
 
 impl Default for SchemeConfig {
     fn default() -> Self {
-        SchemeConfig { name: SchemeName::Dctcp, priority: 0 }
+        SchemeConfig {
+            name: SchemeName::Dctcp,
+            preset: Preset::Native,
+            priority: 0,
+            thresholds_bytes: Vec::new(),
+            probe_after_timeouts: 0,
+            rank: RankBy::RemainingSize,
+            l2dct_w_min: 0.125,
+            l2dct_w_max: 2.5,
+            l2dct_size_min_bytes: 204_800,
+            l2dct_size_max_bytes: 1_048_576,
+        }
+    }
+}
+
+/// The keys a scheme sets when the config leaves them out, as a partial config. Explicit keys always win.
+///
+/// - pfabric, native: the pFabric ns-2 scripts (PlatformLab/HomaSimulation @e13e9cd): 24-packet (36,000 B)
+///   queues, RTO 45 us, initial window 12; window capped at 15 packets and probe mode after 5 consecutive
+///   timeouts as in YAPS (NetSys/simulator @179b64e) and the ns-2 `prob_cap_`; no ECN.
+/// - pfabric, preset "pias" (and las, which the PIAS paper ran on pFabric's switch): 140 packets (210,000 B),
+///   RTO 250 us, initial window 70 (HKUST-SING/PIAS-NS2 @5fb5867).
+/// - pias: probe mode after 2 consecutive timeouts (the PIAS paper, section 2: "e.g., two").
+/// - tcp, dctcp, l2dct: nothing beyond the engine's defaults.
+pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
+    use serde_json::json;
+    match (name, preset) {
+        (SchemeName::Pfabric, Preset::Native) => json!({
+            "switch": {"buffer_bytes": 36_000, "ecn": "off"},
+            "transport": {"init_cwnd_packets": 12, "max_cwnd_packets": 15, "rto_min_us": 45.0},
+            "scheme": {"probe_after_timeouts": 5},
+        }),
+        (SchemeName::Pfabric, Preset::Pias) | (SchemeName::Las, _) => json!({
+            "switch": {"buffer_bytes": 210_000, "ecn": "off"},
+            "transport": {"init_cwnd_packets": 70, "rto_min_us": 250.0},
+            "scheme": {"probe_after_timeouts": 5},
+        }),
+        (SchemeName::Pias, _) => json!({"scheme": {"probe_after_timeouts": 2}}),
+        _ => json!({}),
+    }
+}
+
+/// Insert into `into` every key of `from` that `into` lacks (recursively through objects).
+fn fill_missing(into: &mut serde_json::Value, from: &serde_json::Value) {
+    if let (Some(dst), Some(src)) = (into.as_object_mut(), from.as_object()) {
+        for (k, v) in src {
+            match dst.get_mut(k) {
+                None => {
+                    dst.insert(k.clone(), v.clone());
+                }
+                Some(existing) => fill_missing(existing, v),
+            }
+        }
     }
 }
 
@@ -416,17 +538,36 @@ fn check_int(key: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {
 }
 
 impl Config {
-    /// Parse JSON text into a validated config; the error names the key.
+    /// Parse JSON text into a validated config; the error names the key. Keys the text leaves out take the
+    /// scheme's published values ([`scheme_defaults`]), then the engine's defaults.
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let mut key = if path == "." { String::new() } else { path };
-            let mut message = e.into_inner().to_string();
-            // serde_json appends a position in the JSON text, which the user never wrote: drop it
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            let mut message = e.to_string();
             if let Some(at) = message.rfind(" at line ") {
                 message.truncate(at);
             }
+            ConfigError { key: String::new(), message: format!("not valid JSON: {message}") }
+        })?;
+        if !value.is_object() {
+            return err("", "the config must be a JSON object");
+        }
+        // peek at the scheme to fill its defaults; a bad name or preset is reported by the typed parse below
+        let scheme = value.get("scheme");
+        let name = scheme.and_then(|s| s.get("name")).cloned().map(serde_json::from_value::<SchemeName>);
+        let preset = scheme.and_then(|s| s.get("preset")).cloned().map(serde_json::from_value::<Preset>);
+        let name = match &name {
+            Some(Ok(n)) => *n,
+            _ => SchemeConfig::default().name,
+        };
+        let preset = match &preset {
+            Some(Ok(p)) => *p,
+            _ => Preset::Native,
+        };
+        fill_missing(&mut value, &scheme_defaults(name, preset));
+        let cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let mut key = if path == "." { String::new() } else { path };
+            let message = e.into_inner().to_string();
             // an internally tagged enum (topology) reports unknown fields at the section: name the field
             if let Some(field) = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
                 if !key.ends_with(field) {
@@ -439,11 +580,17 @@ impl Config {
         Ok(cfg)
     }
 
+    /// The defaults of one scheme (what `from_json` gives for `{"scheme": {"name": ..., "preset": ...}}`).
+    pub fn for_scheme(name: SchemeName, preset: Preset) -> Config {
+        let text = serde_json::json!({"scheme": {"name": name, "preset": preset}}).to_string();
+        Config::from_json(&text).expect("scheme defaults are valid")
+    }
+
     /// The transport a run uses: the explicit one, or the scheme's.
     pub fn transport_kind(&self) -> TransportKind {
         self.transport.kind.unwrap_or(match self.scheme.name {
-            SchemeName::Tcp => TransportKind::Tcp,
-            SchemeName::Dctcp => TransportKind::Dctcp,
+            SchemeName::Tcp | SchemeName::Pfabric | SchemeName::Las => TransportKind::Tcp,
+            SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct => TransportKind::Dctcp,
         })
     }
 
@@ -527,12 +674,36 @@ impl Config {
         if t.rto_max_us < t.rto_min_us {
             return err("transport.rto_max_us", format!("must be >= rto_min_us ({})", t.rto_min_us));
         }
-        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 1, 1_000)?;
+        // (a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
+        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 1, u32::MAX as u64)?;
         check_pos("transport.dctcp_g", t.dctcp_g, 1.0)?;
         if !(0.0..=1.0).contains(&t.dctcp_alpha_init) {
             return err("transport.dctcp_alpha_init", format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init));
         }
         check_pos("run.time_limit_ms", self.run.time_limit_ms, 1e12)?;
+        let sc = &self.scheme;
+        let th = &sc.thresholds_bytes;
+        if th.windows(2).any(|w| w[0] >= w[1]) || th.first() == Some(&0) {
+            return err("scheme.thresholds_bytes", format!("must be positive and strictly increasing (got {th:?})"));
+        }
+        if th.len() >= s.queues as usize && sc.name == SchemeName::Pias {
+            return err(
+                "scheme.thresholds_bytes",
+                format!("has {} thresholds but switch.queues = {} allows at most {}", th.len(), s.queues, s.queues - 1),
+            );
+        }
+        if sc.name == SchemeName::Pias && th.is_empty() && s.queues > 1 {
+            return err(
+                "scheme.thresholds_bytes",
+                "PIAS needs its demotion thresholds (switch.queues - 1 values in bytes; `fctlab thresholds` derives \
+                 them, or use a preset)",
+            );
+        }
+        check_pos("scheme.l2dct_w_min", sc.l2dct_w_min, 100.0)?;
+        check_pos("scheme.l2dct_w_max", sc.l2dct_w_max, 100.0)?;
+        if sc.l2dct_size_max_bytes <= sc.l2dct_size_min_bytes {
+            return err("scheme.l2dct_size_max_bytes", "must be larger than scheme.l2dct_size_min_bytes");
+        }
         Ok(())
     }
 }
@@ -577,6 +748,29 @@ mod tests {
         assert_eq!(e.key, "topology.host_link_gbps");
         let e = Config::from_json(r#"{"switch": {"buffer": "shared"}}"#).unwrap_err();
         assert_eq!(e.key, "switch.shared_buffer_bytes");
+    }
+
+    #[test]
+    fn scheme_defaults_fill_only_missing_keys() {
+        let c = Config::from_json(r#"{"scheme": {"name": "pfabric"}}"#).unwrap();
+        assert_eq!(c.switch.buffer_bytes, 36_000);
+        assert_eq!(c.transport.init_cwnd_packets, 12);
+        assert_eq!(c.switch.ecn, EcnMode::Off);
+        assert_eq!(c.scheme.probe_after_timeouts, 5);
+        let c = Config::from_json(r#"{"scheme": {"name": "pfabric", "preset": "pias"}, "transport": {"rto_min_us": 99}}"#)
+            .unwrap();
+        assert_eq!(c.switch.buffer_bytes, 210_000);
+        assert_eq!(c.transport.rto_min_us, 99.0, "explicit keys win");
+        assert_eq!(c.transport.init_cwnd_packets, 70);
+        let c = Config::from_json(r#"{"scheme": {"name": "dctcp"}}"#).unwrap();
+        assert_eq!(c.switch.buffer_bytes, 360_000);
+        let e = Config::from_json(r#"{"scheme": {"name": "pias"}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.thresholds_bytes");
+        let e = Config::from_json(r#"{"scheme": {"name": "pias", "thresholds_bytes": [5, 3]}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.thresholds_bytes");
+        let e = Config::from_json(r#"{"scheme": {"name": "fifo"}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.name");
+        assert!(e.message.contains("pias"), "{e}");
     }
 
     #[test]

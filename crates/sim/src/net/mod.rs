@@ -9,6 +9,7 @@
 
 pub mod packet;
 pub mod port;
+pub mod rank_queue;
 
 use crate::config::{BufferMode, Config, EcnMode, TopologyConfig};
 use crate::units::{gbps_to_bps, ns_to_ps, Ps};

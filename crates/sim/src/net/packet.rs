@@ -24,7 +24,9 @@ pub struct Packet {
     /// Data: the segment index. ACK: the cumulative acknowledgement (next segment expected).
     pub seq: u32,
     /// ACK: the segment whose arrival triggered it when that segment is above the cumulative ACK (a one-segment
-    /// SACK block), else [`NO_SACK`]. Data: unused.
+    /// SACK block), else [`NO_SACK`]. Data: the packet's scheduling rank for rank-based switch queues (pFabric:
+    /// remaining bytes; LAS: bytes sent before it), lower is more urgent; read it with [`Packet::rank`]. One
+    /// field for both keeps the packet at 32 bytes.
     pub sack: u32,
     /// Destination host (routing key).
     pub dst: u32,
@@ -43,6 +45,16 @@ impl Packet {
     #[inline]
     pub fn is_ack(&self) -> bool {
         self.flags & flags::ACK != 0
+    }
+
+    /// Scheduling rank for rank-based queues: the data packet's own, 0 (most urgent) for ACKs.
+    #[inline]
+    pub fn rank(&self) -> u32 {
+        if self.is_ack() {
+            0
+        } else {
+            self.sack
+        }
     }
 }
 
