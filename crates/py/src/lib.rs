@@ -87,7 +87,7 @@ impl Progress {
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None))]
+#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -98,6 +98,7 @@ fn run<'py>(
     start_ps: PyReadonlyArray1<'py, u64>,
     priority: Option<PyReadonlyArray1<'py, u8>>,
     progress: Option<&Progress>,
+    estimate_bytes: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     let flows = FlowSet {
@@ -107,6 +108,10 @@ fn run<'py>(
         start_ps: start_ps.as_slice()?.to_vec(),
         priority: match &priority {
             Some(p) => p.as_slice()?.to_vec(),
+            None => Vec::new(),
+        },
+        estimate_bytes: match &estimate_bytes {
+            Some(e) => e.as_slice()?.to_vec(),
             None => Vec::new(),
         },
     };

@@ -12,6 +12,8 @@ pub struct FlowSet {
     pub start_ps: Vec<Ps>,
     /// Priority for the "fixed" tagging policy (0 is the highest); empty means the scheme's default for all.
     pub priority: Vec<u8>,
+    /// Estimated flow sizes (pFabric ranked by estimate); empty means the true sizes.
+    pub estimate_bytes: Vec<u64>,
 }
 
 /// A flow that cannot be simulated; names the flow and the column.
@@ -50,6 +52,9 @@ impl FlowSet {
         same("start_ps", self.start_ps.len())?;
         if !self.priority.is_empty() {
             same("priority", self.priority.len())?;
+        }
+        if !self.estimate_bytes.is_empty() {
+            same("estimate_bytes", self.estimate_bytes.len())?;
         }
         if n > u32::MAX as usize - 1 {
             return Err(FlowError("flows: too many flows (at most 2^32 - 2)".into()));

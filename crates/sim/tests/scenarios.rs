@@ -13,6 +13,7 @@ fn flows(list: &[(u32, u32, u64, u64)]) -> FlowSet {
         size_bytes: list.iter().map(|f| f.2).collect(),
         start_ps: list.iter().map(|f| f.3).collect(),
         priority: Vec::new(),
+        estimate_bytes: Vec::new(),
     }
 }
 

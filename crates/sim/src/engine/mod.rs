@@ -11,10 +11,9 @@ pub mod queue;
 
 use crate::config::{Config, RoutingMode};
 use crate::flows::{FlowError, FlowResults, FlowSet};
-use crate::net::packet::Packet;
+use crate::net::packet::{flags, Packet};
 use crate::net::port::Admission;
 use crate::net::{five_tuple_hash, Network};
-use crate::policy::Tagging;
 use crate::transport::tcp::{Conn, TcpParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use queue::{Event, EventQueue};
@@ -76,7 +75,6 @@ struct Sim<'a> {
     open_flows: u64,
     results: FlowResults,
     params: TcpParams,
-    tagging: Tagging,
     default_prio: u8,
     spray: bool,
     rng: Xoshiro256PlusPlus,
@@ -107,7 +105,6 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Resul
         open_flows: 0,
         results: FlowResults::new(flows.len()),
         params: TcpParams::from_config(cfg),
-        tagging: Tagging::Fixed,
         default_prio: cfg.scheme.priority,
         spray: cfg.routing.mode == RoutingMode::Spray,
         rng,
@@ -163,10 +160,10 @@ impl Sim<'_> {
         let dport = 5001;
         let fwd = five_tuple_hash(src, dst, sport, dport);
         let rev = five_tuple_hash(dst, src, dport, sport);
-        let given = self.flows.priority.get(i).copied();
-        let prio = self.tagging.flow_priority(given, self.default_prio);
+        let prio = self.flows.priority.get(i).copied().unwrap_or(self.default_prio);
+        let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
         self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd);
-        let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, prio, fwd, rev));
+        let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio, fwd, rev));
         self.out.clear();
         conn.start(&self.params, self.now, &mut self.out);
         self.conns[i] = Some(conn);
@@ -237,7 +234,7 @@ impl Sim<'_> {
                 let q = p.queue_of(pkt.prio);
                 self.stats.drops += 1;
                 self.stats.drops_per_queue[q] += 1;
-                if !pkt.is_ack() {
+                if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
                     self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.params.header) as u64;
                 }
                 return;
@@ -317,7 +314,7 @@ impl Sim<'_> {
         debug_assert_eq!(pkt.dst, host);
         let f = pkt.flow as usize;
         let now = self.now;
-        if !pkt.is_ack() {
+        if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
             self.results.bytes_delivered[f] += (pkt.wire as u32 - self.params.header) as u64;
         }
         let Some(c) = self.conns[f].as_deref_mut() else {

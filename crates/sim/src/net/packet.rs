@@ -12,6 +12,8 @@ pub mod flags {
     pub const ECE: u8 = 1 << 3;
     /// Retransmitted data segment (on data), or echo of that (on the ACK it triggered): Karn's rule.
     pub const RETX: u8 = 1 << 4;
+    /// A probe (probe mode), or the ACK answering one: no payload to deliver.
+    pub const PROBE: u8 = 1 << 5;
 }
 
 /// No SACK information on this ACK.

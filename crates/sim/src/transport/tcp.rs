@@ -27,7 +27,8 @@
 //!   cwnd <- cwnd (1 - alpha / 2) and ssthresh <- cwnd. A loss is handled as TCP handles it.
 
 use super::bitset::BitSet;
-use crate::config::{Config, TransportKind};
+use crate::config::{Config, SchemeName, TransportKind};
+use crate::policy::{Rank, Tagging};
 use crate::net::packet::{flags, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
 
@@ -48,6 +49,43 @@ pub struct TcpParams {
     pub g: f64,
     pub alpha_init: f64,
     pub ack_priority: u8,
+    /// How data packets get their priority (fixed, PIAS).
+    pub tagging: Tagging,
+    /// What data packets carry as their rank (pFabric, LAS), if anything.
+    pub rank: Rank,
+    /// Whether loss recovery after duplicate ACKs halves the window (TCP, DCTCP) or only repairs the holes
+    /// (pFabric's minimal rate control, which reacts to timeouts only).
+    pub loss_cuts_window: bool,
+    /// Consecutive timeouts after which the flow probes instead of retransmitting (0 = never).
+    pub probe_after: u32,
+    /// L2DCT's weighting of increase and decrease by bytes sent, when the scheme is L2DCT.
+    pub l2dct: Option<L2dct>,
+}
+
+/// L2DCT's weight w_c of a flow as a function of the bytes it has sent: w_max up to `size_min`, w_min from
+/// `size_max`, linear in between (the PIAS ns-2 scripts' lldct_* parameters). The window grows by w_c segments
+/// per window of ACKs and an ECN-marked window is cut by the factor (1 - alpha^w_c / 2), so short flows grow
+/// faster and back off less than long ones (Munir et al., "Minimizing Flow Completion Times in Data Centers",
+/// INFOCOM 2013).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct L2dct {
+    pub w_min: f64,
+    pub w_max: f64,
+    pub size_min: u64,
+    pub size_max: u64,
+}
+
+impl L2dct {
+    pub fn weight(&self, bytes_sent: u64) -> f64 {
+        if bytes_sent <= self.size_min {
+            self.w_max
+        } else if bytes_sent >= self.size_max {
+            self.w_min
+        } else {
+            let f = (bytes_sent - self.size_min) as f64 / (self.size_max - self.size_min) as f64;
+            self.w_max + f * (self.w_min - self.w_max)
+        }
+    }
 }
 
 impl TcpParams {
@@ -68,6 +106,16 @@ impl TcpParams {
             g: t.dctcp_g,
             alpha_init: t.dctcp_alpha_init,
             ack_priority: t.ack_priority,
+            tagging: Tagging::from_config(cfg),
+            rank: Rank::from_config(cfg),
+            loss_cuts_window: !cfg.scheme.name.rank_queue(),
+            probe_after: cfg.scheme.probe_after_timeouts,
+            l2dct: (cfg.scheme.name == SchemeName::L2dct).then(|| L2dct {
+                w_min: cfg.scheme.l2dct_w_min,
+                w_max: cfg.scheme.l2dct_w_max,
+                size_min: cfg.scheme.l2dct_size_min_bytes,
+                size_max: cfg.scheme.l2dct_size_max_bytes,
+            }),
         }
     }
 }
@@ -90,6 +138,8 @@ pub struct ConnCounters {
     pub ecn_marked: u32,
     /// DCTCP window reductions on ECN echoes.
     pub ecn_cuts: u32,
+    /// Probe packets sent in probe mode.
+    pub probes: u32,
 }
 
 /// Both ends of one flow.
@@ -102,7 +152,10 @@ pub struct Conn {
     hash_rev: u32,
     pub n_segs: u32,
     last_payload: u32,
-    /// Priority the tagging policy gives this flow's data.
+    size: u64,
+    /// Estimated size (pFabric ranked by estimate).
+    estimate: u64,
+    /// The flow's own priority (fixed tagging; PIAS computes per packet).
     pub prio: u8,
 
     // --- sender ---
@@ -135,6 +188,10 @@ pub struct Conn {
     /// Time of this flow's timer entry in the engine's event queue (NEVER when none): lazy timers.
     pub timer_queued_at: Ps,
     pub alpha: f64,
+    /// Timeouts since the last ACK that advanced the cumulative ACK.
+    consecutive_timeouts: u32,
+    /// In probe mode: retransmissions are held; probes go out every RTO until an ACK comes back.
+    pub probing: bool,
     win_end: u32,
     win_acks: u32,
     win_marks: u32,
@@ -160,7 +217,17 @@ impl Conn {
     /// A new flow of `size` bytes. Allocates its scoreboards (three bits per segment at the sender, one at
     /// the receiver): once per flow, never per packet.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(p: &TcpParams, flow: u32, src: u32, dst: u32, size: u64, prio: u8, hash_fwd: u32, hash_rev: u32) -> Self {
+    pub fn new(
+        p: &TcpParams,
+        flow: u32,
+        src: u32,
+        dst: u32,
+        size: u64,
+        estimate: u64,
+        prio: u8,
+        hash_fwd: u32,
+        hash_rev: u32,
+    ) -> Self {
         let n = size.div_ceil(p.mss as u64);
         assert!(n < u32::MAX as u64 - 1, "flow {flow} has too many segments ({n})");
         let n_segs = n as u32;
@@ -173,6 +240,8 @@ impl Conn {
             hash_rev,
             n_segs,
             last_payload,
+            size,
+            estimate,
             prio,
             snd_una: 0,
             snd_nxt: 0,
@@ -197,6 +266,8 @@ impl Conn {
             rto_deadline: NEVER,
             timer_queued_at: NEVER,
             alpha: p.alpha_init,
+            consecutive_timeouts: 0,
+            probing: false,
             win_end: 0,
             win_acks: 0,
             win_marks: 0,
@@ -248,17 +319,30 @@ impl Conn {
         if retx {
             f |= flags::RETX;
         }
+        let mss = p.mss as u64;
+        let offset = seg as u64 * mss;
+        let acked = (self.snd_una as u64 * mss).min(self.size);
+        let sent = (self.snd_nxt as u64 * mss).min(self.size);
         Packet {
             flow: self.flow,
             seq: seg,
-            sack: NO_SACK,
+            sack: p.rank.of(self.size, self.estimate, acked, sent),
             dst: self.dst,
             hash: self.hash_fwd,
             wire: (payload + p.header) as u16,
-            prio: self.prio,
+            prio: p.tagging.priority(self.prio, offset),
             flags: f,
             ts: now,
         }
+    }
+
+    /// A probe (probe mode): one byte of payload that the receiver only acknowledges, carrying the priority
+    /// and rank the flow's next segment would have, so that it waits where that segment would wait.
+    fn probe_packet(&self, p: &TcpParams, now: Ps) -> Packet {
+        let mut pkt = self.data_packet(p, self.snd_una.min(self.n_segs - 1), now, true);
+        pkt.wire = (p.header + 1) as u16;
+        pkt.flags |= flags::PROBE;
+        pkt
     }
 
     fn send_segment(&mut self, p: &TcpParams, seg: u32, now: Ps, retx: bool, out: &mut Vec<Packet>) {
@@ -353,6 +437,17 @@ impl Conn {
         }
         let cum = ack.seq.min(self.n_segs);
         let ece = ack.flags & flags::ECE != 0;
+        if self.probing {
+            // An ACK is back. If it acknowledges data the packets were trapped, not lost: carry on (the held
+            // retransmissions are dropped). If not, they were lost: release the retransmissions now.
+            self.probing = false;
+            self.consecutive_timeouts = 0;
+            if cum <= self.snd_una {
+                self.mark_all_outstanding_lost();
+                self.send_more(p, now, out);
+                self.rto_deadline = now + self.rto;
+            }
+        }
 
         // Karn: only segments sent once give RTT samples; a valid sample also ends the back-off.
         if ack.flags & flags::RETX == 0 && now >= ack.ts {
@@ -409,13 +504,14 @@ impl Conn {
             self.snd_una = cum;
             let delivered = newly;
             self.dupacks = 0;
+            self.consecutive_timeouts = 0;
             let was_fast = self.recovery == Some(Recovery::Fast);
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
             match self.recovery {
                 Some(_) if cum >= self.recover => {
-                    if self.recovery == Some(Recovery::Fast) {
+                    if self.recovery == Some(Recovery::Fast) && p.loss_cuts_window {
                         self.cwnd = self.ssthresh;
                     }
                     self.recovery = None;
@@ -459,7 +555,12 @@ impl Conn {
                 new_window = true;
             }
             if ece && self.recovery.is_none() && self.snd_una >= self.cut_end {
-                self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(1.0);
+                // L2DCT: penalty alpha^w_c instead of alpha
+                let b = match p.l2dct {
+                    Some(l) => self.alpha.powf(l.weight(self.bytes_sent_hwm(p))),
+                    None => self.alpha,
+                };
+                self.cwnd = (self.cwnd * (1.0 - b / 2.0)).max(1.0);
                 self.ssthresh = self.cwnd;
                 self.cut_end = self.snd_nxt;
                 self.counters.ecn_cuts += 1;
@@ -485,9 +586,16 @@ impl Conn {
         if self.cwnd < self.ssthresh {
             self.cwnd += segs as f64;
         } else {
-            self.cwnd += segs as f64 / self.cwnd;
+            let w = p.l2dct.map_or(1.0, |l| l.weight(self.bytes_sent_hwm(p)));
+            self.cwnd += w * segs as f64 / self.cwnd;
         }
         self.cwnd = self.cwnd.min(p.max_cwnd);
+    }
+
+    /// Bytes of the flow sent so far (highest new segment), for L2DCT's weight.
+    #[inline]
+    fn bytes_sent_hwm(&self, p: &TcpParams) -> u64 {
+        (self.snd_nxt as u64 * p.mss as u64).min(self.size)
     }
 
     /// A SACK of new data without cumulative progress: the window opens only through `pipe`.
@@ -496,8 +604,10 @@ impl Conn {
 
     fn enter_fast_recovery(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
         self.counters.fast_recoveries += 1;
-        self.ssthresh = (self.cwnd / 2.0).max(2.0);
-        self.cwnd = self.ssthresh;
+        if p.loss_cuts_window {
+            self.ssthresh = (self.cwnd / 2.0).max(2.0);
+            self.cwnd = self.ssthresh;
+        }
         self.recovery = Some(Recovery::Fast);
         self.recover = self.snd_nxt;
         self.retx_ptr = self.snd_una;
@@ -521,12 +631,34 @@ impl Conn {
             return;
         }
         self.counters.timeouts += 1;
+        self.consecutive_timeouts += 1;
+        if p.probe_after > 0 && self.consecutive_timeouts >= p.probe_after {
+            // Probe mode: the packets may be trapped behind higher priorities rather than lost; hold the
+            // retransmissions and ask the receiver with a probe, once per RTO (no further back-off).
+            self.probing = true;
+            self.counters.probes += 1;
+            out.push(self.probe_packet(p, now));
+            self.rto_deadline = now + self.rto;
+            return;
+        }
         self.ssthresh = (self.cwnd / 2.0).max(2.0);
         self.cwnd = 1.0;
+        self.dupacks = 0;
+        self.mark_all_outstanding_lost();
+        self.cut_end = self.snd_nxt;
+        self.rto = (self.rto.saturating_mul(2)).min(p.rto_max);
+        self.rto_deadline = NEVER;
+        self.send_more(p, now, out);
+        if self.rto_deadline == NEVER {
+            self.rto_deadline = now + self.rto;
+        }
+    }
+
+    /// After a timeout (or a probe that found the data dropped): every outstanding un-SACKed segment is lost
+    /// and earlier retransmissions are forgotten; recover by slow start through them.
+    fn mark_all_outstanding_lost(&mut self) {
         self.recovery = Some(Recovery::Timeout);
         self.recover = self.snd_nxt;
-        self.dupacks = 0;
-        // everything outstanding and not SACKed is lost; earlier retransmissions are forgotten
         self.lost_out = 0;
         self.retrans_out = 0;
         for s in self.snd_una..self.snd_nxt {
@@ -540,13 +672,6 @@ impl Conn {
         }
         self.lost_mark_upto = self.snd_nxt;
         self.retx_ptr = self.snd_una;
-        self.cut_end = self.snd_nxt;
-        self.rto = (self.rto.saturating_mul(2)).min(p.rto_max);
-        self.rto_deadline = NEVER;
-        self.send_more(p, now, out);
-        if self.rto_deadline == NEVER {
-            self.rto_deadline = now + self.rto;
-        }
     }
 
     /// Receiver side: a data segment arrived. Pushes the ACK into `out`.
@@ -555,6 +680,21 @@ impl Conn {
         let mut outcome = Outcome::default();
         let s = pkt.seq;
         let ce = pkt.flags & flags::CE != 0;
+        if pkt.flags & flags::PROBE != 0 {
+            // a probe carries no data: acknowledge what is held
+            out.push(Packet {
+                flow: self.flow,
+                seq: self.rcv_nxt,
+                sack: NO_SACK,
+                dst: self.src,
+                hash: self.hash_rev,
+                wire: p.ack_bytes as u16,
+                prio: p.ack_priority,
+                flags: flags::ACK | flags::RETX | flags::PROBE,
+                ts: pkt.ts,
+            });
+            return outcome;
+        }
         if ce {
             self.counters.ecn_marked += 1;
         }
@@ -622,7 +762,7 @@ mod tests {
     }
 
     fn conn(p: &TcpParams, segs: u64) -> Conn {
-        Conn::new(p, 0, 0, 1, segs * p.mss as u64, 0, 1, 2)
+        Conn::new(p, 0, 0, 1, segs * p.mss as u64, 0, 0, 1, 2)
     }
 
     /// Deliver `data` to the receiver `rx` and return the ACK it produced.
@@ -655,7 +795,7 @@ mod tests {
     #[test]
     fn last_segment_is_short() {
         let p = params(false);
-        let mut c = Conn::new(&p, 0, 0, 1, 1460 * 2 + 100, 0, 1, 2);
+        let mut c = Conn::new(&p, 0, 0, 1, 1460 * 2 + 100, 0, 0, 1, 2);
         let mut out = Vec::new();
         c.start(&p, 0, &mut out);
         assert_eq!(out.iter().map(|x| x.wire).collect::<Vec<_>>(), vec![1500, 1500, 140]);
