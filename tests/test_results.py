@@ -57,6 +57,7 @@ def synthetic():
         "bytes_delivered": np.array([100_000, 40_000, 10_000_000, 10_000_001], dtype=np.uint64),
         "bytes_dropped": np.array([0, 10_000, 0, 0], dtype=np.uint64),
         "ecn_marked": np.array([0, 2, 5, 0], dtype=np.uint32),
+        "probes": np.array([0, 0, 1, 0], dtype=np.uint32),
     }
     return workload, columns
 

@@ -23,6 +23,9 @@ def topology_kinds() -> list[str]:
 def schemes() -> list[tuple[str, str]]:
     """(name, description) of every scheme the engine runs."""
 
+def scheme_defaults(name: str, preset: str = "native") -> str:
+    """The full config (JSON) a scheme runs with when nothing else is given."""
+
 class Progress:
     """Flows finished so far, updated by a running simulation; poll it from another thread."""
 

@@ -1,4 +1,5 @@
-"""The ``fctlab`` command line: ``run``, ``compare`` and ``workloads``.
+"""The ``fctlab`` command line: ``run``, ``compare``, ``workloads``, ``schemes``, plus ``report`` and ``thresholds``
+(from :mod:`fctlab.cli_report`).
 
 Bad input never reaches the engine: every command validates the whole experiment (and builds its flows) first;
 on a problem it prints one line naming the key to stderr and exits with code 2, having written nothing (not even
@@ -250,6 +251,44 @@ def _size(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.3g} {unit}" if n / scale < 100 else f"{n / scale:,.0f} {unit}"
     return f"{n:.0f} B"
+
+
+@app.command()
+def schemes() -> None:
+    """List every scheme with what it does and the switch/transport parameters it runs with by default."""
+    import json
+
+    from fctlab import _core
+
+    for name, what in _core.schemes():
+        _print(f"{name}: {what}")
+        presets = ["native", "pias"] if name == "pfabric" else ["native"]
+        for preset in presets:
+            cfg = json.loads(_core.scheme_defaults(name, preset))
+            keys = {
+                "switch.buffer_bytes": cfg["switch"]["buffer_bytes"],
+                "switch.ecn": cfg["switch"]["ecn"],
+                "transport.kind": cfg["transport"]["kind"] or ("tcp" if name in ("tcp", "pfabric", "las") else "dctcp"),
+                "transport.init_cwnd_packets": cfg["transport"]["init_cwnd_packets"],
+                "transport.max_cwnd_packets": cfg["transport"]["max_cwnd_packets"],
+                "transport.rto_min_us": cfg["transport"]["rto_min_us"],
+                "scheme.probe_after_timeouts": cfg["scheme"]["probe_after_timeouts"],
+            }
+            if name == "pfabric":
+                keys["scheme.rank"] = cfg["scheme"]["rank"]
+            if name == "l2dct":
+                for k in ("l2dct_w_min", "l2dct_w_max", "l2dct_size_min_bytes", "l2dct_size_max_bytes"):
+                    keys[f"scheme.{k}"] = cfg["scheme"][k]
+            if name == "pias":
+                keys["scheme.thresholds_bytes"] = "required (fctlab thresholds)"
+            label = f"  preset {preset!r}" if len(presets) > 1 else "  defaults"
+            shown = ", ".join(f"{k} = {v}" for k, v in keys.items())
+            _print(f"{label}: {shown}")
+
+
+from fctlab.cli_report import register as _register_report_commands  # noqa: E402  (report, thresholds)
+
+_register_report_commands(app)
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ NEVER_PS = np.iinfo(np.uint64).max
 FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
     "finished", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
-    "ecn_marked", "priority", "warmup", "size_bin",
+    "ecn_marked", "probes", "priority", "warmup", "size_bin",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority")
 
@@ -152,6 +152,7 @@ def flow_table(
         "bytes_delivered": ints("bytes_delivered"),
         "bytes_dropped": ints("bytes_dropped"),
         "ecn_marked": ints("ecn_marked"),
+        "probes": ints("probes"),
         "priority": priority,
         "warmup": warm,
         "size_bin": size_bin(size),
@@ -179,6 +180,12 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     priority = None
     if "priority" in flows:
         priority = np.ascontiguousarray(flows["priority"].to_numpy(dtype=np.uint8))
+    # pFabric ranked by estimate reads the trace's estimate_bytes (the true size where it is missing)
+    estimate = None
+    if "estimate_bytes" in flows.columns:
+        est = flows["estimate_bytes"].to_numpy(dtype=np.float64)
+        est = np.where(np.isnan(est), flows["size_bytes"].to_numpy(dtype=np.float64), est)
+        estimate = np.ascontiguousarray(est.astype(np.uint64))
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(flows["src"].to_numpy(dtype=np.uint32)),
@@ -187,6 +194,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         np.ascontiguousarray(flows["start_ps"].to_numpy(dtype=np.uint64)),
         priority,
         progress,
+        estimate,
     )
     stats = json.loads(stats_json)
     table = flow_table(

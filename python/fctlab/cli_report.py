@@ -1,0 +1,185 @@
+"""The ``report`` and ``thresholds`` commands of the ``fctlab`` command line.
+
+``register(app)`` adds both to a Typer app (``fctlab.cli`` calls it). Like the other commands, bad arguments
+print one line, ``error: ...``, naming the argument, and exit with code 2 having written nothing; numbers are taken
+as text and checked here so that even a malformed one gets that one line rather than a usage box.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+    sys.stderr.write(f"error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    return typer.Exit(code)
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def report(
+    results_dir: Annotated[Path, typer.Argument(help="Results directory: a run, a sweep (runs/<id>/) or a compare.")],
+    metric: Annotated[str, typer.Option("--metric", help="What the figures plot: fct or slowdown.")] = "fct",
+    normalize_to: Annotated[
+        Optional[str], typer.Option("--normalize-to", help="Plot values relative to this scheme at the same load.")
+    ] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", "-o", help="Output directory (default: RESULTS_DIR/report).")
+    ] = None,
+) -> None:
+    """Write figures (PNG and SVG) and one self-contained HTML page for the runs under RESULTS_DIR."""
+    from fctlab.report import REPORT_DIR, Report, ReportError
+
+    try:
+        if not results_dir.is_dir():
+            raise ReportError(f"RESULTS_DIR: {results_dir} is not a directory")
+        if out is not None and out.exists() and not out.is_dir():
+            raise ReportError(f"--out: {out} exists and is not a directory")
+        exclude = [out] if out is not None else []
+        rep = Report.from_dir(results_dir, metric=metric, normalize_to=normalize_to, exclude=exclude)
+    except ReportError as e:
+        raise _fail(str(e)) from None
+    try:
+        files = rep.write(out if out is not None else results_dir / REPORT_DIR)
+    except OSError as e:
+        raise _fail(f"writing the report: {e}", EXIT_FAILED) from None
+    _out(f"report: {files.html}")
+    _out(f"figures: {len(files.figures)} files in {files.html.parent / 'figures'}")
+    for p in files.figures:
+        _out(f"  {p.name}")
+    if rep.skipped:
+        sys.stderr.write(f"warning: {len(rep.skipped)} summary file(s) could not be read and were left out\n")
+
+
+def _parse_load(text: str | None) -> float:
+    if text is None:
+        raise ValueError("--load: missing; give the offered load, e.g. --load 0.6")
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"--load: must be a number strictly between 0 and 1, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"--load: must be strictly between 0 and 1, got {text}")
+    return value
+
+
+def _parse_queues(text: str) -> int:
+    from fctlab.thresholds import MAX_QUEUES, MIN_QUEUES
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"--queues: must be a whole number from {MIN_QUEUES} to {MAX_QUEUES}, got {text!r}") from None
+    if not MIN_QUEUES <= value <= MAX_QUEUES:
+        raise ValueError(f"--queues: must be from {MIN_QUEUES} to {MAX_QUEUES}, got {value}")
+    return value
+
+
+def _packets(n_bytes: int) -> str:
+    from fctlab.workloads import NS2_PACKET_BYTES
+
+    q = n_bytes / NS2_PACKET_BYTES
+    return f"{q:,.0f}" if q.is_integer() else f"{q:,.2f}"
+
+
+def _threshold_rows(t: Any) -> list[list[str]]:
+    rows = []
+    for j in range(t.queues):
+        low = "0" if j == 0 else f"{t.thresholds_bytes[j - 1]:,}"
+        high = "inf" if j == t.queues - 1 else f"{t.thresholds_bytes[j]:,}"
+        pk = "" if j == t.queues - 1 else _packets(t.thresholds_bytes[j])
+        rows.append([f"{j + 1}", f"({low}, {high}]", pk, f"{t.shares[j]:.4f}", f"{t.realized_shares[j]:.4f}"])
+    return rows
+
+
+def _show_presets(cdf: str | None, load: float | None) -> None:
+    from fctlab.analyze import format_table
+    from fctlab.thresholds import PRESET_SOURCE, evaluate, list_presets, preset
+
+    if cdf is not None and load is not None:
+        items = [(cdf, load, preset(cdf, load))]  # raises the error naming what is wrong
+    else:
+        items = [(w, ld, v) for w, ld, v in list_presets() if cdf is None or w == cdf]
+        if not items:
+            preset(cdf or "", 0.5)  # raises the error that names the known workloads
+        if load is not None:
+            items = [(w, ld, v) for w, ld, v in items if abs(ld - load) < 1e-9]
+            if not items:
+                known = ", ".join(f"{x:g}" for x in sorted({ld for _, ld, _ in list_presets()}))
+                raise ValueError(f"--load: no PIAS preset at load {load:g}; preset loads: {known}")
+    header = ["workload", "load", *(f"alpha_{j}" for j in range(1, 8))]
+    _out("PIAS ns-2 demotion thresholds, 8 queues, in bytes (packets of 1460 B below each):")
+    rows = []
+    for w, ld, v in items:
+        rows.append([w, f"{ld:g}", *(f"{x:,}" for x in v)])
+        rows.append(["", "", *(f"({_packets(x)})" for x in v)])
+    _out(format_table(header, rows, "lr" + "r" * 7))
+    if len(items) == 1:
+        w, ld, v = items[0]
+        given = evaluate(w, ld, v)
+        _out(f"shares of flows per queue on {w}: " + " ".join(f"{x:.4f}" for x in given.shares)
+             + f"; PIAS §3 objective (eq. 2) {given.objective:.6f}")
+    _out(f"source: {PRESET_SOURCE}")
+    _out("a flow stays in queue j while its bytes sent are <= alpha_j")
+
+
+def thresholds(
+    cdf: Annotated[Optional[str], typer.Option("--cdf", help="Flow-size CDF: a shipped name or a file.")] = None,
+    load: Annotated[Optional[str], typer.Option("--load", help="Offered load, strictly between 0 and 1.")] = None,
+    queues: Annotated[str, typer.Option("--queues", help="Number of priority queues K, 2 to 64.")] = "8",
+    method: Annotated[str, typer.Option("--method", help="paper (closed form of §3) or numeric (SLSQP).")] = "paper",
+    presets: Annotated[
+        bool, typer.Option("--preset", help="Show the published PIAS ns-2 thresholds (filtered by --cdf/--load).")
+    ] = False,
+) -> None:
+    """PIAS demotion thresholds for a workload and load, derived as in the PIAS paper (§3), or its presets."""
+    from fctlab.analyze import format_table
+    from fctlab.thresholds import METHODS, PRESETS, ThresholdError, derive, evaluate
+
+    try:
+        if presets:
+            _show_presets(cdf, None if load is None else _parse_load(load))
+            return
+        if cdf is None:
+            raise ValueError("--cdf: missing; give a workload CDF name (see fctlab workloads) or a file path")
+        rho = _parse_load(load)
+        k = _parse_queues(queues)
+        if method not in METHODS:
+            raise ValueError(f"--method: must be one of {', '.join(METHODS)}, got {method!r}")
+        t = derive(cdf, rho, k, method)
+    except ThresholdError as e:
+        raise _fail(f"--{e}") from None
+    except ValueError as e:
+        raise _fail(str(e)) from None
+
+    _out(f"PIAS thresholds for {t.cdf} at load {t.load:g}, {t.queues} queues (method: {t.method})")
+    header = ["queue", "flow bytes sent", "alpha (packets)", "target share", "share on this CDF"]
+    _out(format_table(header, _threshold_rows(t), "rlrrr"))
+    _out("thresholds (bytes): " + " ".join(str(a) for a in t.thresholds_bytes))
+    _out(
+        f"objective (PIAS eq. 2, maximised): {t.objective:.6f} at the target shares, {t.realized_objective:.6f} "
+        f"with the byte thresholds; average-FCT bound (eq. 1): {t.fct_bound:.6f} / {t.realized_fct_bound:.6f}"
+    )
+    key = (t.cdf, round(t.load, 9))
+    if t.queues == 8 and key in PRESETS:
+        given = evaluate(t.cdf, t.load, PRESETS[key])
+        _out("published PIAS ns-2 preset (fctlab thresholds --preset): "
+             + " ".join(str(a) for a in PRESETS[key]))
+        _out("  its shares on this CDF: " + " ".join(f"{x:.4f}" for x in given.shares)
+             + f"; objective (eq. 2) {given.objective:.6f}, bound (eq. 1) {given.fct_bound:.6f}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``report`` and ``thresholds`` commands to ``app``."""
+    app.command("report")(report)
+    app.command("thresholds")(thresholds)

@@ -1,0 +1,353 @@
+"""The report of a results directory: run discovery in every layout, seed averaging, figures, the self-contained
+HTML page (parsed in Python and rendered in headless Chromium), paper claims, and the ``report`` command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import fctlab
+import pytest
+import typer
+from fctlab.cli_report import register
+from fctlab.report import PaperClaim, Report, ReportError, discover_runs, write_report
+from typer.testing import CliRunner
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCHEMES = ("tcp", "dctcp")
+# load -> seeds: two seeds at the first load, to check the averaging.
+LOADS = {0.4: (1, 2), 0.7: (1,)}
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _experiment(scheme: str, load: float, seed: int):
+    return fctlab.experiment_from_dict({
+        "name": f"tiny-{scheme}-{load}-{seed}",
+        "seed": seed,
+        "topology": {"kind": "single_switch", "hosts": 4},
+        "workload": {"cdf": "websearch", "load": load, "flows": 50},
+        "scheme": {"name": scheme},
+    })
+
+
+@pytest.fixture(scope="session")
+def sweep_dir(tmp_path_factory) -> Path:
+    """A sweep-like results folder: DIR/runs/<run_id>/ for 2 schemes x 2 loads (3 seeds' worth of runs each)."""
+    root = tmp_path_factory.mktemp("sweep")
+    for scheme in SCHEMES:
+        for load, seeds in LOADS.items():
+            for seed in seeds:
+                result = fctlab.simulate(_experiment(scheme, load, seed))
+                fctlab.write_results(result, root / "runs" / f"{scheme}-load{load}-seed{seed}")
+    (root / "catalog.duckdb").write_bytes(b"not read by the report")
+    return root
+
+
+@pytest.fixture(scope="session")
+def report_files(sweep_dir, tmp_path_factory):
+    """The default report of the sweep, written once to its own folder."""
+    out = tmp_path_factory.mktemp("report")
+    rep = Report.from_dir(sweep_dir)
+    rep.add_paper_claims([
+        PaperClaim(
+            statement="PIAS vs DCTCP, small-flow average FCT: up to 50% lower",
+            recipe="1 - dctcp / tcp small-flow mean FCT at the highest load",
+            value=12.5,
+            source="PIAS, HotNets 2014, §4.1",
+            unit="%",
+            note="test claim",
+        ),
+        ("a claim given as a tuple", "no recipe yet", None),
+    ])
+    return rep.write(out)
+
+
+def _summary(run_dir: Path) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+# -- discovery and grouping ------------------------------------------------------------------------------------
+
+
+def test_discovers_every_run_of_a_sweep(sweep_dir):
+    runs, skipped = discover_runs(sweep_dir)
+    assert skipped == []
+    assert len(runs) == len(SCHEMES) * sum(len(s) for s in LOADS.values())
+    assert {r.label for r in runs} == set(SCHEMES)
+    assert {r.workload for r in runs} == {"websearch"}
+    assert {r.load for r in runs} == set(LOADS)
+    assert all(r.run_id.startswith("runs/") for r in runs)
+
+
+def test_seeds_are_averaged_and_counted(sweep_dir):
+    table = Report.from_dir(sweep_dir).table
+    assert len(table) == len(SCHEMES) * len(LOADS)
+    row = table[(table["label"] == "dctcp") & (table["load"] == 0.4)].iloc[0]
+    s1, s2 = (_summary(sweep_dir / "runs" / f"dctcp-load0.4-seed{s}") for s in (1, 2))
+    assert row["seeds"] == 2
+    assert row["flows"] == s1["measured_flows"] + s2["measured_flows"]
+    for b in ("small", "all"):
+        for stat in ("mean_fct_ns", "p99_fct_ns", "mean_slowdown"):
+            want = (s1["bins"][b][stat] + s2["bins"][b][stat]) / 2
+            assert row[f"{b}.{stat}"] == pytest.approx(want)
+            assert row[f"{b}.{stat}.lo"] == pytest.approx(min(s1["bins"][b][stat], s2["bins"][b][stat]))
+    single = table[(table["label"] == "tcp") & (table["load"] == 0.7)].iloc[0]
+    assert single["seeds"] == 1
+
+
+def test_normalised_points_pair_runs_seed_by_seed(sweep_dir):
+    pts = Report.from_dir(sweep_dir, normalize_to="tcp").points("websearch")
+    mine = pts[(pts["bin"] == "all") & (pts["stat"] == "mean")].set_index(["label", "load"])
+    assert mine.loc[("tcp", 0.4), "value"] == pytest.approx(1.0)
+    assert mine.loc[("tcp", 0.4), "lo"] == pytest.approx(1.0) == mine.loc[("tcp", 0.4), "hi"]
+    key = "mean_fct_ns"
+    d = [_summary(sweep_dir / "runs" / f"dctcp-load0.4-seed{s}")["bins"]["all"][key] for s in (1, 2)]
+    t = [_summary(sweep_dir / "runs" / f"tcp-load0.4-seed{s}")["bins"]["all"][key] for s in (1, 2)]
+    assert mine.loc[("dctcp", 0.4), "value"] == pytest.approx(sum(d) / sum(t))
+    ratios = sorted(a / b for a, b in zip(d, t))
+    assert (mine.loc[("dctcp", 0.4), "lo"], mine.loc[("dctcp", 0.4), "hi"]) == pytest.approx(tuple(ratios))
+    # One seed at 0.7: no spread.
+    assert mine.loc[("dctcp", 0.7)].isna()["lo"]
+
+
+def test_runs_of_one_scheme_that_differ_get_distinct_labels(sweep_dir, tmp_path):
+    for name, queues in (("a", 2), ("b", 8)):
+        dest = tmp_path / name
+        shutil.copytree(sweep_dir / "runs" / "dctcp-load0.4-seed1", dest)
+        summary = _summary(dest)
+        summary["config"]["switch"]["queues"] = queues
+        (dest / "summary.json").write_text(json.dumps(summary))
+    runs, _ = discover_runs(tmp_path)
+    assert sorted(r.label for r in runs) == ["dctcp (switch.queues=2)", "dctcp (switch.queues=8)"]
+
+
+def test_unreadable_summaries_are_listed_not_fatal(sweep_dir, tmp_path):
+    shutil.copytree(sweep_dir / "runs" / "tcp-load0.7-seed1", tmp_path / "good")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "summary.json").write_text("{ not json")
+    runs, skipped = discover_runs(tmp_path)
+    assert len(runs) == 1 and len(skipped) == 1 and skipped[0].startswith("bad/summary.json:")
+
+
+# -- files and figures -----------------------------------------------------------------------------------------
+
+
+def test_report_writes_html_and_figures(report_files):
+    assert report_files.html.name == "index.html" and report_files.html.stat().st_size > 0
+    names = sorted(p.name for p in report_files.figures)
+    assert names == ["websearch_fct_vs_load.png", "websearch_fct_vs_load.svg"]
+    for p in report_files.figures:
+        data = p.read_bytes()
+        assert data.startswith(PNG_MAGIC) if p.suffix == ".png" else b"<svg" in data[:2000]
+
+
+def test_single_run_and_compare_layouts_get_bar_charts(sweep_dir, tmp_path):
+    single = tmp_path / "single"
+    shutil.copytree(sweep_dir / "runs" / "dctcp-load0.7-seed1", single)
+    files = write_report(single)
+    assert files.html == single / "report" / "index.html"
+    assert [p.name for p in files.figures] == ["websearch_fct_bins_load0.7.png", "websearch_fct_bins_load0.7.svg"]
+
+    compare = tmp_path / "compare"
+    for scheme in SCHEMES:
+        shutil.copytree(sweep_dir / "runs" / f"{scheme}-load0.7-seed1", compare / scheme)
+    rep = Report.from_dir(compare, normalize_to="dctcp")
+    assert {r.run_id for r in rep.runs} == set(SCHEMES)
+    files = rep.write()
+    assert [p.name for p in files.figures][0] == "websearch_fct_bins_load0.7_vs_dctcp.png"
+    # A second report does not read the first one's folder as runs.
+    assert len(Report.from_dir(compare).runs) == 2
+
+
+def test_slowdown_normalised_report(sweep_dir, tmp_path):
+    files = write_report(sweep_dir, tmp_path, metric="slowdown", normalize_to="dctcp")
+    assert [p.name for p in files.figures] == [
+        "websearch_slowdown_vs_load_vs_dctcp.png",
+        "websearch_slowdown_vs_load_vs_dctcp.svg",
+    ]
+    page = files.html.read_text()
+    assert 'id="table-websearch-slowdown"' in page and 'id="table-websearch-fct"' in page
+    assert "relative to dctcp" in page
+
+
+def test_bad_options_and_empty_folders_are_refused(sweep_dir, tmp_path):
+    with pytest.raises(ReportError, match="--normalize-to"):
+        Report.from_dir(sweep_dir, normalize_to="pfabric")
+    with pytest.raises(ReportError, match="--metric"):
+        Report.from_dir(sweep_dir, metric="throughput")
+    with pytest.raises(ReportError, match="no runs"):
+        Report.from_dir(tmp_path)
+    with pytest.raises(ReportError, match="not a directory"):
+        Report.from_dir(tmp_path / "missing")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_paper_claims_accept_tuples_and_dicts():
+    assert PaperClaim.coerce(("s", "r", 1.0)).value == 1.0
+    assert PaperClaim.coerce({"statement": "s", "recipe": "r", "value": "x"}).value_text() == "x"
+    assert PaperClaim("s", "r", 12.345, unit="%").value_text() == "12.3%"
+    assert PaperClaim("s", "r", 48.2, unit="us").value_text() == "48.2 us"
+    assert PaperClaim("s", "r", None).value_text() == "n/a"
+    with pytest.raises(TypeError):
+        PaperClaim.coerce("just text")
+
+
+def test_plot_fct_bins_takes_metric_and_reference(sweep_dir, tmp_path):
+    from fctlab.plot import plot_fct_bins
+
+    summaries = {s: _summary(sweep_dir / "runs" / f"{s}-load0.7-seed1") for s in SCHEMES}
+    written = plot_fct_bins(summaries, tmp_path / "bars", metric="slowdown", normalize_to="dctcp")
+    assert [p.name for p in written] == ["bars.png", "bars.svg"]
+    with pytest.raises(ValueError, match="normalize_to"):
+        plot_fct_bins(summaries, tmp_path / "bars", normalize_to="homa")
+    with pytest.raises(ValueError, match="metric"):
+        plot_fct_bins(summaries, tmp_path / "bars", metric="goodput")
+
+
+def test_plot_vs_load_divides_by_the_reference(sweep_dir, tmp_path):
+    from fctlab.plot import plot_vs_load
+
+    pts = Report.from_dir(sweep_dir).points("websearch")
+    written = plot_vs_load(pts, tmp_path / "lines", normalize_to="tcp")
+    assert [p.name for p in written] == ["lines.png", "lines.svg"]
+    assert written[0].read_bytes().startswith(PNG_MAGIC)
+    with pytest.raises(ValueError, match="normalize_to"):
+        plot_vs_load(pts, tmp_path / "lines", normalize_to="homa")
+    with pytest.raises(ValueError, match="not both"):
+        plot_vs_load(pts, tmp_path / "lines", normalize_to="tcp", relative_to="tcp")
+
+
+# -- the page --------------------------------------------------------------------------------------------------
+
+
+class _Page(HTMLParser):
+    """Every start tag with its attributes, and the text of <style> blocks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.style = ""
+        self._in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag):
+        self._in_style = False
+
+    def handle_data(self, data):
+        if self._in_style:
+            self.style += data
+
+
+def test_page_is_self_contained(report_files):
+    page = _Page()
+    page.feed(report_files.html.read_text(encoding="utf-8"))
+    tags = [t for t, _ in page.tags]
+    assert "script" not in tags and "link" not in tags and "iframe" not in tags
+    images = [a for t, a in page.tags if t == "img"]
+    assert len(images) == 1
+    assert all(a["src"].startswith("data:image/png;base64,") for a in images)
+    for tag, attrs in page.tags:
+        for name, value in attrs.items():
+            v = value.strip().lower()
+            assert not v.startswith(("http://", "https://", "//")), (tag, name, value[:80])
+            if name == "href":
+                assert v.startswith("#"), (tag, value)  # only in-page links
+    assert "url(" not in page.style and "@import" not in page.style
+    # The tables: one per workload, every (scheme, load) a row; the claims and the run list.
+    tables = [a for t, a in page.tags if t == "table"]
+    assert {"id": "table-websearch-fct", "class": "results"} in tables
+    assert any(a.get("class") == "claims" for a in tables) and any(a.get("class") == "runs" for a in tables)
+    text = report_files.html.read_text(encoding="utf-8")
+    assert "PIAS vs DCTCP, small-flow average FCT: up to 50% lower" in text and "12.5%" in text
+    assert "runs</dt><dd>6</dd>" in text
+
+
+def _chromium(*args: str, user_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={user_dir}", *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)"
+)
+def test_page_renders_in_headless_chromium(report_files, tmp_path):
+    url = report_files.html.resolve().as_uri()
+    dom = _chromium("--dump-dom", url, user_dir=tmp_path / "profile-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    assert 'id="table-websearch-fct"' in html
+    assert html.count("<tr") >= 1 + 2 + len(SCHEMES) * len(LOADS)
+    page = _Page()
+    page.feed(html)
+    images = [a for t, a in page.tags if t == "img"]
+    assert images and all(a["src"].startswith("data:image/png;base64,") for a in images)
+
+    shot = tmp_path / "page.png"
+    r = _chromium(f"--screenshot={shot}", "--window-size=1400,2400", url, user_dir=tmp_path / "profile-shot")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert shot.stat().st_size > 10_000
+    assert shot.read_bytes().startswith(PNG_MAGIC)
+
+
+# -- the command -----------------------------------------------------------------------------------------------
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _main() -> None:
+        """Test front with the report commands only."""
+
+    register(app)
+    return app
+
+
+runner = CliRunner()
+
+
+def test_command_writes_and_says_where(sweep_dir, tmp_path):
+    out = tmp_path / "rep"
+    r = runner.invoke(_app(), ["report", str(sweep_dir), "--out", str(out), "--normalize-to", "tcp"])
+    assert r.exit_code == 0, r.stderr
+    assert f"report: {out / 'index.html'}" in r.stdout
+    assert (out / "index.html").is_file() and (out / "figures" / "websearch_fct_vs_load_vs_tcp.png").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (["--metric", "goodput"], "--metric"),
+        (["--normalize-to", "pfabric"], "--normalize-to"),
+    ],
+)
+def test_command_bad_options_exit_2(sweep_dir, tmp_path, args, name):
+    out = tmp_path / "rep"
+    r = runner.invoke(_app(), ["report", str(sweep_dir), "--out", str(out), *args])
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {name}:")
+    assert not out.exists()
+
+
+def test_command_on_a_folder_without_runs_exits_2(tmp_path):
+    for target in (tmp_path, tmp_path / "missing"):
+        r = runner.invoke(_app(), ["report", str(target)])
+        assert r.exit_code == 2, (r.stdout, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: RESULTS_DIR:"), r.stderr
+    assert list(tmp_path.iterdir()) == []
