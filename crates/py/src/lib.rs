@@ -3,7 +3,7 @@
 //! place: a bad config or flow becomes `ValueError` naming the key or flow; a panic inside the engine
 //! becomes `RuntimeError` carrying the run's config, never a crash of the interpreter.
 
-use fctlab_sim::config::{SchemeName, TopologyConfig};
+use fctlab_sim::config::{Preset, SchemeName, TopologyConfig};
 use fctlab_sim::{Config, FlowSet};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -41,6 +41,21 @@ fn topology_kinds() -> Vec<&'static str> {
 #[pyfunction]
 fn schemes() -> Vec<(&'static str, &'static str)> {
     SchemeName::ALL.to_vec()
+}
+
+/// The configuration a scheme runs with when a config gives nothing else (JSON): the engine's defaults with
+/// the scheme's published values filled in (`preset`: "native" or "pias").
+#[pyfunction]
+#[pyo3(signature = (name, preset="native"))]
+fn scheme_defaults(name: &str, preset: &str) -> PyResult<String> {
+    let text = serde_json::json!({"scheme": {"name": name, "preset": preset}}).to_string();
+    // parse the names through the config so that a bad one gets the usual message
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let name: SchemeName = serde_json::from_value(value["scheme"]["name"].clone())
+        .map_err(|e| PyValueError::new_err(format!("scheme.name: {e}")))?;
+    let preset: Preset = serde_json::from_value(value["scheme"]["preset"].clone())
+        .map_err(|e| PyValueError::new_err(format!("scheme.preset: {e}")))?;
+    Ok(serde_json::to_string(&Config::for_scheme(name, preset)).unwrap())
 }
 
 /// Parse and range-check a config; return it with every default filled in. Raises ValueError("key: why").
@@ -146,6 +161,7 @@ fn run<'py>(
     d.set_item("bytes_delivered", r.bytes_delivered.into_pyarray(py))?;
     d.set_item("bytes_dropped", r.bytes_dropped.into_pyarray(py))?;
     d.set_item("ecn_marked", r.ecn_marked.into_pyarray(py))?;
+    d.set_item("probes", r.probes.into_pyarray(py))?;
     Ok((d, serde_json::to_string(&out.stats).unwrap()))
 }
 
@@ -158,6 +174,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(topology_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_class::<Progress>()?;
     Ok(())

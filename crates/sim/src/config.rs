@@ -580,10 +580,12 @@ impl Config {
         Ok(cfg)
     }
 
-    /// The defaults of one scheme (what `from_json` gives for `{"scheme": {"name": ..., "preset": ...}}`).
+    /// The defaults of one scheme (what `from_json` fills for `{"scheme": {"name": ..., "preset": ...}}`), not
+    /// yet validated: a scheme may need keys that have no default (PIAS's thresholds).
     pub fn for_scheme(name: SchemeName, preset: Preset) -> Config {
-        let text = serde_json::json!({"scheme": {"name": name, "preset": preset}}).to_string();
-        Config::from_json(&text).expect("scheme defaults are valid")
+        let mut value = serde_json::json!({"scheme": {"name": name, "preset": preset}});
+        fill_missing(&mut value, &scheme_defaults(name, preset));
+        serde_json::from_value(value).expect("scheme defaults parse")
     }
 
     /// The transport a run uses: the explicit one, or the scheme's.
@@ -682,6 +684,12 @@ impl Config {
         }
         check_pos("run.time_limit_ms", self.run.time_limit_ms, 1e12)?;
         let sc = &self.scheme;
+        if sc.name.rank_queue() && s.buffer == BufferMode::Shared {
+            return err(
+                "switch.buffer",
+                format!("\"shared\" is not supported with scheme {}: its rank queue has a per-port buffer", sc.name.as_str()),
+            );
+        }
         let th = &sc.thresholds_bytes;
         if th.windows(2).any(|w| w[0] >= w[1]) || th.first() == Some(&0) {
             return err("scheme.thresholds_bytes", format!("must be positive and strictly increasing (got {th:?})"));

@@ -98,6 +98,8 @@ pub struct FlowResults {
     pub bytes_dropped: Vec<u64>,
     /// Data packets that arrived with the ECN mark (congestion experienced).
     pub ecn_marked: Vec<u32>,
+    /// Probe packets sent in probe mode (pFabric, PIAS).
+    pub probes: Vec<u32>,
 }
 
 impl FlowResults {
@@ -112,6 +114,7 @@ impl FlowResults {
             bytes_delivered: vec![0; n],
             bytes_dropped: vec![0; n],
             ecn_marked: vec![0; n],
+            probes: vec![0; n],
         }
     }
 }

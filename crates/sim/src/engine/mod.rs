@@ -13,6 +13,7 @@ use crate::config::{Config, RoutingMode};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::Admission;
+use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{five_tuple_hash, Network};
 use crate::transport::tcp::{Conn, TcpParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
@@ -78,6 +79,10 @@ struct Sim<'a> {
     default_prio: u8,
     spray: bool,
     rng: Xoshiro256PlusPlus,
+    /// pFabric / LAS: one rank queue per port (indexed by port id); empty for strict-priority schemes.
+    rank_queues: Vec<RankQueue>,
+    switch_buffer: u64,
+    nic_buffer: u64,
     /// Scratch buffer the transports write packets into (reused: no allocation per packet).
     out: Vec<Packet>,
     stats: RunStats,
@@ -94,6 +99,11 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Resul
     let mut order: Vec<u32> = (0..flows.len() as u32).collect();
     order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
     let queues = cfg.switch.queues as usize;
+    let rank_queues = if cfg.scheme.name.rank_queue() {
+        (0..net.ports.len()).map(|_| RankQueue::new()).collect()
+    } else {
+        Vec::new()
+    };
     let mut sim = Sim {
         net,
         events: EventQueue::new(),
@@ -108,6 +118,9 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Resul
         default_prio: cfg.scheme.priority,
         spray: cfg.routing.mode == RoutingMode::Spray,
         rng,
+        rank_queues,
+        switch_buffer: cfg.switch.buffer_bytes,
+        nic_buffer: cfg.host.nic_buffer_bytes,
         out: Vec::with_capacity(256),
         stats: RunStats {
             flows: flows.len() as u64,
@@ -128,7 +141,6 @@ impl Sim<'_> {
         if let Some(&first) = self.order.first() {
             self.events.push(self.flows.start_ps[first as usize], Event::FlowStart);
         }
-        let mut max_len = 0usize;
         while let Some((t, ev)) = self.events.pop() {
             if t > limit {
                 self.stats.hit_time_limit = true;
@@ -142,9 +154,8 @@ impl Sim<'_> {
                 Event::Timer(flow) => self.on_timer(flow),
                 Event::FlowStart => self.on_flow_start(),
             }
-            max_len = max_len.max(self.events.len());
         }
-        self.stats.max_event_queue_len = max_len as u64;
+        self.stats.max_event_queue_len = self.events.max_len() as u64;
     }
 
     fn on_flow_start(&mut self) {
@@ -223,6 +234,9 @@ impl Sim<'_> {
     /// A packet enters egress port `port` at `now`.
     #[inline]
     fn enqueue(&mut self, port: u32, mut pkt: Packet) {
+        if !self.rank_queues.is_empty() {
+            return self.enqueue_ranked(port, pkt);
+        }
         let now = self.now;
         let p = &mut self.net.ports[port as usize];
         let pool_free = p.pool.map(|i| {
@@ -264,8 +278,62 @@ impl Sim<'_> {
         }
     }
 
+    /// pFabric and LAS: the port's discipline is a rank queue (see `net::rank_queue`); the port keeps its
+    /// transmitter and wire. No ECN.
+    fn enqueue_ranked(&mut self, port: u32, pkt: Packet) {
+        let now = self.now;
+        let hosts = self.net.hosts;
+        let rq = &mut self.rank_queues[port as usize];
+        let p = &mut self.net.ports[port as usize];
+        let at_host = p.owner < hosts;
+        if rq.is_empty() && p.can_send_now(now) {
+            if p.transmit(now, pkt) {
+                let at = p.wire.back().unwrap().0;
+                self.events.push(at, Event::Arrive(port));
+            }
+            return;
+        }
+        let limit = if at_host { self.nic_buffer } else { self.switch_buffer };
+        let dropped = match rq.push(pkt, limit) {
+            RankAdmission::Queued => None,
+            RankAdmission::Evicted(victim) => Some(victim),
+            RankAdmission::Rejected => Some(pkt),
+        };
+        if !at_host && rq.bytes() > self.stats.max_port_occupancy_bytes {
+            self.stats.max_port_occupancy_bytes = rq.bytes();
+        }
+        if !p.tx_event_pending && !rq.is_empty() {
+            p.tx_event_pending = true;
+            let at = p.busy_until.max(now);
+            self.events.push(at, Event::TxFree(port));
+        }
+        if let Some(d) = dropped {
+            self.stats.drops += 1;
+            self.stats.drops_per_queue[0] += 1;
+            if d.flags & (flags::ACK | flags::PROBE) == 0 {
+                self.results.bytes_dropped[d.flow as usize] += (d.wire as u32 - self.params.header) as u64;
+            }
+        }
+    }
+
     fn on_tx_free(&mut self, port: u32) {
         let now = self.now;
+        if !self.rank_queues.is_empty() {
+            let p = &mut self.net.ports[port as usize];
+            p.tx_event_pending = false;
+            let rq = &mut self.rank_queues[port as usize];
+            let Some(pkt) = rq.pop() else { return };
+            if p.transmit(now, pkt) {
+                let at = p.wire.back().unwrap().0;
+                self.events.push(at, Event::Arrive(port));
+            }
+            if !rq.is_empty() {
+                p.tx_event_pending = true;
+                let at = p.busy_until;
+                self.events.push(at, Event::TxFree(port));
+            }
+            return;
+        }
         let p = &mut self.net.ports[port as usize];
         p.tx_event_pending = false;
         let Some(pkt) = p.pop() else { return };
@@ -358,6 +426,7 @@ impl Sim<'_> {
         self.results.timeouts[f] = c.counters.timeouts;
         self.results.bytes_sent[f] = c.counters.bytes_sent;
         self.results.ecn_marked[f] = c.counters.ecn_marked;
+        self.results.probes[f] = c.counters.probes;
     }
 
     fn finish(&mut self, wall_seconds: f64) {
@@ -374,14 +443,9 @@ impl Sim<'_> {
             s.events_per_second = s.events as f64 / wall_seconds;
             s.htsim_equivalent_events_per_second = s.htsim_equivalent_events as f64 / wall_seconds;
         }
-        s.max_port_occupancy_bytes = self
-            .net
-            .ports
-            .iter()
-            .filter(|p| !self.net.is_host(p.owner))
-            .map(|p| p.max_bytes)
-            .max()
-            .unwrap_or(0);
+        let fifo_max = self.net.ports.iter().filter(|p| !self.net.is_host(p.owner)).map(|p| p.max_bytes).max();
+        // (rank queues tracked their own maximum as they went)
+        s.max_port_occupancy_bytes = s.max_port_occupancy_bytes.max(fifo_max.unwrap_or(0));
     }
 
     /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path.

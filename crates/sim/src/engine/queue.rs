@@ -3,9 +3,27 @@
 //! The queue stays small by construction (DESIGN.md): one entry per link for the packet at the head of its
 //! wire, one per busy transmitter with packets waiting, at most one per flow for its retransmission timer
 //! (timers are lazy: moving a deadline later does not touch the queue), and one for the next flow arrival.
+//!
+//! It is a *calendar queue* (Brown 1988) made for the simulator's horizon: almost every event is scheduled
+//! less than a few microseconds ahead (the next packet off a wire, the end of a serialization), while the
+//! queue holds ~1-2k entries. A ring of `RING` buckets, each `2^SHIFT` ps wide, covers the next
+//! `RING << SHIFT` ps; an event within that horizon goes to its bucket, a later one (retransmission timers,
+//! far flow arrivals, the odd long-delay hop) to a small binary heap. A bucket is a linked list (in a slab,
+//! no allocation in the steady state) kept in (time, insertion) order: a new entry goes after every entry
+//! with time <= its own, so equal times stay FIFO without storing a sequence number. A bitmap of non-empty
+//! buckets finds the next one from the current time's bucket in a few word scans. What `BinaryHeap` spent its
+//! time on (sifting 32-byte entries through ~11 levels) becomes a couple of list splices.
+//!
+//! Order between the two parts: the ring holds the events in [now, bucket(now) + RING) (every entry was
+//! within the horizon when pushed, and time only moves forward), so its earliest entry is the head of the
+//! first non-empty bucket at or after now's bucket. An event that went to the far heap at time t was pushed
+//! when t was beyond the horizon, hence strictly earlier in simulated time (so earlier in insertion order)
+//! than any ring entry with the same time t: on a tie the far heap goes first. Inside the far heap a sequence
+//! number breaks ties. The randomized test below checks the whole against a `BinaryHeap` keyed by
+//! (time, sequence).
 
 use crate::units::Ps;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// What happens. Small and `Copy`; the handlers find their state by id.
@@ -21,71 +39,213 @@ pub enum Event {
     FlowStart,
 }
 
+/// Ids travel in 30 bits next to a 2-bit kind (a slab node is then 16 bytes).
+const ID_BITS: u32 = 30;
+const ID_MASK: u32 = (1 << ID_BITS) - 1;
+
+impl Event {
+    #[inline]
+    fn encode(self) -> u32 {
+        let (kind, id) = match self {
+            Event::Arrive(p) => (0, p),
+            Event::TxFree(p) => (1, p),
+            Event::Timer(f) => (2, f),
+            Event::FlowStart => (3, 0),
+        };
+        assert!(id <= ID_MASK, "event id {id} does not fit in {ID_BITS} bits");
+        kind << ID_BITS | id
+    }
+
+    #[inline]
+    fn decode(code: u32) -> Event {
+        let id = code & ID_MASK;
+        match code >> ID_BITS {
+            0 => Event::Arrive(id),
+            1 => Event::TxFree(id),
+            2 => Event::Timer(id),
+            _ => Event::FlowStart,
+        }
+    }
+}
+
+/// Bucket width 2^SHIFT ps (~1 ns: about one pending event per bucket at the reference load).
+const SHIFT: u32 = 10;
+/// Buckets in the ring (a power of two); horizon = RING << SHIFT ps (~4.2 us).
+const RING: usize = 4096;
+const NIL: u32 = u32::MAX;
+
+/// A ring entry: slab nodes linked into their bucket (or into the free list).
 #[derive(Debug, Clone, Copy)]
-struct Entry {
-    /// (time << 64) | sequence: one integer comparison orders by time, then insertion.
-    key: u128,
-    event: Event,
+struct Node {
+    time: Ps,
+    next: u32,
+    code: u32,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse for earliest first
-        other.key.cmp(&self.key)
-    }
-}
-
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    seq: u64,
+    /// Time of the last event popped: nothing is earlier.
+    now: Ps,
+    /// First node of each bucket's list, NIL when empty.
+    heads: Vec<u32>,
+    /// Bit b set when bucket b is non-empty.
+    bits: Vec<u64>,
+    nodes: Vec<Node>,
+    /// Free list through `Node::next`.
+    free: u32,
+    ring_len: usize,
+    /// Entries in both parts, and the most there ever were.
+    len: usize,
+    max_len: usize,
+    /// Events beyond the horizon, keyed by (time << 64 | far_seq).
+    far: BinaryHeap<Reverse<(u128, u32)>>,
+    far_seq: u64,
+    /// Earliest time in `far` (NEVER when empty), so that `pop` compares without touching the heap.
+    far_min: Ps,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0 }
+        EventQueue {
+            now: 0,
+            heads: vec![NIL; RING],
+            bits: vec![0; RING / 64],
+            nodes: Vec::with_capacity(4096),
+            free: NIL,
+            ring_len: 0,
+            len: 0,
+            max_len: 0,
+            far: BinaryHeap::with_capacity(1024),
+            far_seq: 0,
+            far_min: Ps::MAX,
+        }
     }
 
-    #[inline]
+    /// Schedule `event` at `time`, which must not be earlier than the last event popped.
+    #[inline(always)]
     pub fn push(&mut self, time: Ps, event: Event) {
-        let key = ((time as u128) << 64) | self.seq as u128;
-        self.seq += 1;
-        self.heap.push(Entry { key, event });
+        assert!(time >= self.now, "event scheduled in the past ({time} < {})", self.now);
+        let code = event.encode();
+        self.len += 1;
+        self.max_len = self.max_len.max(self.len);
+        if (time >> SHIFT) - (self.now >> SHIFT) >= RING as u64 {
+            self.push_far(time, code);
+            return;
+        }
+        let n = if self.free != NIL {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            n
+        } else {
+            self.nodes.push(Node { time, next: NIL, code });
+            (self.nodes.len() - 1) as u32
+        };
+        let b = ((time >> SHIFT) as usize) & (RING - 1);
+        // after every entry with time <= ours (FIFO among equal times); buckets hold ~1 entry
+        let mut prev = NIL;
+        let mut cur = self.heads[b];
+        while cur != NIL && self.nodes[cur as usize].time <= time {
+            prev = cur;
+            cur = self.nodes[cur as usize].next;
+        }
+        self.nodes[n as usize] = Node { time, next: cur, code };
+        if prev == NIL {
+            self.heads[b] = n;
+        } else {
+            self.nodes[prev as usize].next = n;
+        }
+        self.bits[b >> 6] |= 1 << (b & 63);
+        self.ring_len += 1;
     }
 
+    #[cold]
+    #[inline(never)]
+    fn push_far(&mut self, time: Ps, code: u32) {
+        self.far.push(Reverse((((time as u128) << 64) | self.far_seq as u128, code)));
+        self.far_seq += 1;
+        self.far_min = self.far_min.min(time);
+    }
+
+    /// The first non-empty bucket at or after now's (the ring must not be empty).
+    #[inline]
+    fn first_bucket(&self) -> usize {
+        let start = ((self.now >> SHIFT) as usize) & (RING - 1);
+        let mut w = start >> 6;
+        let mut word = self.bits[w] & (!0u64 << (start & 63));
+        loop {
+            if word != 0 {
+                return (w << 6) | word.trailing_zeros() as usize;
+            }
+            w = (w + 1) & (RING / 64 - 1);
+            word = self.bits[w];
+        }
+    }
+
+    /// The earliest event (the first inserted among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
-        self.heap.pop().map(|e| ((e.key >> 64) as Ps, e.event))
+        if self.ring_len == 0 {
+            return self.pop_far();
+        }
+        let b = self.first_bucket();
+        let n = self.heads[b];
+        let node = self.nodes[n as usize];
+        if self.far_min <= node.time {
+            return self.pop_far();
+        }
+        self.heads[b] = node.next;
+        if node.next == NIL {
+            self.bits[b >> 6] &= !(1 << (b & 63));
+        }
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
+        self.ring_len -= 1;
+        self.len -= 1;
+        self.now = node.time;
+        Some((node.time, Event::decode(node.code)))
     }
 
-    #[inline]
+    #[cold]
+    #[inline(never)]
+    fn pop_far(&mut self) -> Option<(Ps, Event)> {
+        let Reverse((key, code)) = self.far.pop()?;
+        self.len -= 1;
+        self.far_min = self.far.peek().map_or(Ps::MAX, |r| (r.0 .0 >> 64) as Ps);
+        self.now = (key >> 64) as Ps;
+        Some((self.now, Event::decode(code)))
+    }
+
+    /// Time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<Ps> {
-        self.heap.peek().map(|e| (e.key >> 64) as Ps)
+        let ring = if self.ring_len > 0 { self.nodes[self.heads[self.first_bucket()] as usize].time } else { Ps::MAX };
+        let t = ring.min(self.far_min);
+        (!self.is_empty()).then_some(t)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
+    }
+
+    /// The largest number of entries the queue ever held.
+    pub fn max_len(&self) -> usize {
+        self.max_len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn orders_by_time_then_insertion() {
@@ -95,6 +255,7 @@ mod tests {
         q.push(5, Event::Timer(3));
         q.push(3, Event::Timer(4));
         q.push(0, Event::FlowStart);
+        assert_eq!(q.peek_time(), Some(0));
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             got,
@@ -106,5 +267,103 @@ mod tests {
                 (5, Event::Timer(3))
             ]
         );
+        assert!(q.is_empty());
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn equal_times_pushed_while_serving_that_time_come_last() {
+        let mut q = EventQueue::new();
+        for i in 0..5 {
+            q.push(10, Event::Arrive(i));
+        }
+        q.push(11, Event::Arrive(99));
+        assert_eq!(q.pop(), Some((10, Event::Arrive(0))));
+        q.push(10, Event::TxFree(7)); // same time as the one being served: after the four still queued
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            got,
+            vec![
+                (10, Event::Arrive(1)),
+                (10, Event::Arrive(2)),
+                (10, Event::Arrive(3)),
+                (10, Event::Arrive(4)),
+                (10, Event::TxFree(7)),
+                (11, Event::Arrive(99))
+            ]
+        );
+    }
+
+    #[test]
+    fn far_future_timers_and_extreme_times() {
+        let mut q = EventQueue::new();
+        q.push(u64::MAX - 1, Event::Timer(1));
+        q.push(2_000_000_000, Event::Timer(2));
+        q.push(1, Event::Arrive(3));
+        q.push(u64::MAX - 1, Event::Timer(4));
+        q.push(2_000_000_000, Event::Timer(5));
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, Event::Arrive(3)),
+                (2_000_000_000, Event::Timer(2)),
+                (2_000_000_000, Event::Timer(5)),
+                (u64::MAX - 1, Event::Timer(1)),
+                (u64::MAX - 1, Event::Timer(4))
+            ]
+        );
+    }
+
+    /// Drive the queue and a `BinaryHeap` keyed by (time << 64 | sequence) with the same random operations,
+    /// shaped like a simulation: mostly near-future events on a coarse lattice (many exact ties), some far
+    /// timers, pushes interleaved with pops at the current time.
+    #[test]
+    fn matches_a_binary_heap_with_sequence_numbers() {
+        for seed in 0..20u64 {
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut q = EventQueue::new();
+            let mut reference: BinaryHeap<Reverse<(u128, u32)>> = BinaryHeap::new();
+            let mut seq = 0u64;
+            let mut now = 0u64;
+            let mut id = 0u32;
+            let mut max_len = 0;
+            let mut push = |q: &mut EventQueue, r: &mut BinaryHeap<Reverse<(u128, u32)>>, t: u64| {
+                q.push(t, Event::Arrive(id));
+                r.push(Reverse((((t as u128) << 64) | seq as u128, id)));
+                seq += 1;
+                id += 1;
+            };
+            for _ in 0..20_000 {
+                let pushes = rng.gen_range(0..3);
+                for _ in 0..pushes {
+                    // absolute lattices make exact ties common, also between a far entry and a ring entry
+                    let lattice = |step: u64, k: u64| (now.div_ceil(step) + k) * step;
+                    let t = match rng.gen_range(0..10) {
+                        0 => now,                                              // same time as now
+                        1 => lattice(1000, 2_000_000 + rng.gen_range(0..3)),   // a far timer
+                        2..=4 => lattice(32_000, rng.gen_range(0..8)),         // near, many ties
+                        5 => lattice(1_000_000, rng.gen_range(0..12)),         // both sides of the horizon
+                        6 => now + rng.gen_range(0..30_000_000),
+                        _ => now + rng.gen_range(0..3_000_000),
+                    };
+                    push(&mut q, &mut reference, t);
+                }
+                assert_eq!(q.len(), reference.len());
+                max_len = max_len.max(reference.len());
+                assert_eq!(q.max_len(), max_len);
+                assert_eq!(q.peek_time(), reference.peek().map(|r| (r.0 .0 >> 64) as u64));
+                let a = q.pop();
+                let b = reference.pop().map(|Reverse((k, i))| ((k >> 64) as u64, Event::Arrive(i)));
+                assert_eq!(a, b, "seed {seed}");
+                if let Some((t, _)) = a {
+                    now = t;
+                }
+            }
+            while let Some(b) = reference.pop() {
+                assert_eq!(q.pop(), Some(((b.0 .0 >> 64) as u64, Event::Arrive(b.0 .1))));
+            }
+            assert_eq!(q.pop(), None);
+        }
     }
 }

@@ -34,35 +34,49 @@ pub struct QueueCounters {
     pub max_bytes: u64,
 }
 
+/// One strict-priority FIFO: its packets, occupancy and counters side by side, so that an enqueue or a dequeue
+/// touches one small record.
+#[derive(Debug, Clone, Default)]
+struct Fifo {
+    pkts: VecDeque<Packet>,
+    bytes: u64,
+    counters: QueueCounters,
+}
+
+/// Field order is layout: `repr(C)` on a 64-byte-aligned record keeps what every packet touches in the first
+/// two cache lines (line 0: wire, transmitter, occupancy; line 1: queues and admission parameters) and the
+/// rarely read fields after them.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Port {
-    /// Node that transmits on this port, and the node at the far end of its link.
-    pub owner: u32,
-    pub peer: u32,
-    pub rate_bps: u64,
-    pub delay_ps: Ps,
-    /// Serialization delay per byte when the rate divides 8e12 exactly (the common case), else 0.
-    ps_per_byte: Ps,
-    queues: Vec<VecDeque<Packet>>,
-    queue_bytes: Vec<u64>,
-    /// Bit q set when queue q is non-empty.
-    nonempty: u64,
+    /// Packets in flight on the wire, with their arrival time at `peer`.
+    pub wire: VecDeque<(Ps, Packet)>,
+    /// The transmitter is busy until then.
+    pub busy_until: Ps,
     /// Bytes waiting in all queues.
     pub bytes: u64,
+    /// Bit q set when queue q is non-empty.
+    nonempty: u64,
+    pub delay_ps: Ps,
+    // --- line 1 ---
+    queues: Box<[Fifo]>,
+    /// Serialization delay per byte when the rate divides 8e12 exactly (the common case), else 0.
+    ps_per_byte: Ps,
     /// Port buffer limit; 0 = unbounded.
     buffer_limit: u64,
+    ecn_threshold: u64,
+    pub max_bytes: u64,
+    /// Node at the far end of the link.
+    pub peer: u32,
     /// Index of the switch's shared pool, if the buffer is shared.
     pub pool: Option<u32>,
     ecn: EcnMode,
-    ecn_threshold: u64,
-    /// The transmitter is busy until then.
-    pub busy_until: Ps,
     /// A "transmitter free" event is in the event queue.
     pub tx_event_pending: bool,
-    /// Packets in flight on the wire, with their arrival time at `peer`.
-    pub wire: VecDeque<(Ps, Packet)>,
-    pub counters: Vec<QueueCounters>,
-    pub max_bytes: u64,
+    // --- cold ---
+    /// Node that transmits on this port.
+    pub owner: u32,
+    pub rate_bps: u64,
     /// Packets put on the wire (for the events-per-packet accounting).
     pub transmitted: u64,
 }
@@ -81,24 +95,22 @@ impl Port {
         let k = queues as usize;
         let exact = 8 * crate::units::PS_PER_S;
         Port {
-            owner,
-            peer,
-            rate_bps,
-            delay_ps,
-            ps_per_byte: if exact % rate_bps == 0 { exact / rate_bps } else { 0 },
-            queues: (0..k).map(|_| VecDeque::new()).collect(),
-            queue_bytes: vec![0; k],
-            nonempty: 0,
+            wire: VecDeque::new(),
+            busy_until: 0,
             bytes: 0,
+            nonempty: 0,
+            delay_ps,
+            queues: (0..k).map(|_| Fifo::default()).collect(),
+            ps_per_byte: if exact % rate_bps == 0 { exact / rate_bps } else { 0 },
             buffer_limit,
+            ecn_threshold,
+            max_bytes: 0,
+            peer,
             pool: None,
             ecn,
-            ecn_threshold,
-            busy_until: 0,
             tx_event_pending: false,
-            wire: VecDeque::new(),
-            counters: vec![QueueCounters::default(); k],
-            max_bytes: 0,
+            owner,
+            rate_bps,
             transmitted: 0,
         }
     }
@@ -136,26 +148,27 @@ impl Port {
         let w = pkt.wire as u64;
         let fits = match pool_free {
             None => self.buffer_limit == 0 || self.bytes + w <= self.buffer_limit,
-            Some((free, alpha)) => w <= free && (self.queue_bytes[q] + w) as f64 <= alpha * free as f64,
+            Some((free, alpha)) => w <= free && (self.queues[q].bytes + w) as f64 <= alpha * free as f64,
         };
+        let fifo = &mut self.queues[q];
         if !fits {
-            self.counters[q].dropped += 1;
+            fifo.counters.dropped += 1;
             return Admission::Dropped;
         }
         let mut marked = false;
         if pkt.flags & flags::ECT != 0 && pkt.flags & flags::CE == 0 {
             let occupancy = match self.ecn {
                 EcnMode::Port => self.bytes + w,
-                EcnMode::Queue => self.queue_bytes[q] + w,
+                EcnMode::Queue => fifo.bytes + w,
                 EcnMode::Off => 0,
             };
             if self.ecn != EcnMode::Off && occupancy > self.ecn_threshold {
                 pkt.flags |= flags::CE;
-                self.counters[q].marked += 1;
+                fifo.counters.marked += 1;
                 marked = true;
             }
         }
-        self.counters[q].enqueued += 1;
+        fifo.counters.enqueued += 1;
         Admission::Accepted { marked }
     }
 
@@ -164,13 +177,14 @@ impl Port {
     pub fn push(&mut self, pkt: Packet) {
         let q = self.queue_of(pkt.prio);
         let w = pkt.wire as u64;
-        self.queues[q].push_back(pkt);
-        self.queue_bytes[q] += w;
+        let fifo = &mut self.queues[q];
+        fifo.pkts.push_back(pkt);
+        fifo.bytes += w;
+        if fifo.bytes > fifo.counters.max_bytes {
+            fifo.counters.max_bytes = fifo.bytes;
+        }
         self.bytes += w;
         self.nonempty |= 1 << q;
-        if self.queue_bytes[q] > self.counters[q].max_bytes {
-            self.counters[q].max_bytes = self.queue_bytes[q];
-        }
         if self.bytes > self.max_bytes {
             self.max_bytes = self.bytes;
         }
@@ -183,13 +197,14 @@ impl Port {
             return None;
         }
         let q = self.nonempty.trailing_zeros() as usize;
-        let pkt = self.queues[q].pop_front().expect("nonempty bit set on an empty queue");
+        let fifo = &mut self.queues[q];
+        let pkt = fifo.pkts.pop_front().expect("nonempty bit set on an empty queue");
         let w = pkt.wire as u64;
-        self.queue_bytes[q] -= w;
+        fifo.bytes -= w;
         self.bytes -= w;
-        if self.queues[q].is_empty() {
+        if fifo.pkts.is_empty() {
             self.nonempty &= !(1 << q);
-            debug_assert_eq!(self.queue_bytes[q], 0);
+            debug_assert_eq!(fifo.bytes, 0);
         }
         Some(pkt)
     }
@@ -209,18 +224,32 @@ impl Port {
 
     /// Bytes waiting in queue `q`.
     pub fn queue_bytes(&self, q: usize) -> u64 {
-        self.queue_bytes[q]
+        self.queues[q].bytes
     }
 
     /// Packets waiting in queue `q`.
     pub fn queue_len(&self, q: usize) -> usize {
-        self.queues[q].len()
+        self.queues[q].pkts.len()
+    }
+
+    /// Counters of queue `q`.
+    pub fn counters(&self, q: usize) -> &QueueCounters {
+        &self.queues[q].counters
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hot_fields_fit_two_cache_lines() {
+        let p = Port::new(0, 1, 10_000_000_000, 0, 8, 0, EcnMode::Off, 0);
+        let base = &p as *const Port as usize;
+        assert_eq!(base % 64, 0);
+        assert!(&p.tx_event_pending as *const bool as usize - base < 128);
+        assert!(&p.busy_until as *const Ps as usize - base < 64);
+    }
 
     fn pkt(prio: u8, wire: u16, ect: bool) -> Packet {
         Packet {
@@ -252,6 +281,23 @@ mod tests {
     }
 
     #[test]
+    fn many_queues() {
+        let mut p = Port::new(0, 1, 10_000_000_000, 0, 20, 0, EcnMode::Off, 0);
+        for (i, prio) in [19u8, 9, 30, 3, 8].iter().enumerate() {
+            let mut x = pkt(*prio, 100 + i as u16, false);
+            x.seq = i as u32;
+            assert!(matches!(p.admit(&mut x, None), Admission::Accepted { .. }));
+            p.push(x);
+        }
+        assert_eq!(p.num_queues(), 20);
+        assert_eq!((p.queue_len(19), p.queue_bytes(19)), (2, 100 + 102));
+        assert_eq!(p.counters(8).enqueued, 1);
+        let order: Vec<u32> = std::iter::from_fn(|| p.pop()).map(|x| x.seq).collect();
+        assert_eq!(order, vec![3, 4, 1, 0, 2]);
+        assert_eq!(p.bytes, 0);
+    }
+
+    #[test]
     fn drop_tail_at_the_port_limit() {
         let mut p = Port::new(0, 1, 10_000_000_000, 0, 1, 3000, EcnMode::Off, 0);
         for _ in 0..2 {
@@ -261,7 +307,7 @@ mod tests {
         }
         let mut x = pkt(0, 1500, false);
         assert_eq!(p.admit(&mut x, None), Admission::Dropped);
-        assert_eq!(p.counters[0].dropped, 1);
+        assert_eq!(p.counters(0).dropped, 1);
         let mut small = pkt(0, 40, false);
         assert_eq!(p.admit(&mut small, None), Admission::Dropped);
     }
