@@ -125,7 +125,10 @@ def test_run_writes_documented_results(tmp_path):
     out = tmp_path / "out"
     result = invoke("run", exp_file(tmp_path), "--out", out, "--set", "workload.warmup_flows=2")
     assert result.exit_code == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["config.json", "flows.parquet", "summary.json"]
+    # the three result files, plus the run's entry in the folder's DuckDB catalog (and the catalog's lock file)
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".fctlab.lock", "catalog.duckdb", "config.json", "flows.parquet", "summary.json"
+    ]
     table = pq.read_table(out / "flows.parquet").to_pandas()
     assert list(table.columns) == list(FLOW_COLUMNS)
     assert len(table) == 20 and table["finished"].all()
@@ -148,7 +151,9 @@ def test_compare_runs_each_scheme_on_the_same_flows(tmp_path):
     out = tmp_path / "cmp"
     result = invoke("compare", exp_file(tmp_path), "--scheme", "tcp", "--scheme", "dctcp", "--out", out)
     assert result.exit_code == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "dctcp", "fct_bins.png", "fct_bins.svg", "tcp"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".fctlab.lock", "catalog.duckdb", "compare.json", "dctcp", "fct_bins.png", "fct_bins.svg", "tcp"
+    ]
     tcp = fctlab.read_results(out / "tcp")
     dctcp = fctlab.read_results(out / "dctcp")
     assert tcp.config["scheme"]["name"] == "tcp" and dctcp.config["scheme"]["name"] == "dctcp"

@@ -1,5 +1,5 @@
 """The ``fctlab`` command line: ``run``, ``compare``, ``workloads``, ``schemes``, plus ``report`` and ``thresholds``
-(from :mod:`fctlab.cli_report`).
+(from :mod:`fctlab.cli_report`) and ``sweep`` (from :mod:`fctlab.cli_sweep`).
 
 Bad input never reaches the engine: every command validates the whole experiment (and builds its flows) first;
 on a problem it prints one line naming the key to stderr and exits with code 2, having written nothing (not even
@@ -149,9 +149,23 @@ def run(
         write_results(result, out_dir)
     except OSError as e:
         raise _fail(f"writing results to {out_dir}: {e}", EXIT_FAILED) from None
+    _record_in_catalog(out_dir, out_dir)
     _print(f"{exp.name}: scheme {exp.scheme}, seed {exp.seed}")
     _print(summary_table(result.summary))
     _console(stderr=True).print(f"results written to {out_dir}", markup=False)
+
+
+def _record_in_catalog(root: Path, run_dir: Path) -> None:
+    """Index a written run in ROOT/catalog.duckdb. The results are already on disk; the catalog is an index
+    that can be rebuilt, so a failure here is a warning, not an error."""
+    from fctlab import catalog
+
+    try:
+        catalog.record_run(root, run_dir)
+    except Exception as e:  # noqa: BLE001
+        _console(stderr=True).print(
+            f"warning: catalog not updated ({e}); fctlab.catalog.rebuild({str(root)!r}) recreates it", markup=False
+        )
 
 
 @app.command()
@@ -203,6 +217,7 @@ def compare(
             raise _fail(f"engine ({scheme}): {e}", EXIT_FAILED) from None
         except OSError as e:
             raise _fail(f"writing results to {out_dir / scheme}: {e}", EXIT_FAILED) from None
+        _record_in_catalog(out_dir, out_dir / scheme)
         summaries[scheme] = result.summary
         _console(stderr=True).print(
             f"{scheme}: done ({result.summary['unfinished_flows']:,} unfinished); results in {out_dir / scheme}",
@@ -287,8 +302,10 @@ def schemes() -> None:
 
 
 from fctlab.cli_report import register as _register_report_commands  # noqa: E402  (report, thresholds)
+from fctlab.cli_sweep import register as _register_sweep  # noqa: E402  (sweep)
 
 _register_report_commands(app)
+_register_sweep(app)
 
 
 def main() -> None:

@@ -31,6 +31,8 @@ ENGINE_SECTIONS = ("topology", "switch", "host", "routing", "transport", "scheme
 PYTHON_SECTIONS = ("workload", "output")
 #: Every key allowed at the top level of an experiment.
 TOP_LEVEL_KEYS = ("name", "seed", *ENGINE_SECTIONS, *PYTHON_SECTIONS)
+#: The table of sweep axes: only :mod:`fctlab.sweep` reads it (a single run refuses a file that has it).
+SWEEP_SECTION = "sweep"
 
 #: Topology shorthands: shorthand -> the engine keys it fills when they are not given.
 TOPOLOGY_SHORTHANDS = {
@@ -184,6 +186,15 @@ def load_experiment(path: str | Path, overrides: Iterable[str] = ()) -> Experime
     Raises :class:`ConfigError` (one line, naming the file or key) on any problem.
     """
     path = Path(path)
+    data = read_experiment_file(path)
+    return experiment_from_dict(
+        data, base_dir=path.resolve().parent, source=path.resolve(), overrides=tuple(overrides)
+    )
+
+
+def read_experiment_file(path: Path) -> dict[str, Any]:
+    """The TOML of an experiment file as a dict; a missing, unreadable or malformed file is a ConfigError
+    naming the file."""
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -193,12 +204,9 @@ def load_experiment(path: str | Path, overrides: Iterable[str] = ()) -> Experime
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(str(path), f"cannot read: {e}") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(path), f"TOML syntax error: {e}") from None
-    return experiment_from_dict(
-        data, base_dir=path.resolve().parent, source=path.resolve(), overrides=tuple(overrides)
-    )
 
 
 def experiment_from_dict(
@@ -302,8 +310,16 @@ def _deep_copy(value: Any) -> Any:
 
 def _check_top_level(raw: Mapping[str, Any]) -> None:
     for key, value in raw.items():
+        if key == SWEEP_SECTION:
+            # One run of a file that declares axes would silently pick one point; refuse and say what to do.
+            raise ConfigError(
+                SWEEP_SECTION,
+                "this experiment declares sweep axes: run every point with `fctlab sweep EXPERIMENT.toml --out DIR`"
+                " (Python: fctlab.load_sweep / fctlab.run_sweep), or remove [sweep] to run a single experiment",
+            )
         if key not in TOP_LEVEL_KEYS:
-            raise ConfigError(key, f"unknown field `{key}`, expected one of: {', '.join(TOP_LEVEL_KEYS)}")
+            allowed = ", ".join((*TOP_LEVEL_KEYS, SWEEP_SECTION))
+            raise ConfigError(key, f"unknown field `{key}`, expected one of: {allowed}")
         if key in ENGINE_SECTIONS + PYTHON_SECTIONS and not isinstance(value, dict):
             raise ConfigError(key, f"must be a table ([{key}]), got {type(value).__name__} {value!r}")
 

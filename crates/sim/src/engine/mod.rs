@@ -232,7 +232,7 @@ impl Sim<'_> {
     }
 
     /// A packet enters egress port `port` at `now`.
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, port: u32, mut pkt: Packet) {
         if !self.rank_queues.is_empty() {
             return self.enqueue_ranked(port, pkt);

@@ -1,0 +1,353 @@
+"""The catalog of a results folder: ``DIR/catalog.duckdb``, one row per run in table ``runs`` and every run's
+flows in view ``flows``, so that all runs of a sweep can be queried with SQL (schema in docs/results.md).
+
+The run directories (flows.parquet, summary.json, config.json) are the truth; the catalog is an index of them
+that :func:`rebuild` recreates at any time. Only one process writes it: writers hold an exclusive lock on
+``DIR/.fctlab.lock`` (a sweep holds it for its whole run), and each update replaces the table in one
+transaction. ``fctlab.catalog(DIR)`` is :func:`load`: this module is callable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import sys
+import time
+import types
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from fctlab.config import ConfigError
+
+CATALOG_FILE = "catalog.duckdb"
+LOCK_FILE = ".fctlab.lock"
+#: Statistics copied from each summary bin into ``<bin>_<stat>`` columns.
+BIN_STATS = ("count", "mean_fct_ns", "p99_fct_ns", "mean_slowdown", "p99_slowdown")
+#: The bins of a summary (analyze.SUMMARY_BINS; restated here so importing the catalog does not load numpy).
+BINS = ("small", "medium", "large", "all")
+#: How long a reader or writer waits for DuckDB's own file lock held by another process.
+LOCK_WAIT_SECONDS = 30.0
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Rows
+
+
+def _columns() -> list[tuple[str, str]]:
+    """The fixed columns of ``runs`` (name, pyarrow type name), in order; axis columns go after flows_path."""
+    cols = [
+        ("name", "string"), ("scheme", "string"), ("topology", "string"), ("pattern", "string"), ("cdf", "string"),
+        ("trace", "string"), ("load", "float64"), ("seed", "uint64"), ("flows", "int64"), ("finished", "int64"),
+        ("unfinished", "int64"), ("warmup", "int64"),
+    ]
+    cols += [(f"{b}_{s}", "int64" if s == "count" else "float64") for b in BINS for s in BIN_STATS]
+    cols += [
+        ("drops", "int64"), ("ecn_marks", "int64"), ("sim_time_ns", "float64"), ("wall_seconds", "float64"),
+        ("events", "int64"), ("hit_time_limit", "bool"), ("config", "string"), ("summary", "string"),
+        ("recorded_at", "timestamp"),
+    ]
+    return cols
+
+
+FIXED_COLUMNS = ("run_id", "flows_path", *(c for c, _ in _columns()))
+
+
+def _row(run_id: str, flows_path: str, config: Mapping[str, Any], summary: Mapping[str, Any],
+         recorded_at: dt.datetime) -> dict[str, Any]:
+    """One ``runs`` row from a run's config.json and summary.json."""
+    workload = config.get("workload") or {}
+    bins = summary.get("bins") or {}
+    row: dict[str, Any] = {
+        "run_id": run_id,
+        "flows_path": flows_path,
+        "axes": dict(((config.get("sweep_point") or {}).get("axes")) or {}),
+        "name": summary.get("name", config.get("name")),
+        "scheme": summary.get("scheme", (config.get("scheme") or {}).get("name")),
+        "topology": (config.get("topology") or {}).get("kind"),
+        "pattern": workload.get("pattern"),
+        "cdf": workload.get("cdf"),
+        "trace": workload.get("trace"),
+        "load": workload.get("load"),
+        "seed": summary.get("seed", config.get("seed")),
+        "flows": summary.get("flows"),
+        "finished": summary.get("finished_flows"),
+        "unfinished": summary.get("unfinished_flows"),
+        "warmup": summary.get("warmup_flows"),
+    }
+    for b in BINS:
+        for s in BIN_STATS:
+            row[f"{b}_{s}"] = (bins.get(b) or {}).get(s)
+    for key in ("drops", "ecn_marks", "sim_time_ns", "wall_seconds", "events", "hit_time_limit"):
+        row[key] = summary.get(key)
+    row["config"] = json.dumps(config, sort_keys=True)
+    # summary.json repeats the config; the catalog keeps it once, in the config column.
+    row["summary"] = json.dumps({k: v for k, v in summary.items() if k != "config"}, sort_keys=True)
+    row["recorded_at"] = recorded_at
+    return row
+
+
+def _read_run(root: Path, run_dir: Path, run_id: str) -> dict[str, Any]:
+    from fctlab.results import CONFIG_FILE, FLOWS_FILE, SUMMARY_FILE
+
+    summary_path = run_dir / SUMMARY_FILE
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    config_path = run_dir / CONFIG_FILE
+    if config_path.is_file():
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    else:
+        config = summary.get("config") or {}
+    # UTC without a time zone: a TIMESTAMPTZ column would need pytz in every Python that fetches it.
+    recorded = dt.datetime.fromtimestamp(summary_path.stat().st_mtime, tz=dt.timezone.utc).replace(tzinfo=None)
+    flows_path = (run_dir / FLOWS_FILE).resolve().relative_to(root.resolve()).as_posix()
+    return _row(run_id, flows_path, config, summary, recorded)
+
+
+def default_run_id(root: Path, run_dir: Path) -> str:
+    """A run's id in the catalog of ``root``: its directory relative to ``root`` (``runs/`` left off, so a
+    sweep's run ids are its directory names); the directory's own name when it is ``root``."""
+    rel = Path(os.path.relpath(Path(run_dir).resolve(), Path(root).resolve())).as_posix()
+    if rel.startswith("../") or rel == "..":
+        raise ValueError(f"run directory {run_dir} is not inside the catalog's folder {root}")
+    if rel == ".":
+        return Path(run_dir).resolve().name
+    if rel.startswith("runs/"):
+        rel = rel[len("runs/"):]
+    return rel
+
+
+def _discover(root: Path) -> list[tuple[str, Path]]:
+    """Every finished run under ``root`` (a folder with summary.json and flows.parquet), by run id."""
+    from fctlab.results import FLOWS_FILE, SUMMARY_FILE
+
+    found = []
+    for summary in root.rglob(SUMMARY_FILE):
+        run_dir = summary.parent
+        if (run_dir / FLOWS_FILE).is_file():
+            found.append((default_run_id(root, run_dir), run_dir))
+    return sorted(found)
+
+
+def _table(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """The ``runs`` table as Arrow: fixed columns typed, one column per axis key (typed from its values)."""
+    import pyarrow as pa
+
+    types_ = {"string": pa.string(), "float64": pa.float64(), "int64": pa.int64(), "uint64": pa.uint64(),
+              "bool": pa.bool_(), "timestamp": pa.timestamp("us")}
+    fixed = dict(_columns())
+    axis_names: list[str] = []
+    for row in rows:
+        for key in row["axes"]:
+            if key not in axis_names and key not in FIXED_COLUMNS:
+                axis_names.append(key)
+    arrays: dict[str, Any] = {
+        "run_id": pa.array([r["run_id"] for r in rows], pa.string()),
+        "flows_path": pa.array([r["flows_path"] for r in rows], pa.string()),
+    }
+    for key in axis_names:
+        arrays[key] = _axis_array([r["axes"].get(key) for r in rows])
+    for name, kind in fixed.items():
+        arrays[name] = pa.array([r[name] for r in rows], types_[kind])
+    return pa.table(arrays)
+
+
+def _axis_array(values: list[Any]) -> Any:
+    """An axis column: bool, int64, float64 or string when every value (missing ones aside) fits that type,
+    otherwise the values as JSON text."""
+    import pyarrow as pa
+
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pa.array(values, pa.bool_())
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        if all(-(2**63) <= v < 2**63 for v in present):
+            return pa.array(values, pa.int64())
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pa.array([None if v is None else float(v) for v in values], pa.float64())
+    if all(isinstance(v, str) for v in present):
+        return pa.array(values, pa.string())
+    return pa.array([None if v is None else json.dumps(v, sort_keys=True) for v in values], pa.string())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Writing (one process at a time)
+
+
+@contextlib.contextmanager
+def writer_lock(root: str | Path, *, wait: bool = True) -> Iterator[None]:
+    """Hold the exclusive writer lock of ``root`` (created if needed). With ``wait=False`` a lock held by
+    another process is a :class:`ConfigError` naming ``--out`` (two sweeps writing one folder)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform: DuckDB's own file lock still guards the catalog
+        yield
+        return
+    with open(root / LOCK_FILE, "a+") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise ConfigError("--out", f"{root} is being written by another fctlab process (a sweep?); wait for it "
+                              "to finish or choose another folder") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _connect(path: Path, *, read_only: bool) -> Any:
+    """Open the DuckDB file, waiting while another process holds DuckDB's file lock."""
+    import duckdb
+
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _write(root: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Replace the catalog's ``runs`` table with ``rows`` and its ``flows`` view with their Parquet files, in
+    one transaction."""
+    table = _table(sorted(rows, key=lambda r: r["run_id"]))
+    absroot = root.resolve().as_posix()
+    con = _connect(root / CATALOG_FILE, read_only=False)
+    try:
+        con.register("new_runs", table)
+        con.execute("BEGIN TRANSACTION")
+        con.execute("CREATE OR REPLACE TABLE runs AS SELECT * FROM new_runs")
+        if len(rows):
+            files = ", ".join(_sql_text(f"{absroot}/{r['flows_path']}") for r in rows)
+            # filename=true tags each flow with its file; the join turns the file into its run id.
+            con.execute(
+                "CREATE OR REPLACE VIEW flows AS SELECT r.run_id, f.* EXCLUDE (filename) "
+                f"FROM read_parquet([{files}], filename = true, union_by_name = true) AS f "
+                f"JOIN (SELECT run_id, {_sql_text(absroot + '/')} || flows_path AS file FROM runs) AS r "
+                "ON f.filename = r.file"
+            )
+        else:
+            con.execute("CREATE OR REPLACE VIEW flows AS SELECT CAST(NULL AS VARCHAR) AS run_id WHERE false")
+        con.execute("COMMIT")
+        con.unregister("new_runs")
+    finally:
+        con.close()
+
+
+def _stored_rows(root: Path) -> list[dict[str, Any]]:
+    """The rows already in the catalog, rebuilt from their stored config and summary JSON."""
+    path = root / CATALOG_FILE
+    if not path.exists():
+        return []
+    con = _connect(path, read_only=False)
+    try:
+        found = con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_name = 'runs'"
+        ).fetchall()
+        if not found:
+            return []
+        records = con.execute("SELECT run_id, flows_path, config, summary, recorded_at FROM runs").fetchall()
+    finally:
+        con.close()
+    rows = []
+    for run_id, flows_path, config, summary, recorded_at in records:
+        rows.append(_row(run_id, flows_path, json.loads(config), json.loads(summary), recorded_at))
+    return rows
+
+
+def _upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
+    """Add or replace the given runs (run id, run dir); the caller holds the writer lock."""
+    root = Path(root)
+    new = {run_id: _read_run(root, Path(run_dir), run_id) for run_id, run_dir in runs}
+    try:
+        rows = {r["run_id"]: r for r in _stored_rows(root)}
+    except Exception:  # unreadable or from another version: the run folders are the truth
+        rows = {run_id: _read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root)}
+    rows.update(new)
+    _write(root, list(rows.values()))
+
+
+def _rebuild_unlocked(root: Path) -> int:
+    rows = [_read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root)]
+    _write(root, rows)
+    return len(rows)
+
+
+def record_run(root: str | Path, run_dir: str | Path, run_id: str | None = None) -> str:
+    """Record one finished run (a folder with flows.parquet and summary.json inside ``root``) in
+    ``root/catalog.duckdb``, replacing an earlier row of the same id; returns the run id (by default
+    :func:`default_run_id`). Waits while another process writes the catalog."""
+    root, run_dir = Path(root), Path(run_dir)
+    run_id = run_id or default_run_id(root, run_dir)
+    with writer_lock(root, wait=True):
+        _upsert_unlocked(root, [(run_id, run_dir)])
+    return run_id
+
+
+def rebuild(root: str | Path) -> int:
+    """Recreate ``root/catalog.duckdb`` from every run folder under ``root`` (e.g. after moving the folder, or
+    deleting runs by hand); returns the number of runs recorded."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such results folder")
+    with writer_lock(root, wait=True):
+        return _rebuild_unlocked(root)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading
+
+
+def connect(root: str | Path) -> Any:
+    """A read-only DuckDB connection to ``root/catalog.duckdb`` for SQL (``runs`` table, ``flows`` view)."""
+    path = Path(root) / CATALOG_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no catalog here (fctlab.catalog.rebuild({str(root)!r}) makes one)")
+    return _connect(path, read_only=True)
+
+
+def load(root: str | Path, *, flows: bool = True) -> tuple[Any, Any]:
+    """``(runs, flows)`` as pandas DataFrames: the ``runs`` table (ordered by run id) and every run's flow table
+    with its ``run_id`` as the first column (None when ``flows=False``). Flow files are found relative to
+    ``root``, so a moved results folder still loads."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = Path(root)
+    con = connect(root)
+    try:
+        rel = con.sql("SELECT * FROM runs ORDER BY run_id")
+        # duckdb 2 names it to_arrow_table; 1.x has arrow() (its .df() warns under pandas 3)
+        runs = (getattr(rel, "to_arrow_table", None) or rel.arrow)().to_pandas()
+    finally:
+        con.close()
+    if not flows:
+        return runs, None
+    tables = []
+    for run_id, rel in zip(runs["run_id"], runs["flows_path"]):
+        t = pq.read_table(root / rel)
+        tables.append(t.add_column(0, "run_id", pa.array([run_id] * t.num_rows, pa.string())))
+    if not tables:
+        import pandas as pd
+
+        return runs, pd.DataFrame({"run_id": pd.Series([], dtype=object)})
+    return runs, pa.concat_tables(tables, promote_options="default").to_pandas()
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``fctlab.catalog(DIR)`` load a catalog while ``fctlab.catalog.rebuild`` etc. stay reachable."""
+
+    def __call__(self, root: str | Path, *, flows: bool = True) -> tuple[Any, Any]:
+        return load(root, flows=flows)
+
+
+sys.modules[__name__].__class__ = _CallableModule

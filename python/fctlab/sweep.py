@@ -1,0 +1,686 @@
+"""Sweeps: one experiment file with a ``[sweep]`` table of axes -> one run per point of their Cartesian product.
+
+``load_sweep`` reads the file, expands every point and validates each one as a full experiment (and builds its
+flows) before anything runs; ``run_sweep`` runs the points that have no results yet, in local worker processes
+or as Ray tasks, writes each to ``DIR/runs/<run_id>/`` and records it in the DuckDB catalog
+(:mod:`fctlab.catalog`). The file format, the run-id rule and the resume rule are in docs/experiment.md and
+docs/results.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from fctlab.config import (
+    SWEEP_SECTION,
+    ConfigError,
+    Experiment,
+    _deep_copy,
+    apply_override,
+    experiment_from_dict,
+    parse_override,
+    read_experiment_file,
+)
+
+#: Short axis names and the key path each stands for.
+AXIS_ALIASES = {"scheme": "scheme.name", "load": "workload.load", "cdf": "workload.cdf", "seed": "seed"}
+#: Where the runs of a sweep go, under the output directory.
+RUNS_DIR = "runs"
+#: Key of config.json that records which sweep point a run is (ignored when comparing configs on resume).
+POINT_KEY = "sweep_point"
+#: Keys of config.json that label a run or say where it came from rather than what it simulates (the name
+#: defaults to the file's name); resume ignores them, so an experiment file may be moved or renamed.
+PROVENANCE_KEYS = ("name", "source", "overrides", "output", POINT_KEY)
+#: Longest run id before it is shortened (file names are limited to 255 bytes).
+MAX_RUN_ID = 200
+
+_KEY_PART = re.compile(r"[A-Za-z0-9_-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+
+Executor = Literal["local", "ray"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The sweep model
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep: its axis values (axis key -> value, in axis order), its id and its experiment."""
+
+    index: int
+    run_id: str
+    values: dict[str, Any]
+    experiment: Experiment = field(repr=False)
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep: the axes (canonical key -> values, in file order) and every point, in product order
+    (the first axis varies slowest)."""
+
+    name: str
+    axes: dict[str, list[Any]]
+    points: list[Point]
+    source: Path | None = None
+    overrides: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    @property
+    def base(self) -> Experiment:
+        """The first point's experiment (its ``output`` section is the sweep's)."""
+        return self.points[0].experiment
+
+
+def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> Sweep:
+    """Read an experiment file with a ``[sweep]`` table, apply ``--set`` overrides and validate every point.
+
+    ``--set sweep.KEY=[...]`` replaces (or adds) an axis; any other override changes the base experiment and may
+    not touch a key that is an axis. Raises :class:`ConfigError` (one line, naming the axis or key) on any
+    problem, before anything is run or written.
+    """
+    path = Path(path)
+    data = read_experiment_file(path)
+    return sweep_from_dict(data, base_dir=path.resolve().parent, source=path.resolve(), overrides=overrides)
+
+
+def sweep_from_dict(
+    data: Mapping[str, Any],
+    *,
+    base_dir: str | Path | None = None,
+    source: Path | None = None,
+    overrides: Iterable[str] = (),
+    build_flows: bool = True,
+) -> Sweep:
+    """Validate a sweep given as a dict (the TOML file's shape). ``build_flows`` also generates every distinct
+    workload once, so a workload that does not fit its topology fails here rather than in a worker."""
+    overrides = tuple(overrides)
+    raw = _deep_copy(data)
+    axis_sets: list[tuple[str, str, Any]] = []
+    base_sets: list[tuple[str, list[str]]] = []
+    for item in overrides:
+        parts, value = parse_override(item)
+        if parts[0] == SWEEP_SECTION:
+            if len(parts) == 1:
+                raise ConfigError(f"--set {item}", "give one axis: --set 'sweep.workload.load=[0.5, 0.7]'")
+            axis_sets.append((item, ".".join(parts[1:]), value))
+        else:
+            apply_override(raw, item)
+            base_sets.append((item, parts))
+
+    table = raw.pop(SWEEP_SECTION, {})
+    if not isinstance(table, dict):
+        raise ConfigError(SWEEP_SECTION, f"must be a table ([sweep]), got {type(table).__name__} {table!r}")
+    axes: dict[str, Any] = {}
+    written_as: dict[str, str] = {}
+    for key, values in _flatten(table):
+        canon = _canonical(key, f"sweep.{key}")
+        if canon in axes:
+            raise ConfigError(f"sweep.{key}", f"names the same key as sweep.{written_as[canon]} ({canon})")
+        axes[canon], written_as[canon] = values, key
+    for item, key, values in axis_sets:
+        axes[_canonical(key, f"--set {item}")] = values  # replaces in place, or adds at the end
+    if not axes:
+        raise ConfigError(
+            SWEEP_SECTION,
+            "no axes: add a [sweep] table (e.g. load = [0.5, 0.7]) or --set 'sweep.workload.load=[0.5, 0.7]'",
+        )
+    for key, values in axes.items():
+        _check_values(key, values)
+    for item, parts in base_sets:
+        for key in axes:
+            if _related(".".join(parts), key):
+                raise ConfigError(
+                    f"--set {item}", f"changes {key}, which is a sweep axis: set the axis instead (--set 'sweep.{key}=[...]')"
+                )
+
+    base = Path(base_dir).resolve() if base_dir is not None else Path.cwd()
+    keys = list(axes)
+    points: list[Point] = []
+    seen_ids: dict[str, Point] = {}
+    workloads_seen: set[str] = set()
+    for index, combo in enumerate(itertools.product(*(axes[k] for k in keys))):
+        values = dict(zip(keys, combo))
+        run_id = run_id_for(values)
+        point_raw = _deep_copy(raw)
+        for key, value in values.items():
+            _set_path(point_raw, key, value)
+        try:
+            exp = experiment_from_dict(point_raw, base_dir=base, source=source, _applied=overrides)
+        except ConfigError as e:
+            raise _blame(e, axes, values, run_id) from None
+        if run_id in seen_ids:
+            other = seen_ids[run_id]
+            raise ConfigError(
+                SWEEP_SECTION,
+                f"points {_show(other.values)} and {_show(values)} get the same run id {run_id!r} "
+                "(values that differ only in characters a file name cannot hold); make the values distinct",
+            )
+        if build_flows:
+            _check_flows(exp, axes, values, run_id, workloads_seen)
+        point = Point(index=index, run_id=run_id, values=values, experiment=exp, raw=point_raw)
+        seen_ids[run_id] = point
+        points.append(point)
+    return Sweep(name=points[0].experiment.name, axes=axes, points=points, source=source, overrides=overrides)
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    """Axis entries of ``[sweep]``: nested tables (``[sweep.workload] load = [...]``) become dotted keys."""
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _canonical(key: str, where: str) -> str:
+    """The key path an axis sets: aliases expanded, each part a plain name."""
+    key = AXIS_ALIASES.get(key, key)
+    parts = key.split(".")
+    if any(not _KEY_PART.fullmatch(p) for p in parts):
+        raise ConfigError(where, f"bad axis key {key!r}: expected names joined by dots (e.g. workload.load)")
+    return key
+
+
+def _check_values(key: str, values: Any) -> None:
+    if not isinstance(values, list):
+        raise ConfigError(
+            f"sweep.{key}", f"must be a non-empty list of values, e.g. [0.5, 0.7] (got {type(values).__name__} {values!r})"
+        )
+    if not values:
+        raise ConfigError(f"sweep.{key}", "must list at least one value (got [])")
+    seen: dict[str, int] = {}
+    for i, v in enumerate(values):
+        text = json.dumps(v, sort_keys=True, default=str)
+        if text in seen:
+            raise ConfigError(f"sweep.{key}", f"lists {v!r} twice (values {seen[text] + 1} and {i + 1})")
+        seen[text] = i
+
+
+def _related(a: str, b: str) -> bool:
+    """Whether two key paths overlap: equal, or one is inside the other."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _set_path(raw: dict[str, Any], key: str, value: Any) -> None:
+    node = raw
+    parts = key.split(".")
+    for i, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            where = ".".join(parts[: i + 1])
+            raise ConfigError(f"sweep.{key}", f"{where} is a value, not a table, so it has no key {parts[i + 1]!r}")
+        node = child
+    node[parts[-1]] = _deep_copy(value)
+
+
+def _blame(e: ConfigError, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str) -> ConfigError:
+    """A point's validation error, pinned on the axis whose value caused it when the error's key is that axis's
+    (or inside it); otherwise on the whole point."""
+    for key, value in values.items():
+        if e.key and _related(e.key, key):
+            n = len(axes[key])
+            i = next(j for j, v in enumerate(axes[key]) if v == value and type(v) is type(value))
+            return ConfigError(f"sweep.{key}", f"value {i + 1} of {n} ({value!r}): {e}")
+    return ConfigError(e.key, f"{e.reason} (in sweep point {run_id})")
+
+
+def _check_flows(
+    exp: Experiment, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str, seen: set[str]
+) -> None:
+    """Generate the point's flows once per distinct (seed, workload, hosts, link rate) to catch a workload that
+    does not fit its topology before anything runs."""
+    from fctlab.simulation import build_flows
+
+    key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps], sort_keys=True)
+    if key in seen:
+        return
+    try:
+        build_flows(exp)
+    except ConfigError as e:
+        raise _blame(e, axes, values, run_id) from None
+    seen.add(key)
+
+
+def _show(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in values.items())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Run ids
+
+
+def format_value(value: Any) -> str:
+    """An axis value as it appears in a run id (before sanitising): strings as they are, true/false, integers,
+    floats in Python's shortest round-trip form (0.6, 1e-05), anything else as compact JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else str(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def run_id_for(values: Mapping[str, Any]) -> str:
+    """The run id of a point: ``key=value`` for each axis in axis order, joined by commas, e.g.
+    ``scheme.name=dctcp,workload.load=0.6,seed=1``. In values, every character other than letters, digits and
+    ``. _ + -`` becomes ``_``; an id longer than 200 characters keeps its first 183 and ends with ``~`` and 16
+    hex digits of the SHA-256 of the whole unshortened id."""
+    text = ",".join(f"{k}={_UNSAFE.sub('_', format_value(v))}" for k, v in values.items())
+    if len(text) > MAX_RUN_ID:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        text = f"{text[: MAX_RUN_ID - 17]}~{digest}"
+    return text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Resume
+
+
+def comparable_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A resolved config as JSON would store it, without the keys that only say where it came from."""
+    from fctlab.results import jsonable
+
+    data = json.loads(json.dumps(jsonable(config), allow_nan=False))
+    return {k: v for k, v in data.items() if k not in PROVENANCE_KEYS}
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k, ...) != b.get(k, ...):
+                return _first_difference(a.get(k), b.get(k), f"{path}.{k}" if path else k)
+    return f"{path or 'config'}: stored {json.dumps(a)}, now {json.dumps(b)}"
+
+
+def run_state(run_dir: Path, config: Mapping[str, Any]) -> tuple[str, str]:
+    """``("done", "")`` when ``run_dir`` holds finished results of ``config``; ``("todo", "")`` when it holds no
+    finished results (no summary.json); ``("conflict", why)`` when it holds results of another config."""
+    from fctlab.results import CONFIG_FILE, SUMMARY_FILE
+
+    if not (run_dir / SUMMARY_FILE).is_file():
+        return "todo", ""
+    try:
+        stored = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return "conflict", f"its {CONFIG_FILE} cannot be read ({' '.join(str(e).split())})"
+    want = comparable_config(config)
+    have = {k: v for k, v in stored.items() if k not in PROVENANCE_KEYS} if isinstance(stored, dict) else stored
+    if have == want:
+        return "done", ""
+    return "conflict", f"it holds results of another configuration ({_first_difference(have, want)})"
+
+
+def _clean_temporaries(run_dir: Path) -> None:
+    """Remove the temporary files a killed writer left behind (results.atomic_write's hidden ``.*.tmp``)."""
+    if run_dir.is_dir():
+        for tmp in run_dir.glob(".*.tmp"):
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """Progress of a sweep, handed to ``run_sweep``'s ``progress`` callback: a run finished (``ok``) or failed
+    (``error`` holds a one-line reason); ``done``/``total`` count the runs to execute in this invocation."""
+
+    run_id: str
+    ok: bool
+    done: int
+    total: int
+    wall_seconds: float
+    info: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class SweepReport:
+    """What ``run_sweep`` did: ``ran`` and ``skipped`` list run ids in point order; ``failed`` maps a run id to
+    its one-line error; ``catalog_error`` is set when the catalog could not be updated."""
+
+    out_dir: Path
+    total: int
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    catalog_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def default_workers() -> int:
+    """The CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def check_executor(executor: str, address: str | None) -> None:
+    """Reject an unknown executor, ``address`` without Ray, and Ray when it is not installed."""
+    if executor not in ("local", "ray"):
+        raise ConfigError("--executor", f"must be local or ray (got {executor!r})")
+    if address is not None and executor != "ray":
+        raise ConfigError("--address", "only used with --executor ray")
+    if executor == "ray":
+        _import_ray()
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "--executor", "ray is not installed: pip install 'fctlab[ray]' (or pip install 'ray>=2.9,<3')"
+        ) from None
+    return ray
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def execute_point(task: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one sweep point (in a worker process or a Ray task). ``task`` holds the point's raw experiment and
+    where it resolves paths; with ``run_dir`` the worker writes the results itself and returns a few numbers,
+    without it the result (flows table, summary, config) is returned for the caller to write.
+
+    Never raises for a failed run: it returns ``{"error": "one line"}`` so that one bad run cannot break a pool.
+    """
+    started = time.perf_counter()
+    try:
+        from fctlab.results import write_results
+        from fctlab.simulation import simulate
+
+        exp = experiment_from_dict(
+            task["raw"], base_dir=task["base_dir"], source=task["source"], _applied=task["overrides"]
+        )
+        result = simulate(exp)
+        result.config[POINT_KEY] = {"run_id": task["run_id"], "axes": task["values"]}
+        result.experiment = None
+        info = {
+            "flows": result.summary["flows"],
+            "unfinished": result.summary["unfinished_flows"],
+            "mean_fct_ns": result.summary["bins"]["all"]["mean_fct_ns"],
+            "engine_seconds": result.summary.get("wall_seconds"),
+        }
+        out: dict[str, Any] = {"info": info}
+        if task.get("run_dir") is not None:
+            write_results(result, task["run_dir"])
+        else:
+            out["result"] = {"flows": result.flows, "summary": result.summary, "config": result.config}
+    except Exception as e:  # reported by the driver with the run id
+        return {"error": _one_line(f"{type(e).__name__}: {e}"), "wall_seconds": time.perf_counter() - started}
+    out["wall_seconds"] = time.perf_counter() - started
+    return out
+
+
+def run_sweep(
+    sweep: Sweep,
+    out_dir: str | Path,
+    *,
+    workers: int | None = None,
+    executor: Executor = "local",
+    address: str | None = None,
+    progress: Callable[[RunEvent], None] | None = None,
+    on_plan: Callable[[list[Point], list[Point]], None] | None = None,
+) -> SweepReport:
+    """Run every point of ``sweep`` that has no results in ``out_dir`` yet; write ``out_dir/runs/<run_id>/``
+    for each and keep ``out_dir/catalog.duckdb`` up to date.
+
+    Before anything runs: a run directory holding results of a different configuration is a
+    :class:`ConfigError` (key ``--out``), as is a second sweep writing to the same folder. A failed run does not
+    stop the others; it is listed in the report's ``failed``. ``on_plan(todo, skipped)`` is called once the
+    plan is known; ``progress`` once per finished or failed run. ``workers`` (default: the CPUs available)
+    sizes the local process pool, or the local Ray started when ``address`` is None.
+
+    The local pool starts its workers with ``spawn``, which imports the calling script again in each worker: a
+    script that calls this must do so under ``if __name__ == "__main__":`` (notebooks and ``fctlab sweep`` need
+    nothing).
+    """
+    from fctlab import catalog
+
+    started = time.perf_counter()
+    out = Path(out_dir)
+    if workers is None:
+        workers = default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError("--workers", f"must be an integer >= 1 (got {workers!r})")
+    check_executor(executor, address)
+    if out.exists() and not out.is_dir():
+        raise ConfigError("--out", f"{out} exists and is not a directory")
+
+    todo: list[Point] = []
+    skipped: list[Point] = []
+    runs_root = out / RUNS_DIR
+    for point in sweep.points:
+        state, why = run_state(runs_root / point.run_id, _expected_config(point))
+        if state == "conflict":
+            raise ConfigError(
+                "--out", f"{runs_root / point.run_id}: {why}; remove that directory or write the sweep elsewhere"
+            )
+        (skipped if state == "done" else todo).append(point)
+
+    report = SweepReport(out_dir=out, total=len(sweep.points), skipped=[p.run_id for p in skipped])
+    with catalog.writer_lock(out, wait=False):
+        for point in todo:
+            _clean_temporaries(runs_root / point.run_id)
+        if on_plan is not None:
+            on_plan(todo, skipped)
+        recorder = _Recorder(out)
+        recorder.sync()  # runs finished by an earlier, interrupted sweep (or deleted since) are caught up
+        finished: set[str] = set()
+
+        def done(point: Point, outcome: dict[str, Any]) -> None:
+            error = outcome.get("error")
+            if error is None and "result" in outcome:  # Ray: the driver writes
+                error = _write_returned(outcome["result"], runs_root / point.run_id)
+            if error is None:
+                finished.add(point.run_id)
+                recorder.add(point.run_id, runs_root / point.run_id)
+            else:
+                report.failed[point.run_id] = error
+            if progress is not None:
+                progress(RunEvent(
+                    run_id=point.run_id, ok=error is None, done=len(finished) + len(report.failed), total=len(todo),
+                    wall_seconds=float(outcome.get("wall_seconds") or 0.0), info=outcome.get("info", {}), error=error,
+                ))
+
+        tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local")) for p in todo]
+        try:
+            if tasks:
+                if executor == "ray":
+                    _run_ray(tasks, workers, address, done)
+                else:
+                    _run_local(tasks, min(workers, len(tasks)), done)
+        finally:
+            recorder.flush()
+            report.catalog_error = recorder.error
+        report.ran = [p.run_id for p in todo if p.run_id in finished]
+    report.wall_seconds = time.perf_counter() - started
+    return report
+
+
+def _expected_config(point: Point) -> dict[str, Any]:
+    return point.experiment.to_dict()
+
+
+def _task(point: Point, sweep: Sweep, runs_root: Path, *, write_in_worker: bool) -> dict[str, Any]:
+    exp = point.experiment
+    return {
+        "run_id": point.run_id,
+        "values": point.values,
+        "raw": point.raw,
+        "base_dir": str(exp.base_dir),
+        "source": exp.source,
+        "overrides": tuple(sweep.overrides),
+        "run_dir": str(runs_root / point.run_id) if write_in_worker else None,
+    }
+
+
+def _write_returned(result: Mapping[str, Any], run_dir: Path) -> str | None:
+    """Write a result a Ray task returned (the driver's side of the Ray executor)."""
+    from fctlab.results import write_results
+    from fctlab.simulation import Result
+
+    try:
+        write_results(Result(flows=result["flows"], summary=result["summary"], config=result["config"]), run_dir)
+    except OSError as e:
+        return _one_line(f"writing results to {run_dir}: {e}")
+    return None
+
+
+class _Recorder:
+    """Records finished runs in the catalog from the driver, at most about once a second (a burst of short
+    runs becomes one catalog update), and once more at the end."""
+
+    def __init__(self, root: Path, interval: float = 1.0):
+        self.root = root
+        self.interval = interval
+        self.pending: list[tuple[str, Path]] = []
+        self.last = 0.0
+        self.error: str | None = None
+
+    def sync(self) -> None:
+        from fctlab import catalog
+
+        try:
+            catalog._rebuild_unlocked(self.root)
+        except Exception as e:  # the runs are the truth; a catalog problem must not stop the sweep
+            self.error = _one_line(f"{type(e).__name__}: {e}")
+
+    def add(self, run_id: str, run_dir: Path) -> None:
+        self.pending.append((run_id, run_dir))
+        if time.monotonic() - self.last >= self.interval:
+            self.flush()
+
+    def flush(self) -> None:
+        from fctlab import catalog
+
+        if not self.pending:
+            return
+        try:
+            catalog._upsert_unlocked(self.root, self.pending)
+            self.pending = []
+            self.error = None
+        except Exception as e:
+            self.error = _one_line(f"{type(e).__name__}: {e}")
+        self.last = time.monotonic()
+
+
+def _run_local(
+    tasks: Sequence[tuple[Point, dict[str, Any]]],
+    workers: int,
+    done: Callable[[Point, dict[str, Any]], None],
+) -> None:
+    """Run tasks in a pool of ``workers`` spawned processes, at most ``workers`` in flight (so an interrupted
+    sweep loses only those). A worker process that dies fails the runs in flight and the pool is started again
+    for the rest."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    queue = deque(tasks)
+    ctx = multiprocessing.get_context("spawn")
+    while queue:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        inflight: dict[Future[dict[str, Any]], Point] = {}
+        try:
+            broken = False
+            while (queue or inflight) and not broken:
+                while queue and len(inflight) < workers:
+                    point, task = queue.popleft()
+                    inflight[pool.submit(execute_point, task)] = point
+                finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    point = inflight.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        outcome = {"error": "the worker process died (killed, out of memory, or crashed)"}
+                    except Exception as e:  # e.g. a task that could not be sent to the worker
+                        outcome = {"error": _one_line(f"{type(e).__name__}: {e}")}
+                    done(point, outcome)
+            if broken:
+                for fut, point in inflight.items():
+                    done(point, {"error": "the worker process pool broke while this run was in flight; rerun to retry"})
+                inflight.clear()
+        except BaseException:
+            # Interrupted: stop the workers now rather than wait for the runs in flight (they lose nothing
+            # but themselves: results are written atomically, and the next sweep reruns them).
+            workers_alive = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers_alive:
+                proc.terminate()
+            raise
+        pool.shutdown(wait=True)
+
+
+def _run_ray(
+    tasks: Sequence[tuple[Point, dict[str, Any]]],
+    workers: int,
+    address: str | None,
+    done: Callable[[Point, dict[str, Any]], None],
+) -> None:
+    """Run each task as a Ray task on the cluster at ``address`` (or a local Ray with ``workers`` CPUs, started
+    and stopped here). Tasks return their results to this driver, which writes them: no shared file system is
+    needed. Nodes need fctlab installed (or a Ray runtime_env that installs it)."""
+    import logging
+
+    ray = _import_ray()
+    started_here = False
+    if not ray.is_initialized():
+        options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
+        if address is None:
+            ray.init(num_cpus=workers, **options)
+        else:
+            ray.init(address=address, **options)
+        started_here = True
+    try:
+        remote = ray.remote(num_cpus=1)(execute_point)
+        refs = {remote.remote(dict(task)): point for point, task in tasks}
+        try:
+            while refs:
+                ready, _ = ray.wait(list(refs), num_returns=1)
+                for ref in ready:
+                    point = refs.pop(ref)
+                    try:
+                        outcome = ray.get(ref)
+                    except Exception as e:  # a Ray-level failure (worker died, task lost)
+                        cause = getattr(e, "cause", None) or e
+                        outcome = {"error": _one_line(f"{type(cause).__name__}: {cause}")}
+                    done(point, outcome)
+        except BaseException:
+            for ref in refs:
+                ray.cancel(ref, force=True)
+            raise
+    finally:
+        if started_here:
+            ray.shutdown()
