@@ -1,5 +1,6 @@
 """The ``fctlab`` command line: ``run``, ``compare``, ``workloads``, ``schemes``, plus ``report`` and ``thresholds``
-(from :mod:`fctlab.cli_report`) and ``sweep`` (from :mod:`fctlab.cli_sweep`).
+(from :mod:`fctlab.cli_report`), ``sweep`` (from :mod:`fctlab.cli_sweep`) and ``reproduce`` (recipes in
+:mod:`fctlab.reproduce`).
 
 Bad input never reaches the engine: every command validates the whole experiment (and builds its flows) first;
 on a problem it prints one line naming the key to stderr and exits with code 2, having written nothing (not even
@@ -299,6 +300,60 @@ def schemes() -> None:
             label = f"  preset {preset!r}" if len(presets) > 1 else "  defaults"
             shown = ", ".join(f"{k} = {v}" for k, v in keys.items())
             _print(f"{label}: {shown}")
+
+
+@app.command()
+def reproduce(
+    recipe: Annotated[str, typer.Argument(help="Which paper's comparison: pias.")],
+    scale: Annotated[
+        str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")
+    ] = "small",
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder.")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", help="Runs at once (default: CPUs).")] = None,
+    executor: Annotated[str, typer.Option("--executor", help="local or ray.")] = "local",
+    address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address.")] = None,
+) -> None:
+    """Run a paper's key comparison and write a report that sets fctlab's numbers beside the paper's statements.
+    Resumable: runs that already have results are kept."""
+    from fctlab.cli_sweep import _print_results, _ProgressView
+    from fctlab.config import ConfigError
+    from fctlab.reproduce import RECIPES, SCALES
+    from fctlab.report import write_report
+    from fctlab.sweep import check_executor, default_workers, run_sweep
+
+    if recipe not in RECIPES:
+        raise _fail(f"recipe: unknown {recipe!r}; known: {', '.join(RECIPES)}", EXIT_BAD_INPUT)
+    if scale not in SCALES:
+        raise _fail(f"--scale: must be one of {', '.join(SCALES)} (got {scale!r})", EXIT_BAD_INPUT)
+    make_sweep, make_claims, _ = RECIPES[recipe]
+    try:
+        if workers is not None and workers < 1:
+            raise ConfigError("--workers", f"must be >= 1 (got {workers})")
+        check_executor(executor, address)
+        spec = make_sweep(scale)
+    except (ConfigError, ValueError) as e:
+        raise _fail(str(e), EXIT_BAD_INPUT) from None
+    out_dir = out if out is not None else Path("results") / f"reproduce-{recipe}-{scale}"
+    n_workers = workers or default_workers()
+    view = _ProgressView(spec.name, executor, n_workers, address)
+    try:
+        with view:
+            report = run_sweep(spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
+                               progress=view.update, on_plan=view.plan)
+    except ConfigError as e:
+        raise _fail(str(e), EXIT_BAD_INPUT) from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume", 130) from None
+    _print_results(report, [p.run_id for p in spec.points])
+    claims = make_claims(out_dir)
+    files = write_report(out_dir, claims=claims)
+    for claim in claims:
+        _print(f"{claim.statement}\n    fctlab: {claim.value_text()}  ({claim.note})")
+    _console(stderr=True).print(f"report: {files.html}", markup=False)
+    if report.failed:
+        for run_id, message in report.failed.items():
+            sys.stderr.write(f"failed: {run_id}: {message}\n")
+        raise _fail(f"{len(report.failed)} of {report.total} runs failed; rerun to retry them", EXIT_FAILED)
 
 
 from fctlab.cli_report import register as _register_report_commands  # noqa: E402  (report, thresholds)

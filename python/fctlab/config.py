@@ -1,6 +1,7 @@
 """The experiment model: one TOML file (or dict) -> a validated, fully resolved :class:`Experiment`.
 
-An experiment file has top-level ``seed`` and ``name`` and these sections:
+An experiment file has top-level ``seed``, ``name`` and ``label`` (optional: the run's series label in reports)
+and these sections:
 
 * engine sections ``[topology] [switch] [host] [routing] [transport] [scheme] [run]``: handed to the engine's
   own parser (``fctlab._core.validate_config``), which is the single authority for their keys, ranges and
@@ -30,7 +31,7 @@ ENGINE_SECTIONS = ("topology", "switch", "host", "routing", "transport", "scheme
 #: Sections the Python front parses.
 PYTHON_SECTIONS = ("workload", "output")
 #: Every key allowed at the top level of an experiment.
-TOP_LEVEL_KEYS = ("name", "seed", *ENGINE_SECTIONS, *PYTHON_SECTIONS)
+TOP_LEVEL_KEYS = ("name", "label", "seed", *ENGINE_SECTIONS, *PYTHON_SECTIONS)
 #: The table of sweep axes: only :mod:`fctlab.sweep` reads it (a single run refuses a file that has it).
 SWEEP_SECTION = "sweep"
 
@@ -149,6 +150,8 @@ class Experiment:
     source: Path | None = None
     overrides: tuple[str, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Series label in reports (e.g. "PIAS (2 queues)"); by default reports label runs by scheme.
+    label: str | None = None
 
     @property
     def scheme(self) -> str:
@@ -162,6 +165,8 @@ class Experiment:
     def to_dict(self) -> dict[str, Any]:
         """The fully resolved experiment (written as config.json next to the results)."""
         out: dict[str, Any] = {"name": self.name, "seed": self.seed}
+        if self.label is not None:
+            out["label"] = self.label
         out.update({k: v for k, v in self.engine.items() if k != "seed"})
         out["workload"] = self.workload.model_dump(exclude_none=True)
         out["output"] = self.output.model_dump(exclude_none=True)
@@ -234,6 +239,9 @@ def experiment_from_dict(
         name = source.stem if source is not None else "experiment"
     elif not isinstance(name, str) or not name.strip():
         raise ConfigError("name", f"must be a non-empty string (got {name!r})")
+    label = raw.get("label")
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        raise ConfigError("label", f"must be a non-empty string (got {label!r})")
     if "workload" not in raw:
         raise ConfigError(
             "workload", "missing section: give workload.cdf, workload.load and workload.flows, or workload.trace"
@@ -255,6 +263,7 @@ def experiment_from_dict(
         source=source,
         overrides=(*_applied, *overrides),
         raw=raw,
+        label=label,
     )
 
 

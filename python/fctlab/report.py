@@ -146,8 +146,9 @@ def _read_run(summary_path: Path, root: Path) -> Run:
 
 
 def _label_runs(runs: list[Run]) -> list[Run]:
-    """Give each run its series label: the scheme, plus the config keys that differ between runs of the same
-    (workload, scheme) apart from load and seed."""
+    """Give each run its series label: its experiment's ``label`` when every run of its (workload, scheme) has
+    one; else the scheme, plus the config keys that differ between runs of the same (workload, scheme) apart
+    from load and seed."""
     from dataclasses import replace
 
     groups: dict[tuple[str, str], list[int]] = {}
@@ -155,6 +156,11 @@ def _label_runs(runs: list[Run]) -> list[Run]:
         groups.setdefault((r.workload, r.scheme), []).append(i)
     labels = [r.scheme for r in runs]
     for idx in groups.values():
+        # an experiment that names its series (top-level ``label``) is labelled by that name
+        if all(runs[i].config.get("label") for i in idx):
+            for i in idx:
+                labels[i] = str(runs[i].config["label"])
+            continue
         flat = [{k: v for k, v in _flatten(runs[i].config).items() if not _ignored(k)} for i in idx]
         keys = sorted(set().union(*flat))
         varying = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flat}) > 1]

@@ -1,0 +1,264 @@
+"""Reproduction recipes: one function per paper that runs its key comparison and sets fctlab's numbers beside the
+paper's statements in the HTML report.
+
+``fctlab reproduce pias [--scale small|paper]`` runs the comparison of Bai et al., "PIAS: Practical
+Information-Agnostic Flow Scheduling for Data Center Networks" (HotNets 2014), section 4: DCTCP, L2DCT, LAS,
+PIAS with 2, 4 and 8 queues, and pFabric, on web search and data mining, on the 144-host leaf-spine with the
+parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see shared/REFERENCE-PARAMETERS.md):
+
+* 9 leaves x 16 hosts, 4 spines; 10 Gbps host links, 40 Gbps core links; 0.2 us per link plus 20 us on each host
+  link (85.2 us base RTT across the spine); packet spraying;
+* 1460 B payload + 40 B headers; 240-packet (360,000 B) buffer per port shared by 8 priority queues; ECN on the
+  port's instantaneous occupancy at 65 packets (97,500 B); RTOmin 2 ms; initial window 70; duplicate-ACK fast
+  retransmit off (``dynamic_dupack_ 1000000`` in the scripts: spraying reorders packets), so losses are
+  recovered by timeouts; DCTCP g = 1/16;
+* PIAS with 8 queues uses the scripts' thresholds for the workload and load (:func:`fctlab.thresholds.preset`);
+  with 2 and 4 queues the paper does not list its thresholds, so fctlab derives them with the paper's method
+  (:func:`fctlab.thresholds.derive`);
+* pFabric as the PIAS paper ran it (140-packet queue, RTO 250 us, initial window 70: ``scheme.preset = "pias"``);
+  LAS on pFabric's switch queue ranked by bytes sent, with the same parameters.
+
+Scales: ``small`` (loads 0.5 and 0.8, 2,500 flows per run, a few minutes on 2 cores), ``paper`` (loads 0.5 to
+0.8, 40,000 flows per run, hours; the PIAS paper does not say how many flows its runs had) and ``tiny`` (one
+load, 150 flows: a smoke test of the recipe, not a measurement).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+SCALES = ("tiny", "small", "paper")
+
+
+@dataclass(frozen=True)
+class Scale:
+    loads: tuple[float, ...]
+    flows: int
+    warmup_flows: int
+    seeds: tuple[int, ...] = (1,)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One line of a figure: a scheme with its own settings."""
+
+    label: str
+    scheme: str
+    queues: int = 8
+    thresholds: str | None = None  # "preset" or "derive" (PIAS only)
+    preset: str | None = None  # scheme.preset
+
+
+PIAS_SCALES = {
+    # a smoke test of the recipe (seconds): numbers far too noisy to compare with the paper
+    "tiny": Scale(loads=(0.8,), flows=150, warmup_flows=0),
+    "small": Scale(loads=(0.5, 0.8), flows=2_500, warmup_flows=250),
+    "paper": Scale(loads=(0.5, 0.6, 0.7, 0.8), flows=40_000, warmup_flows=4_000),
+}
+
+PIAS_VARIANTS = (
+    Variant("DCTCP", "dctcp", queues=1),
+    Variant("L2DCT", "l2dct", queues=1),
+    Variant("LAS", "las"),
+    Variant("PIAS (2 queues)", "pias", queues=2, thresholds="derive"),
+    Variant("PIAS (4 queues)", "pias", queues=4, thresholds="derive"),
+    Variant("PIAS", "pias", queues=8, thresholds="preset"),
+    Variant("pFabric", "pfabric", preset="pias"),
+)
+
+PIAS_WORKLOADS = ("websearch", "datamining")
+
+
+def pias_base() -> dict[str, Any]:
+    """The PIAS ns-2 setup as an experiment dict (without scheme and workload)."""
+    return {
+        "name": "reproduce-pias",
+        "topology": {
+            "kind": "leaf_spine", "leaves": 9, "hosts_per_leaf": 16, "spines": 4,
+            "host_link_gbps": 10, "core_link_gbps": 40, "host_link_delay_ns": 20_200, "core_link_delay_ns": 200,
+        },
+        "switch": {"queues": 8, "buffer": "port", "buffer_bytes": 360_000, "ecn": "port", "ecn_threshold_bytes": 97_500},
+        "routing": {"mode": "spray"},
+        "transport": {
+            "mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 70, "rto_min_us": 2000,
+            "dupack_threshold": 1_000_000, "dctcp_g": 0.0625,
+        },
+    }
+
+
+def _pias_point(variant: Variant, workload: str, load: float, scale: Scale, seed: int) -> dict[str, Any]:
+    from fctlab import thresholds
+
+    raw = pias_base()
+    raw["label"] = variant.label
+    raw["seed"] = seed
+    raw["scheme"] = {"name": variant.scheme}
+    raw["switch"]["queues"] = variant.queues
+    if variant.preset:
+        raw["scheme"]["preset"] = variant.preset
+    if variant.scheme in ("pfabric", "las"):
+        # pFabric's switch: its own buffer from the preset, no ECN; the transport's window/RTO come from it too
+        for key in ("buffer_bytes", "ecn", "ecn_threshold_bytes"):
+            raw["switch"].pop(key, None)
+        for key in ("init_cwnd_packets", "rto_min_us"):
+            raw["transport"].pop(key, None)
+    if variant.thresholds == "preset":
+        raw["scheme"]["thresholds_bytes"] = thresholds.preset(workload, load)
+    elif variant.thresholds == "derive":
+        raw["scheme"]["thresholds_bytes"] = list(thresholds.derive(workload, load, variant.queues).thresholds_bytes)
+    raw["workload"] = {
+        "pattern": "all_to_all", "cdf": workload, "load": load, "flows": scale.flows, "warmup_flows": scale.warmup_flows,
+    }
+    return raw
+
+
+def pias_sweep(scale: str = "small"):
+    """The PIAS comparison as a sweep (every point validated), ready for :func:`fctlab.sweep.run_sweep`."""
+    from fctlab.config import experiment_from_dict
+    from fctlab.sweep import Point, Sweep, run_id_for
+
+    if scale not in PIAS_SCALES:
+        raise ValueError(f"scale: must be one of {', '.join(SCALES)} (got {scale!r})")
+    sc = PIAS_SCALES[scale]
+    points = []
+    for workload in PIAS_WORKLOADS:
+        for load in sc.loads:
+            for variant in PIAS_VARIANTS:
+                for seed in sc.seeds:
+                    raw = _pias_point(variant, workload, load, sc, seed)
+                    values = {"variant": variant.label, "workload.cdf": workload, "workload.load": load, "seed": seed}
+                    exp = experiment_from_dict(raw)
+                    points.append(Point(index=len(points), run_id=run_id_for(values), values=values, experiment=exp, raw=raw))
+    axes = {
+        "variant": [v.label for v in PIAS_VARIANTS],
+        "workload.cdf": list(PIAS_WORKLOADS),
+        "workload.load": list(sc.loads),
+        "seed": list(sc.seeds),
+    }
+    return Sweep(name=f"reproduce-pias-{scale}", axes=axes, points=points)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The paper's statements, and fctlab's numbers for them
+
+
+def _summaries(results_dir: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(results_dir.glob("runs/*/summary.json")):
+        s = json.loads(path.read_text())
+        cfg = s.get("config") or {}
+        out.append({
+            "label": cfg.get("label"),
+            "workload": (cfg.get("workload") or {}).get("cdf"),
+            "load": (cfg.get("workload") or {}).get("load"),
+            "bins": s["bins"],
+        })
+    return out
+
+
+def _value(runs, label, workload, load, bin_name, stat):
+    vals = [r["bins"][bin_name].get(stat) for r in runs if r["label"] == label and r["workload"] == workload and r["load"] == load]
+    vals = [v for v in vals if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _reduction(runs, a, b, workload, load, bin_name, stat):
+    """1 - a/b: how much lower a's statistic is than b's (positive: a is better)."""
+    va, vb = _value(runs, a, workload, load, bin_name, stat), _value(runs, b, workload, load, bin_name, stat)
+    if va is None or vb in (None, 0):
+        return None
+    return 1.0 - va / vb
+
+
+def pias_claims(results_dir: str | Path) -> list[Any]:
+    """The PIAS paper's statements (section 4) with fctlab's corresponding numbers from the runs in
+    ``results_dir``. Per-bin statements use the mean slowdown (the paper normalises each flow's FCT by its ideal
+    FCT in the idle fabric, Figs. 5, 6, 8); overall statements use the mean FCT (Fig. 4)."""
+    from fctlab.report import PaperClaim
+
+    runs = _summaries(Path(results_dir))
+    loads = sorted({r["load"] for r in runs if r["load"] is not None})
+    claims = []
+
+    def best(a, b, workloads, bin_name, stat):
+        pairs = [(w, l, _reduction(runs, a, b, w, l, bin_name, stat)) for w in workloads for l in loads]
+        pairs = [p for p in pairs if p[2] is not None]
+        if not pairs:
+            return None, "no runs"
+        w, l, v = max(pairs, key=lambda p: p[2])
+        each = "; ".join(f"{pw} {pl}: {pv:+.1%}" for pw, pl, pv in pairs)
+        return v, f"largest at {w}, load {l} (all: {each})"
+
+    def at(a, b, workload, load, bin_name, stat):
+        v = _reduction(runs, a, b, workload, load, bin_name, stat)
+        return v, f"{workload}, load {load}"
+
+    src = "Bai et al., PIAS, HotNets 2014, section 4"
+    rows = [
+        ("PIAS vs DCTCP, small flows (0,100KB], average normalized FCT: up to 50% lower",
+         "max over workloads and loads of 1 - PIAS/DCTCP, mean slowdown, small bin",
+         best("PIAS", "DCTCP", PIAS_WORKLOADS, "small", "mean_slowdown")),
+        ("PIAS vs L2DCT, small flows, average normalized FCT: up to 40% lower",
+         "max of 1 - PIAS/L2DCT, mean slowdown, small bin",
+         best("PIAS", "L2DCT", PIAS_WORKLOADS, "small", "mean_slowdown")),
+        ("PIAS vs LAS, overall average FCT, web search, load 0.8: 28% lower",
+         "1 - PIAS/LAS, mean FCT, all flows, web search, load 0.8",
+         at("PIAS", "LAS", "websearch", 0.8, "all", "mean_fct_ns")),
+        ("PIAS vs LAS, large flows (10MB,inf), web search, load 0.8: 50% lower",
+         "1 - PIAS/LAS, mean slowdown, large bin, web search, load 0.8",
+         at("PIAS", "LAS", "websearch", 0.8, "large", "mean_slowdown")),
+        ("PIAS vs DCTCP, large flows, data mining: 17% lower",
+         "max over loads of 1 - PIAS/DCTCP, mean slowdown, large bin, data mining",
+         best("PIAS", "DCTCP", ("datamining",), "large", "mean_slowdown")),
+        ("PIAS vs pFabric, small flows, data mining: within 4.9%",
+         "max over loads of PIAS/pFabric - 1, mean slowdown, small bin, data mining (negative: PIAS better)",
+         _gap(runs, loads)),
+        ("PIAS 8 queues vs 2 queues, small flows: about 6% difference",
+         "max of 1 - PIAS(8)/PIAS(2), mean slowdown, small bin",
+         best("PIAS", "PIAS (2 queues)", PIAS_WORKLOADS, "small", "mean_slowdown")),
+    ]
+    for statement, recipe, (value, note) in rows:
+        claims.append(PaperClaim(statement=statement, recipe=recipe, value=None if value is None else 100 * value,
+                                 source=src, unit="%", note=note))
+    return claims
+
+
+def _gap(runs, loads):
+    vals = []
+    for load in loads:
+        r = _reduction(runs, "PIAS", "pFabric", "datamining", load, "small", "mean_slowdown")
+        if r is not None:
+            vals.append((load, -r))
+    if not vals:
+        return None, "no runs"
+    load, worst = max(vals, key=lambda x: x[1])
+    return worst, f"largest at load {load} (all: " + "; ".join(f"{l}: {v:+.1%}" for l, v in vals) + ")"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The entry point
+
+
+RECIPES: dict[str, tuple[Callable[[str], Any], Callable[[str | Path], list[Any]], str]] = {
+    "pias": (pias_sweep, pias_claims, "PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric"),
+}
+
+
+def reproduce(name: str, out_dir: str | Path, *, scale: str = "small", workers: int | None = None,
+              executor: str = "local", address: str | None = None, progress=None, on_plan=None):
+    """Run recipe ``name`` at ``scale`` into ``out_dir`` (resumable: finished runs are kept) and write its
+    report with the paper's statements beside fctlab's numbers. Returns (sweep report, report files)."""
+    from fctlab.report import write_report
+    from fctlab.sweep import run_sweep
+
+    if name not in RECIPES:
+        raise ValueError(f"recipe: unknown {name!r}; known: {', '.join(RECIPES)}")
+    make_sweep, make_claims, _ = RECIPES[name]
+    sweep = make_sweep(scale)
+    outcome = run_sweep(sweep, out_dir, workers=workers, executor=executor, address=address,
+                        progress=progress, on_plan=on_plan)
+    files = write_report(out_dir, claims=make_claims(out_dir), normalize_to=None)
+    return outcome, files

@@ -1,0 +1,100 @@
+"""The PIAS reproduction recipe: its points carry the PIAS ns-2 parameters, and the paper's statements are
+computed from run summaries as documented."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from fctlab import reproduce, thresholds
+from fctlab.cli import app
+from fctlab.simulation import build_flows
+
+
+def test_small_scale_has_every_variant_workload_and_load():
+    sweep = reproduce.pias_sweep("small")
+    assert len(sweep.points) == 7 * 2 * 2
+    labels = {p.experiment.label for p in sweep.points}
+    assert labels == {"DCTCP", "L2DCT", "LAS", "PIAS (2 queues)", "PIAS (4 queues)", "PIAS", "pFabric"}
+    ids = [p.run_id for p in sweep.points]
+    assert len(set(ids)) == len(ids)
+
+
+def test_points_carry_the_pias_ns2_parameters():
+    points = {(p.values["variant"], p.values["workload.cdf"], p.values["workload.load"]): p.experiment
+              for p in reproduce.pias_sweep("small").points}
+    dctcp = points[("DCTCP", "websearch", 0.8)].engine
+    assert dctcp["switch"]["buffer_bytes"] == 360_000 and dctcp["switch"]["ecn_threshold_bytes"] == 97_500
+    assert dctcp["switch"]["queues"] == 1
+    assert dctcp["transport"]["init_cwnd_packets"] == 70 and dctcp["transport"]["rto_min_us"] == 2000
+    assert dctcp["routing"]["mode"] == "spray"
+    assert dctcp["topology"]["host_link_delay_ns"] == 20_200
+    pias8 = points[("PIAS", "datamining", 0.5)].engine
+    assert pias8["scheme"]["thresholds_bytes"] == thresholds.preset("datamining", 0.5)
+    assert pias8["switch"]["queues"] == 8 and pias8["scheme"]["probe_after_timeouts"] == 2
+    pias2 = points[("PIAS (2 queues)", "websearch", 0.5)].engine
+    assert pias2["switch"]["queues"] == 2
+    assert pias2["scheme"]["thresholds_bytes"] == list(thresholds.derive("websearch", 0.5, 2).thresholds_bytes)
+    pfabric = points[("pFabric", "websearch", 0.5)].engine
+    assert pfabric["switch"]["buffer_bytes"] == 210_000 and pfabric["switch"]["ecn"] == "off"
+    assert pfabric["transport"]["rto_min_us"] == 250 and pfabric["transport"]["init_cwnd_packets"] == 70
+    las = points[("LAS", "websearch", 0.5)].engine
+    assert las["scheme"]["name"] == "las" and las["switch"]["buffer_bytes"] == 210_000
+
+
+def test_every_variant_sees_the_same_flows():
+    sweep = reproduce.pias_sweep("tiny")
+    by_workload = {}
+    for p in sweep.points:
+        flows = build_flows(p.experiment)[["src", "dst", "size_bytes", "start_ps"]]
+        key = (p.values["workload.cdf"], p.values["workload.load"])
+        if key in by_workload:
+            assert flows.equals(by_workload[key]), p.run_id
+        else:
+            by_workload[key] = flows
+
+
+def _fake_run(root, label, workload, load, small_slowdown, all_fct, large_slowdown):
+    d = root / "runs" / f"{label}-{workload}-{load}".replace(" ", "_")
+    d.mkdir(parents=True)
+    bins = {
+        "small": {"mean_slowdown": small_slowdown, "mean_fct_ns": 1.0},
+        "medium": {"mean_slowdown": 1.0, "mean_fct_ns": 1.0},
+        "large": {"mean_slowdown": large_slowdown, "mean_fct_ns": 1.0},
+        "all": {"mean_slowdown": 1.0, "mean_fct_ns": all_fct},
+    }
+    config = {"label": label, "workload": {"cdf": workload, "load": load}}
+    (d / "summary.json").write_text(json.dumps({"bins": bins, "config": config}))
+
+
+def test_claims_are_computed_as_documented(tmp_path):
+    for w in ("websearch", "datamining"):
+        for load in (0.5, 0.8):
+            _fake_run(tmp_path, "DCTCP", w, load, 4.0, 100.0, 10.0)
+            _fake_run(tmp_path, "L2DCT", w, load, 3.0, 100.0, 10.0)
+            _fake_run(tmp_path, "LAS", w, load, 1.0, 200.0, 40.0)
+            _fake_run(tmp_path, "PIAS (2 queues)", w, load, 2.5, 100.0, 10.0)
+            _fake_run(tmp_path, "pFabric", w, load, 1.6, 100.0, 10.0)
+            # PIAS gets better with load on web search, to check that "up to" takes the maximum
+            _fake_run(tmp_path, "PIAS", w, load, 2.0 if (w, load) != ("websearch", 0.8) else 1.0, 150.0, 8.0)
+    claims = {c.statement.split(":")[0]: c.value for c in reproduce.pias_claims(tmp_path)}
+    assert claims["PIAS vs DCTCP, small flows (0,100KB], average normalized FCT"] == pytest.approx(75.0)
+    assert claims["PIAS vs L2DCT, small flows, average normalized FCT"] == pytest.approx(100 * (1 - 1 / 3))
+    assert claims["PIAS vs LAS, overall average FCT, web search, load 0.8"] == pytest.approx(25.0)
+    assert claims["PIAS vs LAS, large flows (10MB,inf), web search, load 0.8"] == pytest.approx(80.0)
+    assert claims["PIAS vs DCTCP, large flows, data mining"] == pytest.approx(20.0)
+    assert claims["PIAS vs pFabric, small flows, data mining"] == pytest.approx(25.0)
+    assert claims["PIAS 8 queues vs 2 queues, small flows"] == pytest.approx(60.0)
+
+
+def test_bad_recipe_or_scale_fails_before_running(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["reproduce", "nope", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "recipe" in r.output
+    r = runner.invoke(app, ["reproduce", "pias", "--scale", "huge", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "--scale" in r.output
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(ValueError, match="scale"):
+        reproduce.pias_sweep("huge")
