@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: install, then compare DCTCP and TCP on a small leaf-spine fabric (web search, load 0.6):
-# prints a table of average and 99th-percentile FCT per flow-size bin and writes plots to results/quick/.
+# The main job: install, then compare DCTCP, PIAS and pFabric on a 32-host leaf-spine with web-search traffic at
+# load 0.6 (the PIAS paper's setup, scaled down): prints mean and 99th-percentile FCT per flow-size bin and writes
+# plots and an HTML report to results/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-.venv/bin/fctlab compare examples/quick.toml --scheme dctcp --scheme tcp --out results/quick
+.venv/bin/fctlab demo --out results/demo

@@ -98,3 +98,19 @@ def test_bad_recipe_or_scale_fails_before_running(tmp_path):
     assert not (tmp_path / "x").exists()
     with pytest.raises(ValueError, match="scale"):
         reproduce.pias_sweep("huge")
+
+
+def test_demo_is_dctcp_pias_pfabric_on_the_same_flows():
+    sweep = reproduce.demo_sweep("small")
+    assert [p.experiment.label for p in sweep.points] == ["DCTCP", "PIAS", "pFabric"]
+    assert {p.experiment.hosts for p in sweep.points} == {32}
+    flows = [build_flows(p.experiment)[["src", "dst", "size_bytes", "start_ps"]] for p in sweep.points]
+    assert flows[0].equals(flows[1]) and flows[0].equals(flows[2])
+
+
+def test_demo_runs_end_to_end(tmp_path):
+    r = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--workers", "1"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "pFabric" in r.output and "small" in r.output
+    assert (tmp_path / "d" / "report" / "index.html").exists()
+    assert len(list((tmp_path / "d" / "runs").glob("*/flows.parquet"))) == 3

@@ -304,7 +304,7 @@ def schemes() -> None:
 
 @app.command()
 def reproduce(
-    recipe: Annotated[str, typer.Argument(help="Which paper's comparison: pias.")],
+    recipe: Annotated[str, typer.Argument(help="Which paper's comparison: pias (or demo).")],
     scale: Annotated[
         str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")
     ] = "small",
@@ -315,9 +315,24 @@ def reproduce(
 ) -> None:
     """Run a paper's key comparison and write a report that sets fctlab's numbers beside the paper's statements.
     Resumable: runs that already have results are kept."""
+    _run_recipe(recipe, scale, out, workers, executor, address)
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Results folder.")] = Path("results/demo"),
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", help="Runs at once (default: CPUs).")] = None,
+) -> None:
+    """The main job: DCTCP, PIAS and pFabric on a 32-host leaf-spine with web-search traffic at load 0.6 (the PIAS
+    paper's setup, scaled down). Prints FCT per flow-size bin and writes plots and an HTML report."""
+    _run_recipe("demo", "small", out, workers, "local", None)
+
+
+def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, executor: str,
+                address: str | None) -> None:
     from fctlab.cli_sweep import _print_results, _ProgressView
     from fctlab.config import ConfigError
-    from fctlab.reproduce import RECIPES, SCALES
+    from fctlab.reproduce import RECIPES, SCALES, comparison_tables
     from fctlab.report import write_report
     from fctlab.sweep import check_executor, default_workers, run_sweep
 
@@ -345,11 +360,15 @@ def reproduce(
     except KeyboardInterrupt:
         raise _fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume", 130) from None
     _print_results(report, [p.run_id for p in spec.points])
+    for title, table in comparison_tables(out_dir):
+        _print(f"\n{title}: FCT by flow size (small <= 100 KB < medium <= 10 MB < large)")
+        _print(table)
     claims = make_claims(out_dir)
     files = write_report(out_dir, claims=claims)
     for claim in claims:
         _print(f"{claim.statement}\n    fctlab: {claim.value_text()}  ({claim.note})")
-    _console(stderr=True).print(f"report: {files.html}", markup=False)
+    _console(stderr=True).print(f"report: {files.html}; figures: {', '.join(str(f) for f in files.figures)}",
+                                markup=False)
     if report.failed:
         for run_id, message in report.failed.items():
             sys.stderr.write(f"failed: {run_id}: {message}\n")
