@@ -18,16 +18,7 @@ from fctlab.simulation import FLOW_COLUMNS
 
 runner = CliRunner()
 
-TINY = """\
-seed = 7
-[topology]
-kind = "single_switch"
-hosts = 4
-[workload]
-cdf = "websearch"
-load = 0.5
-flows = 20
-"""
+from conftest import TINY  # noqa: E402  (the shared tiny experiment)
 BEFORE_WORKLOAD, _ = TINY.split("[workload]")
 
 

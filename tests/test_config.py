@@ -19,16 +19,7 @@ from fctlab.config import (
 
 REPO = Path(__file__).resolve().parents[1]
 
-TINY = """\
-seed = 7
-[topology]
-kind = "single_switch"
-hosts = 4
-[workload]
-cdf = "websearch"
-load = 0.5
-flows = 20
-"""
+from conftest import TINY  # noqa: E402  (the shared tiny experiment)
 
 
 def write(tmp_path: Path, text: str, name: str = "exp.toml") -> Path:

@@ -293,6 +293,12 @@ def parse_override(item: str) -> tuple[list[str], Any]:
 def apply_override(data: dict[str, Any], item: str) -> None:
     """Apply one ``key.path=value`` override to a raw experiment dict, in place."""
     parts, value = parse_override(item)
+    set_key_path(data, parts, value, f"--set {item}")
+
+
+def set_key_path(data: dict[str, Any], parts: Sequence[str], value: Any, error_key: str) -> None:
+    """Set ``data[parts[0]][parts[1]]... = value``, creating tables on the way; a value in the way is a
+    ConfigError reported under ``error_key``."""
     node = data
     for i, part in enumerate(parts[:-1]):
         child = node.get(part)
@@ -300,7 +306,7 @@ def apply_override(data: dict[str, Any], item: str) -> None:
             child = node[part] = {}
         elif not isinstance(child, dict):
             where = ".".join(parts[: i + 1])
-            raise ConfigError(f"--set {item}", f"{where} is a value, not a table")
+            raise ConfigError(error_key, f"{where} is a value, not a table, so it has no key {parts[i + 1]!r}")
         node = child
     node[parts[-1]] = value
 

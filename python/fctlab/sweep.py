@@ -28,6 +28,7 @@ from fctlab.config import (
     Experiment,
     _deep_copy,
     apply_override,
+    set_key_path,
     experiment_from_dict,
     parse_override,
     read_experiment_file,
@@ -217,17 +218,7 @@ def _related(a: str, b: str) -> bool:
 
 
 def _set_path(raw: dict[str, Any], key: str, value: Any) -> None:
-    node = raw
-    parts = key.split(".")
-    for i, part in enumerate(parts[:-1]):
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        elif not isinstance(child, dict):
-            where = ".".join(parts[: i + 1])
-            raise ConfigError(f"sweep.{key}", f"{where} is a value, not a table, so it has no key {parts[i + 1]!r}")
-        node = child
-    node[parts[-1]] = _deep_copy(value)
+    set_key_path(raw, key.split("."), _deep_copy(value), f"sweep.{key}")
 
 
 def _blame(e: ConfigError, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str) -> ConfigError:
