@@ -58,6 +58,10 @@ def synthetic():
         "bytes_dropped": np.array([0, 10_000, 0, 0], dtype=np.uint64),
         "ecn_marked": np.array([0, 2, 5, 0], dtype=np.uint32),
         "probes": np.array([0, 0, 1, 0], dtype=np.uint32),
+        "fast_recoveries": np.array([0, 0, 0, 0], dtype=np.uint32),
+        "priority_losses": np.array([0, 0, 0, 0], dtype=np.uint32),
+        "duplicate_data": np.array([0, 1, 0, 0], dtype=np.uint32),
+        "ooo_max_segments": np.array([0, 3, 0, 0], dtype=np.uint32),
     }
     return workload, columns
 

@@ -42,5 +42,7 @@ def run(
     priority: npt.NDArray[np.uint8] | None = None,
     progress: Progress | None = None,
     estimate_bytes: npt.NDArray[np.uint64] | None = None,
+    lower_bytes: npt.NDArray[np.uint64] | None = None,
+    upper_bytes: npt.NDArray[np.uint64] | None = None,
 ) -> tuple[dict[str, npt.NDArray[np.generic]], str]:
     """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON)."""

@@ -26,7 +26,8 @@ NEVER_PS = np.iinfo(np.uint64).max
 FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
     "finished", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
-    "ecn_marked", "probes", "priority", "warmup", "size_bin",
+    "ecn_marked", "probes", "fast_recoveries", "priority_losses", "duplicate_data", "ooo_max_segments",
+    "priority", "warmup", "size_bin",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority")
 
@@ -153,6 +154,10 @@ def flow_table(
         "bytes_dropped": ints("bytes_dropped"),
         "ecn_marked": ints("ecn_marked"),
         "probes": ints("probes"),
+        "fast_recoveries": ints("fast_recoveries"),
+        "priority_losses": ints("priority_losses"),
+        "duplicate_data": ints("duplicate_data"),
+        "ooo_max_segments": ints("ooo_max_segments"),
         "priority": priority,
         "warmup": warm,
         "size_bin": size_bin(size),
@@ -186,6 +191,11 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         est = flows["estimate_bytes"].to_numpy(dtype=np.float64)
         est = np.where(np.isnan(est), flows["size_bytes"].to_numpy(dtype=np.float64), est)
         estimate = np.ascontiguousarray(est.astype(np.uint64))
+    # QCLIMB's predicted bounds (a trace annotated by `fctlab predict annotate`)
+    lower = upper = None
+    if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
+        lower = np.ascontiguousarray(flows["lower_bytes"].to_numpy(dtype=np.uint64))
+        upper = np.ascontiguousarray(flows["upper_bytes"].to_numpy(dtype=np.uint64))
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(flows["src"].to_numpy(dtype=np.uint32)),
@@ -195,6 +205,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         priority,
         progress,
         estimate,
+        lower,
+        upper,
     )
     stats = json.loads(stats_json)
     table = flow_table(

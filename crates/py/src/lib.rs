@@ -102,7 +102,7 @@ impl Progress {
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None))]
+#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -114,6 +114,8 @@ fn run<'py>(
     priority: Option<PyReadonlyArray1<'py, u8>>,
     progress: Option<&Progress>,
     estimate_bytes: Option<PyReadonlyArray1<'py, u64>>,
+    lower_bytes: Option<PyReadonlyArray1<'py, u64>>,
+    upper_bytes: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     let flows = FlowSet {
@@ -126,6 +128,14 @@ fn run<'py>(
             None => Vec::new(),
         },
         estimate_bytes: match &estimate_bytes {
+            Some(e) => e.as_slice()?.to_vec(),
+            None => Vec::new(),
+        },
+        lower_bytes: match &lower_bytes {
+            Some(e) => e.as_slice()?.to_vec(),
+            None => Vec::new(),
+        },
+        upper_bytes: match &upper_bytes {
             Some(e) => e.as_slice()?.to_vec(),
             None => Vec::new(),
         },
@@ -162,6 +172,10 @@ fn run<'py>(
     d.set_item("bytes_dropped", r.bytes_dropped.into_pyarray(py))?;
     d.set_item("ecn_marked", r.ecn_marked.into_pyarray(py))?;
     d.set_item("probes", r.probes.into_pyarray(py))?;
+    d.set_item("fast_recoveries", r.fast_recoveries.into_pyarray(py))?;
+    d.set_item("priority_losses", r.priority_losses.into_pyarray(py))?;
+    d.set_item("duplicate_data", r.duplicate_data.into_pyarray(py))?;
+    d.set_item("ooo_max_segments", r.ooo_max_segments.into_pyarray(py))?;
     Ok((d, serde_json::to_string(&out.stats).unwrap()))
 }
 

@@ -361,11 +361,12 @@ pub enum SchemeName {
     Las,
     Pias,
     L2dct,
+    Qclimb,
 }
 
 impl SchemeName {
     /// Every scheme the engine runs, with a one-line description.
-    pub const ALL: [(&'static str, &'static str); 6] = [
+    pub const ALL: [(&'static str, &'static str); 7] = [
         ("tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow"),
         ("dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts"),
         (
@@ -380,6 +381,11 @@ impl SchemeName {
              handling of packets trapped in low queues",
         ),
         ("l2dct", "L2DCT: DCTCP whose window increase and decrease are weighted by the bytes a flow has sent"),
+        (
+            "qclimb",
+            "QCLIMB: tagging by predicted lower/upper bounds (queue climbing up, slack, demotion), DCTCP, \
+             priority-based loss detection with customized ACKs at the receiver",
+        ),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -390,6 +396,7 @@ impl SchemeName {
             SchemeName::Las => "las",
             SchemeName::Pias => "pias",
             SchemeName::L2dct => "l2dct",
+            SchemeName::Qclimb => "qclimb",
         }
     }
 
@@ -407,6 +414,30 @@ pub enum Preset {
     Native,
     /// As the PIAS paper ran the scheme (pFabric: 140-packet queue, RTO 250 us, initial window 70).
     Pias,
+}
+
+/// What QCLIMB knows of each flow's size (QCLIMB paper, section 5 and appendix A).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum QclimbInfo {
+    /// Lower and upper bounds (`lower_bytes`, `upper_bytes` columns): QCLIMB.
+    Bounds,
+    /// The true size as both bounds: QCLIMB-PS.
+    Precise,
+    /// One priority from the point estimate (`estimate_bytes`): QCLIMB-FP.
+    PointFixed,
+    /// Climb by the point estimate, then the lowest priority: QCLIMB-PP.
+    PointClimb,
+}
+
+/// How a QCLIMB receiver treats out-of-order data.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OooHandling {
+    /// Priority-based loss detection and customized ACKs (section 3.2).
+    Qclimb,
+    /// TCP's own: duplicate ACKs and fast retransmit.
+    Tcp,
 }
 
 /// What pFabric's packets are ranked by.
@@ -443,6 +474,11 @@ pub struct SchemeConfig {
     pub l2dct_w_max: f64,
     pub l2dct_size_min_bytes: u64,
     pub l2dct_size_max_bytes: u64,
+    /// QCLIMB: what it knows of flow sizes, its slack S in bytes (100 KB in the paper), and its out-of-order
+    /// handling. Its thresholds are `thresholds_bytes` (the paper uses PIAS's).
+    pub qclimb_info: QclimbInfo,
+    pub slack_bytes: u64,
+    pub ooo_handling: OooHandling,
 }
 
 impl Default for SchemeConfig {
@@ -458,6 +494,9 @@ impl Default for SchemeConfig {
             l2dct_w_max: 2.5,
             l2dct_size_min_bytes: 204_800,
             l2dct_size_max_bytes: 1_048_576,
+            qclimb_info: QclimbInfo::Bounds,
+            slack_bytes: 100_000,
+            ooo_handling: OooHandling::Qclimb,
         }
     }
 }
@@ -592,7 +631,7 @@ impl Config {
     pub fn transport_kind(&self) -> TransportKind {
         self.transport.kind.unwrap_or(match self.scheme.name {
             SchemeName::Tcp | SchemeName::Pfabric | SchemeName::Las => TransportKind::Tcp,
-            SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct => TransportKind::Dctcp,
+            SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct | SchemeName::Qclimb => TransportKind::Dctcp,
         })
     }
 
@@ -694,17 +733,21 @@ impl Config {
         if th.windows(2).any(|w| w[0] >= w[1]) || th.first() == Some(&0) {
             return err("scheme.thresholds_bytes", format!("must be positive and strictly increasing (got {th:?})"));
         }
-        if th.len() >= s.queues as usize && sc.name == SchemeName::Pias {
+        let tagged = matches!(sc.name, SchemeName::Pias | SchemeName::Qclimb);
+        if th.len() >= s.queues as usize && tagged {
             return err(
                 "scheme.thresholds_bytes",
                 format!("has {} thresholds but switch.queues = {} allows at most {}", th.len(), s.queues, s.queues - 1),
             );
         }
-        if sc.name == SchemeName::Pias && th.is_empty() && s.queues > 1 {
+        if tagged && th.is_empty() && s.queues > 1 {
             return err(
                 "scheme.thresholds_bytes",
-                "PIAS needs its demotion thresholds (switch.queues - 1 values in bytes; `fctlab thresholds` derives \
-                 them, or use a preset)",
+                format!(
+                    "{} needs its queue thresholds (switch.queues - 1 values in bytes; `fctlab thresholds` derives \
+                     them, `fctlab thresholds --preset` lists PIAS's)",
+                    sc.name.as_str()
+                ),
             );
         }
         check_pos("scheme.l2dct_w_min", sc.l2dct_w_min, 100.0)?;

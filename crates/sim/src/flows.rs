@@ -12,8 +12,11 @@ pub struct FlowSet {
     pub start_ps: Vec<Ps>,
     /// Priority for the "fixed" tagging policy (0 is the highest); empty means the scheme's default for all.
     pub priority: Vec<u8>,
-    /// Estimated flow sizes (pFabric ranked by estimate); empty means the true sizes.
+    /// Estimated flow sizes (pFabric ranked by estimate; QCLIMB-PP and -FP); empty means the true sizes.
     pub estimate_bytes: Vec<u64>,
+    /// Predicted lower and upper bounds of flow sizes (QCLIMB); empty when not given.
+    pub lower_bytes: Vec<u64>,
+    pub upper_bytes: Vec<u64>,
 }
 
 /// A flow that cannot be simulated; names the flow and the column.
@@ -31,6 +34,11 @@ impl std::error::Error for FlowError {}
 impl FlowSet {
     pub fn len(&self) -> usize {
         self.src.len()
+    }
+
+    /// Are QCLIMB's bounds given for every flow?
+    pub fn has_bounds(&self) -> bool {
+        self.lower_bytes.len() == self.len() && self.upper_bytes.len() == self.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -55,6 +63,18 @@ impl FlowSet {
         }
         if !self.estimate_bytes.is_empty() {
             same("estimate_bytes", self.estimate_bytes.len())?;
+        }
+        if !self.lower_bytes.is_empty() || !self.upper_bytes.is_empty() {
+            same("lower_bytes", self.lower_bytes.len())?;
+            same("upper_bytes", self.upper_bytes.len())?;
+            for i in 0..n {
+                if self.lower_bytes[i] > self.upper_bytes[i] {
+                    return Err(FlowError(format!(
+                        "flow {i} has lower_bytes {} > upper_bytes {}",
+                        self.lower_bytes[i], self.upper_bytes[i]
+                    )));
+                }
+            }
         }
         if n > u32::MAX as usize - 1 {
             return Err(FlowError("flows: too many flows (at most 2^32 - 2)".into()));
@@ -100,6 +120,14 @@ pub struct FlowResults {
     pub ecn_marked: Vec<u32>,
     /// Probe packets sent in probe mode (pFabric, PIAS).
     pub probes: Vec<u32>,
+    /// Loss events by how they were found: duplicate ACKs (fast recoveries), QCLIMB's priority-based detection;
+    /// timeouts are `timeouts`.
+    pub fast_recoveries: Vec<u32>,
+    pub priority_losses: Vec<u32>,
+    /// Data segments that reached the receiver when it already held them (spurious retransmissions).
+    pub duplicate_data: Vec<u32>,
+    /// Most segments the receiver held out of order at once.
+    pub ooo_max_segments: Vec<u32>,
 }
 
 impl FlowResults {
@@ -115,6 +143,10 @@ impl FlowResults {
             bytes_dropped: vec![0; n],
             ecn_marked: vec![0; n],
             probes: vec![0; n],
+            fast_recoveries: vec![0; n],
+            priority_losses: vec![0; n],
+            duplicate_data: vec![0; n],
+            ooo_max_segments: vec![0; n],
         }
     }
 }

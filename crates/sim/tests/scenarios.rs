@@ -14,6 +14,8 @@ fn flows(list: &[(u32, u32, u64, u64)]) -> FlowSet {
         start_ps: list.iter().map(|f| f.3).collect(),
         priority: Vec::new(),
         estimate_bytes: Vec::new(),
+        lower_bytes: Vec::new(),
+        upper_bytes: Vec::new(),
     }
 }
 

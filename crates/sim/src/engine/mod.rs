@@ -6,15 +6,29 @@
 //! (end of serialization + propagation delay); a switch picks the egress port (ECMP or spraying), where the
 //! port admits it (drop-tail, ECN) and queues or sends it; at the destination host it goes to the transport,
 //! whose ACK travels back the same way.
+//!
+//! When every packet of a run maps to one queue (tcp, dctcp, l2dct with one priority for flows and ACKs),
+//! ports with their own buffer run in FIFO mode (`net::port`): an admitted packet goes onto the wire at
+//! once with its future start time, and no "transmitter free" event exists; a packet-hop then costs one
+//! event. Results are bit-identical to the event-driven path ([`run_event_driven`], used by the tests).
+//!
+//! **Tie rule.** When a packet arrives at a port at the very instant its transmitter becomes free, the
+//! transmitter first starts the next waiting packet, then the arrival is admitted (its drop and ECN decisions
+//! see the queue without the departing packet) and queued. Results therefore never depend on the order in
+//! which the event queue holds the two same-time events. In the event-driven path `enqueue` performs the
+//! due departure inline; the "transmitter free" event, still queued for that instant, finds the transmitter
+//! busy when it fires and re-arms itself at the new end of transmission (a port has at most one such event
+//! pending at any time).
 
 pub mod queue;
 
-use crate::config::{Config, RoutingMode};
+use crate::config::{Config, QclimbInfo, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::Admission;
 use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{five_tuple_hash, Network};
+use crate::policy::{Rank, Tagging};
 use crate::transport::tcp::{Conn, TcpParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use queue::{Event, EventQueue};
@@ -57,6 +71,14 @@ pub struct RunStats {
     pub max_event_queue_len: u64,
 }
 
+/// Where a flow's QCLIMB bounds come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BoundsFrom {
+    Columns,
+    Size,
+    Estimate,
+}
+
 /// Everything a run returns.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
@@ -77,6 +99,7 @@ struct Sim<'a> {
     results: FlowResults,
     params: TcpParams,
     default_prio: u8,
+    bounds_from: BoundsFrom,
     spray: bool,
     rng: Xoshiro256PlusPlus,
     /// pFabric / LAS: one rank queue per port (indexed by port id); empty for strict-priority schemes.
@@ -91,10 +114,58 @@ struct Sim<'a> {
 
 /// Simulate `flows` on the fabric `cfg` describes. Deterministic: same inputs, same results.
 pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
+    run_with(cfg, flows, progress, true)
+}
+
+/// [`run`] with every port event-driven (no FIFO fast path): for the tests that check that both paths give
+/// bit-identical results.
+#[doc(hidden)]
+pub fn run_event_driven(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
+    run_with(cfg, flows, None, false)
+}
+
+/// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
+/// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
+/// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
+fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
+    if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
+        return false;
+    }
+    let last = cfg.switch.queues as usize - 1;
+    let q = |prio: u8| (prio as usize).min(last);
+    let ack_q = q(params.ack_priority);
+    if flows.priority.is_empty() {
+        q(cfg.scheme.priority) == ack_q
+    } else {
+        flows.priority.iter().all(|&p| q(p) == ack_q)
+    }
+}
+
+fn run_with(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, fifo_fast_path: bool) -> Result<RunOutput, FlowError> {
     flows.validate(cfg.topology.hosts())?;
+    if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
+        return Err(FlowError(
+            "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
+             (a trace annotated by `fctlab predict annotate`)"
+                .into(),
+        ));
+    }
     let wall = std::time::Instant::now();
     let mut seeder = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let net = Network::build(cfg, seeder.next_u64());
+    let mut net = Network::build(cfg, seeder.next_u64());
+    let params = TcpParams::from_config(cfg);
+    if fifo_fast_path && single_queue_run(cfg, flows, &params) {
+        let q = (params.ack_priority as usize).min(cfg.switch.queues as usize - 1);
+        for p in &mut net.ports {
+            // A shared buffer's admission needs the other ports' occupancy at `now`, which FIFO ports only
+            // know lazily: keep those event-driven. Zero-delay links too: there a packet's arrival event
+            // would be scheduled from a different handler than in the event-driven path (the wire may
+            // empty at the very instant the next packet starts), which could reorder same-time events.
+            if p.pool().is_none() && p.delay_ps > 0 {
+                p.set_fifo(q);
+            }
+        }
+    }
     let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
     let mut order: Vec<u32> = (0..flows.len() as u32).collect();
     order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
@@ -114,8 +185,13 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Resul
         conns: (0..flows.len()).map(|_| None).collect(),
         open_flows: 0,
         results: FlowResults::new(flows.len()),
-        params: TcpParams::from_config(cfg),
+        params,
         default_prio: cfg.scheme.priority,
+        bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
+            (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
+            (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
+            _ => BoundsFrom::Estimate,
+        },
         spray: cfg.routing.mode == RoutingMode::Spray,
         rng,
         rank_queues,
@@ -175,6 +251,13 @@ impl Sim<'_> {
         let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
         self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd);
         let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio, fwd, rev));
+        // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
+        let (lower, upper) = match self.bounds_from {
+            BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
+            BoundsFrom::Size => (size, size),
+            BoundsFrom::Estimate => (estimate, estimate),
+        };
+        conn.set_bounds(lower, upper);
         self.out.clear();
         conn.start(&self.params, self.now, &mut self.out);
         self.conns[i] = Some(conn);
@@ -239,18 +322,32 @@ impl Sim<'_> {
         }
         let now = self.now;
         let p = &mut self.net.ports[port as usize];
-        let pool_free = p.pool.map(|i| {
+        if p.is_fifo() {
+            return self.enqueue_fifo(port, pkt);
+        }
+        if p.tx_event_pending && p.busy_until <= now {
+            // The tie rule: the transmitter became free at this very instant and its event has not fired
+            // yet. It starts its next packet first; the arrival then sees the queue without it.
+            let next = p.pop().expect("a TxFree is pending with nothing queued");
+            if let Some(i) = p.pool() {
+                self.net.pools[i as usize].used -= next.wire as u64;
+            }
+            let p = &mut self.net.ports[port as usize];
+            if p.transmit(now, next) {
+                let at = p.wire.back().unwrap().0;
+                self.events.push(at, Event::Arrive(port));
+            }
+            // the pending TxFree (at `now`) stays pending: it re-arms itself at the new `busy_until`
+        }
+        let p = &mut self.net.ports[port as usize];
+        let pool_free = p.pool().map(|i| {
             let pool = &self.net.pools[i as usize];
             (pool.limit - pool.used, self.net.dt_alpha)
         });
         match p.admit(&mut pkt, pool_free) {
             Admission::Dropped => {
                 let q = p.queue_of(pkt.prio);
-                self.stats.drops += 1;
-                self.stats.drops_per_queue[q] += 1;
-                if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
-                    self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.params.header) as u64;
-                }
+                self.count_drop(q, &pkt);
                 return;
             }
             Admission::Accepted { marked } => {
@@ -267,7 +364,7 @@ impl Sim<'_> {
             }
         } else {
             p.push(pkt);
-            if let Some(i) = p.pool {
+            if let Some(i) = p.pool() {
                 self.net.pools[i as usize].used += pkt.wire as u64;
             }
             if !p.tx_event_pending {
@@ -275,6 +372,40 @@ impl Sim<'_> {
                 let at = p.busy_until;
                 self.events.push(at, Event::TxFree(port));
             }
+        }
+    }
+
+    /// A port in FIFO mode (see `net::port`): admit, then straight onto the wire with its future start time.
+    #[inline(always)]
+    fn enqueue_fifo(&mut self, port: u32, mut pkt: Packet) {
+        let now = self.now;
+        let p = &mut self.net.ports[port as usize];
+        p.retire_started(now);
+        match p.admit_fifo(&mut pkt) {
+            Admission::Dropped => {
+                let q = p.queue_of(pkt.prio);
+                self.count_drop(q, &pkt);
+                return;
+            }
+            Admission::Accepted { marked } => {
+                if marked {
+                    self.stats.ecn_marks += 1;
+                    self.stats.marks_per_queue[p.queue_of(pkt.prio)] += 1;
+                }
+            }
+        }
+        if p.commit(now, pkt) {
+            let at = p.wire.back().unwrap().0;
+            self.events.push(at, Event::Arrive(port));
+        }
+    }
+
+    #[cold]
+    fn count_drop(&mut self, q: usize, pkt: &Packet) {
+        self.stats.drops += 1;
+        self.stats.drops_per_queue[q] += 1;
+        if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
+            self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.params.header) as u64;
         }
     }
 
@@ -286,6 +417,14 @@ impl Sim<'_> {
         let rq = &mut self.rank_queues[port as usize];
         let p = &mut self.net.ports[port as usize];
         let at_host = p.owner < hosts;
+        if p.tx_event_pending && p.busy_until <= now {
+            // The tie rule (see the module docs): serve the waiting packet first, then admit the arrival.
+            let next = rq.pop().expect("a TxFree is pending with nothing queued");
+            if p.transmit(now, next) {
+                let at = p.wire.back().unwrap().0;
+                self.events.push(at, Event::Arrive(port));
+            }
+        }
         if rq.is_empty() && p.can_send_now(now) {
             if p.transmit(now, pkt) {
                 let at = p.wire.back().unwrap().0;
@@ -322,6 +461,14 @@ impl Sim<'_> {
             let p = &mut self.net.ports[port as usize];
             p.tx_event_pending = false;
             let rq = &mut self.rank_queues[port as usize];
+            if p.busy_until > now {
+                // stale: an arrival at this instant already served the queue (tie rule); wait for the new end
+                if !rq.is_empty() {
+                    p.tx_event_pending = true;
+                    self.events.push(p.busy_until, Event::TxFree(port));
+                }
+                return;
+            }
             let Some(pkt) = rq.pop() else { return };
             if p.transmit(now, pkt) {
                 let at = p.wire.back().unwrap().0;
@@ -336,8 +483,16 @@ impl Sim<'_> {
         }
         let p = &mut self.net.ports[port as usize];
         p.tx_event_pending = false;
+        if p.busy_until > now {
+            // stale: an arrival at this instant already served the queue (tie rule); wait for the new end
+            if p.bytes > 0 {
+                p.tx_event_pending = true;
+                self.events.push(p.busy_until, Event::TxFree(port));
+            }
+            return;
+        }
         let Some(pkt) = p.pop() else { return };
-        if let Some(i) = p.pool {
+        if let Some(i) = p.pool() {
             self.net.pools[i as usize].used -= pkt.wire as u64;
         }
         let p = &mut self.net.ports[port as usize];
@@ -354,7 +509,7 @@ impl Sim<'_> {
 
     fn on_arrive(&mut self, port: u32) {
         let p = &mut self.net.ports[port as usize];
-        let (_, pkt) = p.wire.pop_front().expect("arrival on an empty wire");
+        let pkt = p.take_arrival();
         if let Some(&(at, _)) = p.wire.front() {
             self.events.push(at, Event::Arrive(port));
         }
@@ -386,7 +541,11 @@ impl Sim<'_> {
             self.results.bytes_delivered[f] += (pkt.wire as u32 - self.params.header) as u64;
         }
         let Some(c) = self.conns[f].as_deref_mut() else {
-            return; // the flow is over: a late duplicate or ACK
+            // the flow is over: a late ACK, or a late copy of data the receiver already holds
+            if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
+                self.results.duplicate_data[f] += 1;
+            }
+            return;
         };
         self.out.clear();
         if pkt.is_ack() {
@@ -427,6 +586,11 @@ impl Sim<'_> {
         self.results.bytes_sent[f] = c.counters.bytes_sent;
         self.results.ecn_marked[f] = c.counters.ecn_marked;
         self.results.probes[f] = c.counters.probes;
+        self.results.fast_recoveries[f] = c.counters.fast_recoveries;
+        self.results.priority_losses[f] = c.counters.priority_losses;
+        // (plus any copies that arrived after the flow closed, counted as they came)
+        self.results.duplicate_data[f] += c.counters.duplicate_data;
+        self.results.ooo_max_segments[f] = c.counters.ooo_max_segments;
     }
 
     fn finish(&mut self, wall_seconds: f64) {

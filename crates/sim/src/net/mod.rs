@@ -98,7 +98,7 @@ impl Builder {
             if is_host { (self.nic_buffer, self.nic_ecn) } else { (self.switch_buffer, self.ecn) };
         let mut port = Port::new(from, to, rate_bps, delay_ps, self.queues, buffer, ecn, self.ecn_threshold);
         if !is_host && !self.net.pools.is_empty() {
-            port.pool = Some(from - self.net.hosts);
+            port.set_pool(from - self.net.hosts);
         }
         let id = self.net.ports.len() as u32;
         self.net.ports.push(port);

@@ -14,6 +14,10 @@ pub mod flags {
     pub const RETX: u8 = 1 << 4;
     /// A probe (probe mode), or the ACK answering one: no payload to deliver.
     pub const PROBE: u8 = 1 << 5;
+    /// QCLIMB customized ACK: reordered data, update the scoreboard only.
+    pub const QC_UPDATE: u8 = 1 << 6;
+    /// QCLIMB customized ACK: the gap at the cumulative ACK is a loss, retransmit it.
+    pub const QC_RETX: u8 = 1 << 7;
 }
 
 /// No SACK information on this ACK.

@@ -6,15 +6,35 @@
 //! being serialized (as ns-2's queues do). ECN marks an ECN-capable packet when the occupancy including the
 //! arriving packet exceeds the threshold (per port or per queue).
 //!
+//! Tie rule: a packet that arrives at the instant the transmitter becomes free is admitted after the
+//! transmitter has started the next waiting packet, so the occupancy it sees excludes that packet (the engine
+//! enforces this; see `engine`).
+//!
 //! The transmitter serializes one packet at a time at the link rate (store and forward). The wire is a FIFO
 //! of packets in flight, each with its arrival time at the far end: every packet on a link has the same
 //! propagation delay, so they arrive in the order they left, and the event queue needs one entry per link
 //! (for the head packet), not one per packet.
+//!
+//! Two ways to run a port, with bit-identical results:
+//! - *Event-driven* (any discipline): waiting packets sit in their queues; the engine serves the next one
+//!   when the transmitter becomes free (a "transmitter free" event, or inline under the tie rule).
+//! - *FIFO* (`fifo`; when the engine knows that all of the run's traffic maps to one queue): a FIFO's
+//!   departure times are known at enqueue, since a packet starts exactly when the packets ahead of it are
+//!   done. [`Port::commit`] puts an admitted packet on the wire at once with its future start time
+//!   (start = max(now, busy_until)), so the port needs no event of its own. The packets committed to start
+//!   strictly after `now` are the last `waiting` entries of the wire; they are the port's occupancy at
+//!   `now` (tie rule: a packet starting at `now` has left the queue), and [`Port::retire_started`] drops
+//!   the ones that have started before each admission (amortised O(1)). `bytes` (which is also the one
+//!   queue's occupancy) and the maxima are thus exact at every admission, which is the only time the engine
+//!   reads them; the queue's counters live in port fields ([`Port::counters`] assembles them).
 
 use super::packet::{flags, Packet};
 use crate::config::EcnMode;
 use crate::units::{tx_time, Ps};
 use std::collections::VecDeque;
+
+/// `Port::pool_id` of a port with its own buffer.
+const NO_POOL: u32 = u32::MAX;
 
 /// Why a port refused a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,42 +63,57 @@ struct Fifo {
     counters: QueueCounters,
 }
 
-/// Field order is layout: `repr(C)` on a 64-byte-aligned record keeps what every packet touches in the first
-/// two cache lines (line 0: wire, transmitter, occupancy; line 1: queues and admission parameters) and the
-/// rarely read fields after them.
+/// Field order is layout: `repr(C)` on a 64-byte-aligned record keeps what a FIFO-mode port touches per
+/// packet in the first two cache lines (line 0: wire, transmitter, occupancy, all that an arrival at the far
+/// end reads; line 1: admission parameters and counters); an event-driven port also reads line 2 (its
+/// queues), and the rarely read fields follow.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct Port {
-    /// Packets in flight on the wire, with their arrival time at `peer`.
+    /// Packets in flight on the wire, with their arrival time at `peer` (FIFO mode: also the packets
+    /// committed to start later; see the module docs).
     pub wire: VecDeque<(Ps, Packet)>,
     /// The transmitter is busy until then.
     pub busy_until: Ps,
     /// Bytes waiting in all queues.
     pub bytes: u64,
-    /// Bit q set when queue q is non-empty.
-    nonempty: u64,
-    pub delay_ps: Ps,
+    /// FIFO mode: start time of the oldest waiting packet (valid when `waiting > 0`).
+    next_start: Ps,
+    /// Node at the far end of the link.
+    pub peer: u32,
+    /// FIFO mode: the last `waiting` packets of `wire` had not started at the last admission.
+    waiting: u32,
     // --- line 1 ---
-    queues: Box<[Fifo]>,
+    pub delay_ps: Ps,
     /// Serialization delay per byte when the rate divides 8e12 exactly (the common case), else 0.
     ps_per_byte: Ps,
     /// Port buffer limit; 0 = unbounded.
     buffer_limit: u64,
     ecn_threshold: u64,
     pub max_bytes: u64,
-    /// Node at the far end of the link.
-    pub peer: u32,
-    /// Index of the switch's shared pool, if the buffer is shared.
-    pub pool: Option<u32>,
+    /// Packets put on the wire.
+    pub transmitted: u64,
+    /// FIFO mode: packets marked (the counters of the port's one queue live here; see [`Port::counters`]).
+    fifo_marked: u64,
     ecn: EcnMode,
+    /// FIFO mode (see the module docs): set by the engine before the run with [`Port::set_fifo`].
+    fifo: bool,
+    // --- line 2: the event-driven discipline ---
+    queues: Box<[Fifo]>,
+    /// Bit q set when queue q is non-empty.
+    nonempty: u64,
+    /// Index of the switch's shared pool, NO_POOL if the buffer is per port (see [`Port::pool`]).
+    pool_id: u32,
     /// A "transmitter free" event is in the event queue.
     pub tx_event_pending: bool,
+    /// FIFO mode: the queue every packet maps to.
+    fifo_queue: u8,
     // --- cold ---
+    /// FIFO mode: packets dropped.
+    fifo_dropped: u64,
     /// Node that transmits on this port.
     pub owner: u32,
     pub rate_bps: u64,
-    /// Packets put on the wire (for the events-per-packet accounting).
-    pub transmitted: u64,
 }
 
 impl Port {
@@ -98,21 +133,51 @@ impl Port {
             wire: VecDeque::new(),
             busy_until: 0,
             bytes: 0,
-            nonempty: 0,
             delay_ps,
-            queues: (0..k).map(|_| Fifo::default()).collect(),
+            next_start: 0,
             ps_per_byte: if exact % rate_bps == 0 { exact / rate_bps } else { 0 },
             buffer_limit,
             ecn_threshold,
             max_bytes: 0,
+            transmitted: 0,
+            fifo_marked: 0,
             peer,
-            pool: None,
+            waiting: 0,
             ecn,
+            fifo: false,
+            queues: (0..k).map(|_| Fifo::default()).collect(),
+            nonempty: 0,
+            pool_id: NO_POOL,
             tx_event_pending: false,
+            fifo_queue: 0,
+            fifo_dropped: 0,
             owner,
             rate_bps,
-            transmitted: 0,
         }
+    }
+
+    /// Index of the switch's shared pool, if the buffer is shared.
+    #[inline]
+    pub fn pool(&self) -> Option<u32> {
+        (self.pool_id != NO_POOL).then_some(self.pool_id)
+    }
+
+    pub fn set_pool(&mut self, pool: u32) {
+        assert_ne!(pool, NO_POOL);
+        self.pool_id = pool;
+    }
+
+    /// Run this port in FIFO mode (before any packet): every packet it will see maps to queue `q`, and its
+    /// buffer is its own.
+    pub fn set_fifo(&mut self, q: usize) {
+        assert!(self.pool().is_none() && q < self.queues.len() && self.wire.is_empty());
+        self.fifo = true;
+        self.fifo_queue = q as u8;
+    }
+
+    #[inline]
+    pub fn is_fifo(&self) -> bool {
+        self.fifo
     }
 
     pub fn num_queues(&self) -> usize {
@@ -176,18 +241,102 @@ impl Port {
     #[inline]
     pub fn push(&mut self, pkt: Packet) {
         let q = self.queue_of(pkt.prio);
-        let w = pkt.wire as u64;
+        self.queues[q].pkts.push_back(pkt);
+        self.nonempty |= 1 << q;
+        self.add_occupancy(q, pkt.wire as u64);
+    }
+
+    #[inline]
+    fn add_occupancy(&mut self, q: usize, w: u64) {
         let fifo = &mut self.queues[q];
-        fifo.pkts.push_back(pkt);
         fifo.bytes += w;
         if fifo.bytes > fifo.counters.max_bytes {
             fifo.counters.max_bytes = fifo.bytes;
         }
         self.bytes += w;
-        self.nonempty |= 1 << q;
         if self.bytes > self.max_bytes {
             self.max_bytes = self.bytes;
         }
+    }
+
+    /// FIFO mode: forget the committed packets that have started by `now` (one starting at `now` counts as
+    /// started: tie rule), so that `bytes` is the occupancy at `now`.
+    #[inline]
+    pub fn retire_started(&mut self, now: Ps) {
+        debug_assert!(self.fifo);
+        if self.waiting > 0 && self.next_start <= now {
+            self.retire_slow(now);
+        }
+    }
+
+    #[inline(never)]
+    fn retire_slow(&mut self, now: Ps) {
+        let mut i = self.wire.len() - self.waiting as usize;
+        loop {
+            let w = self.wire[i].1.wire as u32;
+            self.bytes -= w as u64;
+            self.waiting -= 1;
+            // a waiting packet starts exactly when the one ahead of it is done
+            self.next_start += self.tx_time(w);
+            i += 1;
+            if self.waiting == 0 || self.next_start > now {
+                return;
+            }
+        }
+    }
+
+    /// FIFO mode: admission (drop-tail on the port buffer, ECN on the occupancy; per port and per queue are
+    /// the same thing when one queue is in use). Call [`Port::retire_started`] first.
+    #[inline]
+    pub fn admit_fifo(&mut self, pkt: &mut Packet) -> Admission {
+        debug_assert!(self.fifo);
+        // Cheap insurance: the engine decides FIFO mode from the run's priority sources once, up front
+        // (`engine::single_queue_run`); a packet for another queue means that analysis missed one.
+        assert!(
+            self.queue_of(pkt.prio) == self.fifo_queue as usize,
+            "a FIFO-mode port got a packet of priority {} (queue {}), not queue {}: engine::single_queue_run \
+             missed a priority source",
+            pkt.prio,
+            self.queue_of(pkt.prio),
+            self.fifo_queue
+        );
+        let w = pkt.wire as u64;
+        if self.buffer_limit != 0 && self.bytes + w > self.buffer_limit {
+            self.fifo_dropped += 1;
+            return Admission::Dropped;
+        }
+        let ect = pkt.flags & (flags::ECT | flags::CE) == flags::ECT;
+        if ect && self.ecn != EcnMode::Off && self.bytes + w > self.ecn_threshold {
+            pkt.flags |= flags::CE;
+            self.fifo_marked += 1;
+            return Admission::Accepted { marked: true };
+        }
+        Admission::Accepted { marked: false }
+    }
+
+    /// FIFO mode: put an admitted packet on the wire now, to start serializing when the packets ahead of it
+    /// are done. Returns `true` if the wire was empty, i.e. the caller must schedule the arrival of this
+    /// packet at the far end.
+    #[inline]
+    pub fn commit(&mut self, now: Ps, pkt: Packet) -> bool {
+        debug_assert!(self.fifo);
+        let start = self.busy_until.max(now);
+        let done = start + self.tx_time(pkt.wire as u32);
+        self.busy_until = done;
+        let was_empty = self.wire.is_empty();
+        self.wire.push_back((done + self.delay_ps, pkt));
+        self.transmitted += 1;
+        if start > now {
+            if self.waiting == 0 {
+                self.next_start = start;
+            }
+            self.waiting += 1;
+            self.bytes += pkt.wire as u64;
+            if self.bytes > self.max_bytes {
+                self.max_bytes = self.bytes;
+            }
+        }
+        was_empty
     }
 
     /// Take the next packet to serve: the head of the highest-priority non-empty queue.
@@ -222,19 +371,47 @@ impl Port {
         was_empty
     }
 
-    /// Bytes waiting in queue `q`.
-    pub fn queue_bytes(&self, q: usize) -> u64 {
-        self.queues[q].bytes
+    /// Take the packet at the head of the wire, which reaches the far end now.
+    #[inline]
+    pub fn take_arrival(&mut self) -> Packet {
+        let (_, pkt) = self.wire.pop_front().expect("arrival on an empty wire");
+        if self.waiting as usize > self.wire.len() {
+            // FIFO mode: no admission since this packet was committed, so it still counted as waiting
+            // (retirement is lazy); it has long started.
+            self.waiting -= 1;
+            self.bytes -= pkt.wire as u64;
+            self.next_start += self.tx_time(pkt.wire as u32);
+        }
+        pkt
     }
 
-    /// Packets waiting in queue `q`.
+    /// Bytes waiting in queue `q` (FIFO mode: as of the last admission).
+    pub fn queue_bytes(&self, q: usize) -> u64 {
+        match self.fifo {
+            true if q == self.fifo_queue as usize => self.bytes,
+            _ => self.queues[q].bytes,
+        }
+    }
+
+    /// Packets waiting in queue `q` (FIFO mode: as of the last admission).
     pub fn queue_len(&self, q: usize) -> usize {
-        self.queues[q].pkts.len()
+        match self.fifo {
+            true if q == self.fifo_queue as usize => self.waiting as usize,
+            _ => self.queues[q].pkts.len(),
+        }
     }
 
     /// Counters of queue `q`.
-    pub fn counters(&self, q: usize) -> &QueueCounters {
-        &self.queues[q].counters
+    pub fn counters(&self, q: usize) -> QueueCounters {
+        match self.fifo {
+            true if q == self.fifo_queue as usize => QueueCounters {
+                enqueued: self.transmitted,
+                dropped: self.fifo_dropped,
+                marked: self.fifo_marked,
+                max_bytes: self.max_bytes,
+            },
+            _ => self.queues[q].counters,
+        }
     }
 }
 
@@ -247,8 +424,18 @@ mod tests {
         let p = Port::new(0, 1, 10_000_000_000, 0, 8, 0, EcnMode::Off, 0);
         let base = &p as *const Port as usize;
         assert_eq!(base % 64, 0);
-        assert!(&p.tx_event_pending as *const bool as usize - base < 128);
+        // what a FIFO-mode port touches per packet
         assert!(&p.busy_until as *const Ps as usize - base < 64);
+        assert!(&p.next_start as *const Ps as usize - base < 64);
+        assert!(&p.peer as *const u32 as usize - base < 64);
+        assert!(&p.waiting as *const u32 as usize - base < 64);
+        assert!(&p.fifo as *const bool as usize - base < 128);
+        assert!(&p.waiting as *const u32 as usize - base < 128);
+        assert!(&p.transmitted as *const u64 as usize - base < 128);
+        assert!(&p.fifo_marked as *const u64 as usize - base < 128);
+        // and an event-driven one besides
+        assert!(&p.tx_event_pending as *const bool as usize - base < 192);
+        assert_eq!(std::mem::size_of::<Port>(), 192);
     }
 
     fn pkt(prio: u8, wire: u16, ect: bool) -> Packet {
@@ -349,6 +536,65 @@ mod tests {
         p.push(x);
         let mut y = pkt(0, 1000, false);
         assert!(matches!(p.admit(&mut y, Some((3000, 0.5))), Admission::Accepted { .. }) == false);
+    }
+
+    /// A FIFO-mode port and an event-driven port (served here by hand under the tie rule) see the same random
+    /// arrivals, ECN-capable or not, data or ACK sized, with arrivals at the far end taken as they fall
+    /// due: same admissions, marks, occupancy, wire and counters.
+    #[test]
+    fn fifo_mode_matches_the_event_driven_port() {
+        use rand::{Rng, SeedableRng};
+        for (seed, ecn) in [(1u64, EcnMode::Port), (2, EcnMode::Queue), (3, EcnMode::Off)] {
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+            let new = || Port::new(0, 1, 10_000_000_000, 2_000_000, 3, 30_000, ecn, 12_000); // priorities 2-4 -> queue 2
+            let (mut fast, mut slow) = (new(), new());
+            fast.set_fifo(2);
+            let mut now = 0;
+            for _ in 0..20_000 {
+                // a coarse time lattice, so that arrivals often tie with the end of a serialization
+                now += 40_000 * rng.gen_range(0..40);
+                for (p, is_fast) in [(&mut fast, true), (&mut slow, false)] {
+                    if !is_fast {
+                        // the event-driven port's departures due by now, before the arrival (tie rule)
+                        while p.busy_until <= now {
+                            let Some(x) = p.pop() else { break };
+                            let t = p.busy_until;
+                            p.transmit(t, x);
+                        }
+                    }
+                    while p.wire.front().is_some_and(|e| e.0 <= now) {
+                        p.take_arrival();
+                    }
+                }
+                let mut a = pkt(2 + rng.gen_range(0..3), if rng.gen_bool(0.3) { 40 } else { 1500 }, rng.gen_bool(0.5));
+                let mut b = a;
+                fast.retire_started(now);
+                let ra = fast.admit_fifo(&mut a);
+                let rb = slow.admit(&mut b, None);
+                assert_eq!(ra, rb);
+                assert_eq!(a, b);
+                assert_eq!(fast.bytes, slow.bytes, "occupancy at {now}");
+                if ra != Admission::Dropped {
+                    fast.commit(now, a);
+                    if slow.can_send_now(now) {
+                        slow.transmit(now, b);
+                    } else {
+                        slow.push(b);
+                    }
+                }
+            }
+            // drain the event-driven port; the wires must then hold the same packets at the same times
+            while let Some(x) = slow.pop() {
+                let t = slow.busy_until;
+                slow.transmit(t, x);
+            }
+            assert_eq!(fast.wire, slow.wire);
+            assert_eq!(fast.max_bytes, slow.max_bytes);
+            assert!(slow.counters(2).dropped > 0 && (ecn == EcnMode::Off || slow.counters(2).marked > 0));
+            for q in 0..3 {
+                assert_eq!(fast.counters(q), slow.counters(q), "queue {q}");
+            }
+        }
     }
 
     #[test]

@@ -8,11 +8,19 @@
 //!   flow stays in queue i while the bytes it has sent are <= alpha_i (the demotion rule of the PIAS ns-2
 //!   scripts as written in shared/REFERENCE-PARAMETERS.md). "Bytes sent" is the packet's byte offset in the
 //!   flow, so a retransmission carries the priority of its original transmission.
+//! - QCLIMB (Algorithm 1 of the QCLIMB paper, appendix C): with B the bytes the flow has sent before the packet,
+//!   L and U its predicted lower and upper bounds, S the slack: while B < L the priority of the remaining
+//!   L - B bytes (queue-climbing-up: the flow enters the queue its lower bound maps to and climbs as it nears
+//!   L); while B < L + S the highest priority (delay demoting); while B < U the priority of B (demotion by bytes
+//!   sent, like PIAS); after U the lowest. A size v maps to the queue whose range holds it: queue j for
+//!   alpha_j < v <= alpha_{j+1} (the appendix's example: <= 2, [3, 5], >= 6). Variants: precise size (PS:
+//!   climb by the true remaining size, L = U = size), point estimate (PP: climb by the estimate, then the lowest
+//!   priority; FP: one priority from the estimate for the whole flow).
 //! - Ranks (lower is more urgent): pFabric's remaining size (bytes not yet acknowledged when the packet is
 //!   sent), the same from an estimated size (estimate minus bytes acknowledged, floored at 0), and LAS's bytes
 //!   sent (the flow's bytes sent before this packet).
 
-use crate::config::{Config, RankBy, SchemeName};
+use crate::config::{Config, QclimbInfo, RankBy, SchemeName};
 
 /// How a flow's data packets are given their priority.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +29,25 @@ pub enum Tagging {
     Fixed,
     /// Demote by bytes sent over these thresholds (bytes, strictly increasing).
     Pias { thresholds: Vec<u64> },
+    /// QCLIMB's Algorithm 1 over these thresholds with slack `slack` bytes.
+    Qclimb { thresholds: Vec<u64>, slack: u64 },
+    /// One priority for the whole flow, from its point estimate (QCLIMB-FP).
+    PointFixed { thresholds: Vec<u64> },
+}
+
+/// The queue whose size range holds `v`: queue j for alpha_j < v <= alpha_{j+1} (alpha_0 = 0).
+#[inline]
+fn queue_for(thresholds: &[u64], v: u64) -> u8 {
+    thresholds.iter().take_while(|&&a| v > a).count() as u8
+}
+
+/// What QCLIMB knows of a flow: lower and upper bounds (bytes). QCLIMB-PS passes (size, size); QCLIMB-PP
+/// passes (estimate, estimate), which climbs by the estimate and then drops to the lowest priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub lower: u64,
+    pub upper: u64,
+    pub estimate: u64,
 }
 
 /// What a data packet's rank (for rank-based switch queues) measures.
@@ -37,16 +64,41 @@ impl Tagging {
     pub fn from_config(cfg: &Config) -> Self {
         match cfg.scheme.name {
             SchemeName::Pias => Tagging::Pias { thresholds: cfg.scheme.thresholds_bytes.clone() },
+            SchemeName::Qclimb => {
+                let thresholds = cfg.scheme.thresholds_bytes.clone();
+                match cfg.scheme.qclimb_info {
+                    QclimbInfo::PointFixed => Tagging::PointFixed { thresholds },
+                    // PP climbs by the estimate and then goes straight to the lowest queue: no slack
+                    QclimbInfo::PointClimb => Tagging::Qclimb { thresholds, slack: 0 },
+                    QclimbInfo::Bounds | QclimbInfo::Precise => {
+                        Tagging::Qclimb { thresholds, slack: cfg.scheme.slack_bytes }
+                    }
+                }
+            }
             _ => Tagging::Fixed,
         }
     }
 
-    /// Priority of a data packet that starts at byte `offset` of a flow whose own priority is `flow_prio`.
+    /// Priority of a data packet that starts at byte `offset` of a flow whose own priority is `flow_prio` and
+    /// whose bounds are `b` (used by QCLIMB only).
     #[inline]
-    pub fn priority(&self, flow_prio: u8, offset: u64) -> u8 {
+    pub fn priority(&self, flow_prio: u8, offset: u64, b: &Bounds) -> u8 {
         match self {
             Tagging::Fixed => flow_prio,
-            Tagging::Pias { thresholds } => thresholds.iter().take_while(|&&a| offset > a).count() as u8,
+            Tagging::Pias { thresholds } => queue_for(thresholds, offset),
+            Tagging::Qclimb { thresholds, slack } => {
+                let lowest = thresholds.len() as u8;
+                if offset < b.lower {
+                    queue_for(thresholds, b.lower - offset)
+                } else if offset < b.lower.saturating_add(*slack) {
+                    0
+                } else if offset < b.upper {
+                    queue_for(thresholds, offset)
+                } else {
+                    lowest
+                }
+            }
+            Tagging::PointFixed { thresholds } => queue_for(thresholds, b.estimate),
         }
     }
 }
@@ -80,17 +132,41 @@ impl Rank {
 mod tests {
     use super::*;
 
+    const NO_BOUNDS: Bounds = Bounds { lower: 0, upper: 0, estimate: 0 };
+
     #[test]
     fn pias_demotes_exactly_past_each_threshold() {
         let t = Tagging::Pias { thresholds: vec![14_600, 29_200, 100_000] };
-        assert_eq!(t.priority(5, 0), 0);
-        assert_eq!(t.priority(5, 14_600), 0, "bytes sent == alpha_1: still in queue 0");
-        assert_eq!(t.priority(5, 14_601), 1);
-        assert_eq!(t.priority(5, 29_200), 1);
-        assert_eq!(t.priority(5, 29_201), 2);
-        assert_eq!(t.priority(5, 100_001), 3);
-        assert_eq!(t.priority(5, u64::MAX), 3);
-        assert_eq!(Tagging::Fixed.priority(5, 1 << 40), 5);
+        let p = |off| t.priority(5, off, &NO_BOUNDS);
+        assert_eq!(p(0), 0);
+        assert_eq!(p(14_600), 0, "bytes sent == alpha_1: still in queue 0");
+        assert_eq!(p(14_601), 1);
+        assert_eq!(p(29_200), 1);
+        assert_eq!(p(29_201), 2);
+        assert_eq!(p(100_001), 3);
+        assert_eq!(p(u64::MAX), 3);
+        assert_eq!(Tagging::Fixed.priority(5, 1 << 40, &NO_BOUNDS), 5);
+    }
+
+    #[test]
+    fn qclimb_follows_algorithm_1() {
+        // the appendix's queues: <= 2, [3, 5], >= 6 (units), slack 1
+        let t = Tagging::Qclimb { thresholds: vec![2, 5], slack: 1 };
+        let b = Bounds { lower: 6, upper: 9, estimate: 7 };
+        let tags: Vec<u8> = (0..11).map(|off| t.priority(9, off, &b)).collect();
+        // climb: L-B = 6,5,4,3,2,1 -> Q3,Q2,Q2,Q2,Q1,Q1; slack: B=6 -> Q1; demote by B: 7,8 -> Q3; B >= U -> lowest
+        assert_eq!(tags, vec![2, 1, 1, 1, 0, 0, 0, 2, 2, 2, 2]);
+        // the two-flow example: f1 (L = 6) enters Q3, f2 (L = 3) enters Q2 and climbs to Q1 after one unit
+        let s0 = Tagging::Qclimb { thresholds: vec![2, 5], slack: 0 };
+        let f1 = Bounds { lower: 6, upper: 100, estimate: 2 };
+        let f2 = Bounds { lower: 3, upper: 100, estimate: 4 };
+        assert_eq!(s0.priority(0, 0, &f1), 2);
+        assert_eq!(s0.priority(0, 0, &f2), 1);
+        assert_eq!(s0.priority(0, 1, &f2), 0);
+        assert_eq!(s0.priority(0, 3, &f2), 1, "back to the queue it entered once its lower bound is sent");
+        // FP: one priority from the estimate
+        let fp = Tagging::PointFixed { thresholds: vec![2, 5] };
+        assert_eq!((0..6).map(|o| fp.priority(0, o, &f2)).collect::<Vec<_>>(), vec![1; 6]);
     }
 
     #[test]

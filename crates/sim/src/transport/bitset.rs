@@ -46,6 +46,26 @@ impl BitSet {
         }
     }
 
+    /// First index >= `from` whose bit is set, if any.
+    #[inline]
+    pub fn first_one_from(&self, from: u32) -> Option<u32> {
+        let mut w = (from >> 6) as usize;
+        if w >= self.words.len() {
+            return None;
+        }
+        let mut word = self.words[w] & !((1u64 << (from & 63)) - 1);
+        loop {
+            if word != 0 {
+                return Some((w as u32) * 64 + word.trailing_zeros());
+            }
+            w += 1;
+            if w == self.words.len() {
+                return None;
+            }
+            word = self.words[w];
+        }
+    }
+
     /// Drop the storage (the flow is done).
     pub fn release(&mut self) {
         self.words = Vec::new();
@@ -75,5 +95,13 @@ mod tests {
             }
         }
         assert!(b.first_zero_from(6) >= 200);
+        let mut c = BitSet::new(300);
+        assert_eq!(c.first_one_from(0), None);
+        c.set(70);
+        c.set(250);
+        assert_eq!(c.first_one_from(0), Some(70));
+        assert_eq!(c.first_one_from(70), Some(70));
+        assert_eq!(c.first_one_from(71), Some(250));
+        assert_eq!(c.first_one_from(251), None);
     }
 }

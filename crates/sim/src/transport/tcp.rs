@@ -27,8 +27,8 @@
 //!   cwnd <- cwnd (1 - alpha / 2) and ssthresh <- cwnd. A loss is handled as TCP handles it.
 
 use super::bitset::BitSet;
-use crate::config::{Config, SchemeName, TransportKind};
-use crate::policy::{Rank, Tagging};
+use crate::config::{Config, OooHandling, SchemeName, TransportKind};
+use crate::policy::{Bounds, Rank, Tagging};
 use crate::net::packet::{flags, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
 
@@ -60,6 +60,11 @@ pub struct TcpParams {
     pub probe_after: u32,
     /// L2DCT's weighting of increase and decrease by bytes sent, when the scheme is L2DCT.
     pub l2dct: Option<L2dct>,
+    /// QCLIMB's out-of-order handling (section 3.2): priority-based loss detection at the receiver, customized
+    /// ACKs (scoreboard update or retransmit), no duplicate ACKs for reordered data.
+    pub qclimb_ooo: bool,
+    /// Retransmissions travel at the highest priority (QCLIMB).
+    pub retx_top_priority: bool,
 }
 
 /// L2DCT's weight w_c of a flow as a function of the bytes it has sent: w_max up to `size_min`, w_min from
@@ -110,6 +115,8 @@ impl TcpParams {
             rank: Rank::from_config(cfg),
             loss_cuts_window: !cfg.scheme.name.rank_queue(),
             probe_after: cfg.scheme.probe_after_timeouts,
+            qclimb_ooo: cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.ooo_handling == OooHandling::Qclimb,
+            retx_top_priority: cfg.scheme.name == SchemeName::Qclimb,
             l2dct: (cfg.scheme.name == SchemeName::L2dct).then(|| L2dct {
                 w_min: cfg.scheme.l2dct_w_min,
                 w_max: cfg.scheme.l2dct_w_max,
@@ -140,6 +147,12 @@ pub struct ConnCounters {
     pub ecn_cuts: u32,
     /// Probe packets sent in probe mode.
     pub probes: u32,
+    /// Loss events found by QCLIMB's priority-based detection (retransmissions they triggered).
+    pub priority_losses: u32,
+    /// Data segments that reached the receiver when it already held them (spurious retransmissions).
+    pub duplicate_data: u32,
+    /// Most segments the receiver held out of order at once.
+    pub ooo_max_segments: u32,
 }
 
 /// Both ends of one flow.
@@ -155,6 +168,8 @@ pub struct Conn {
     size: u64,
     /// Estimated size (pFabric ranked by estimate).
     estimate: u64,
+    /// Predicted bounds and estimate (QCLIMB's tagging).
+    bounds: Bounds,
     /// The flow's own priority (fixed tagging; PIAS computes per packet).
     pub prio: u8,
 
@@ -197,9 +212,17 @@ pub struct Conn {
     win_marks: u32,
     cut_end: u32,
 
+    /// QCLIMB: highest cumulative ACK whose hole was retransmitted on a priority-detected loss (+1; 0 = none),
+    /// and the end of the window in which the window was last halved for such a loss.
+    prio_retx_upto: u32,
+    prio_cut_end: u32,
+
     // --- receiver ---
     pub rcv_nxt: u32,
     rcvd: BitSet,
+    /// QCLIMB: the priority each received segment carried, and how many segments are held out of order.
+    rx_prio: Vec<u8>,
+    ooo_held: u32,
 
     pub counters: ConnCounters,
 }
@@ -242,6 +265,7 @@ impl Conn {
             last_payload,
             size,
             estimate,
+            bounds: Bounds { lower: estimate, upper: estimate, estimate },
             prio,
             snd_una: 0,
             snd_nxt: 0,
@@ -272,8 +296,12 @@ impl Conn {
             win_acks: 0,
             win_marks: 0,
             cut_end: 0,
+            prio_retx_upto: 0,
+            prio_cut_end: 0,
             rcv_nxt: 0,
             rcvd: BitSet::new(n_segs),
+            rx_prio: if p.qclimb_ooo { vec![0; n_segs as usize] } else { Vec::new() },
+            ooo_held: 0,
             counters: ConnCounters::default(),
         }
     }
@@ -303,6 +331,12 @@ impl Conn {
         pkt.wire as u32 - p.header
     }
 
+    /// Give the flow its predicted bounds (QCLIMB); by default both are the estimate.
+    pub fn set_bounds(&mut self, lower: u64, upper: u64) {
+        self.bounds.lower = lower;
+        self.bounds.upper = upper;
+    }
+
     /// Segments in flight by the RFC 6675 estimate.
     #[inline]
     pub fn pipe(&self) -> u32 {
@@ -330,7 +364,7 @@ impl Conn {
             dst: self.dst,
             hash: self.hash_fwd,
             wire: (payload + p.header) as u16,
-            prio: p.tagging.priority(self.prio, offset),
+            prio: if retx && p.retx_top_priority { 0 } else { p.tagging.priority(self.prio, offset, &self.bounds) },
             flags: f,
             ts: now,
         }
@@ -531,9 +565,13 @@ impl Conn {
                 self.grow(p, delivered.max(1));
             }
             self.rto_deadline = if self.snd_una < self.snd_nxt { now + self.rto } else { NEVER };
-        } else if new_sack && self.snd_una < self.snd_nxt {
+        } else if new_sack && self.snd_una < self.snd_nxt && ack.flags & (flags::QC_UPDATE | flags::QC_RETX) == 0 {
+            // (QCLIMB's customized ACKs for reordered data are not duplicate ACKs)
             self.dupacks += 1;
             self.grow_on_sack(p);
+        }
+        if ack.flags & flags::QC_RETX != 0 && !self.sender_done() {
+            self.priority_detected_loss(p, now, cum, out);
         }
 
         if self.sender_done() {
@@ -580,6 +618,31 @@ impl Conn {
             self.win_end = self.snd_nxt;
         }
         outcome
+    }
+
+    /// QCLIMB (section 3.2.3): the receiver saw a gap with the same priority on both sides: the hole at the
+    /// cumulative ACK is lost. Retransmit it at once (a later hole only on a later, higher cumulative ACK) and
+    /// halve the window, at most once per window of data (section 4.1, rate control).
+    fn priority_detected_loss(&mut self, p: &TcpParams, now: Ps, hole: u32, out: &mut Vec<Packet>) {
+        if hole >= self.snd_nxt || hole + 1 <= self.prio_retx_upto || self.sacked.get(hole) {
+            return;
+        }
+        self.prio_retx_upto = hole + 1;
+        self.counters.priority_losses += 1;
+        if !self.lost.get(hole) {
+            self.lost.set(hole);
+            self.lost_out += 1;
+            self.lost_mark_upto = self.lost_mark_upto.max(hole + 1);
+        }
+        if !self.retx.get(hole) {
+            self.send_segment(p, hole, now, true, out);
+        }
+        if self.snd_una >= self.prio_cut_end {
+            self.ssthresh = (self.cwnd / 2.0).max(2.0);
+            self.cwnd = self.ssthresh;
+            self.prio_cut_end = self.snd_nxt;
+            self.cut_end = self.snd_nxt; // no DCTCP cut on top of it in this window
+        }
     }
 
     fn grow(&mut self, p: &TcpParams, segs: u32) {
@@ -701,16 +764,29 @@ impl Conn {
         let mut sack = NO_SACK;
         if s >= self.rcv_nxt && s < self.n_segs && !self.rcvd.get(s) {
             self.rcvd.set(s);
+            if p.qclimb_ooo {
+                self.rx_prio[s as usize] = pkt.prio;
+            }
             if s == self.rcv_nxt {
+                let before = self.rcv_nxt;
                 self.rcv_nxt = self.rcvd.first_zero_from(s).min(self.n_segs);
+                // segments above s that were held out of order are now delivered
+                self.ooo_held -= self.rcv_nxt - before - 1;
                 if self.rcv_nxt == self.n_segs {
                     outcome.receiver_done = true;
                 }
             } else {
                 sack = s;
+                self.ooo_held += 1;
+                self.counters.ooo_max_segments = self.counters.ooo_max_segments.max(self.ooo_held);
             }
+        } else {
+            self.counters.duplicate_data += 1;
         }
         let mut f = flags::ACK | (pkt.flags & flags::RETX);
+        if p.qclimb_ooo && self.ooo_held > 0 {
+            f |= self.qclimb_gap_flag();
+        }
         if ce {
             f |= flags::ECE;
         }
@@ -728,6 +804,21 @@ impl Conn {
         outcome
     }
 
+    /// QCLIMB's priority-based loss detection (section 3.2.1): with data held out of order, compare the
+    /// priority of the last in-order segment with that of the first held segment. The same priority on both
+    /// sides of the gap means the gap is a loss (packets of one priority cross the same queues in order, on one
+    /// ECMP path); different priorities mean reordering by the scheduler: only the scoreboard is updated. A
+    /// gap before any in-order segment, or at a priority boundary, is left to the timeout, as in the paper.
+    fn qclimb_gap_flag(&self) -> u8 {
+        if self.rcv_nxt == 0 {
+            return flags::QC_UPDATE;
+        }
+        match self.rcvd.first_one_from(self.rcv_nxt) {
+            Some(first) if self.rx_prio[(self.rcv_nxt - 1) as usize] == self.rx_prio[first as usize] => flags::QC_RETX,
+            _ => flags::QC_UPDATE,
+        }
+    }
+
     /// Free the scoreboards once the flow is over.
     fn release(&mut self) {
         self.sacked.release();
@@ -742,6 +833,7 @@ impl Conn {
     /// Free the receiver's bitmap once the receiver is done (the sender may still be waiting for ACKs).
     pub fn release_receiver(&mut self) {
         self.rcvd.release();
+        self.rx_prio = Vec::new();
     }
 
     /// Segments currently marked lost / SACKed / retransmitted (for tests and invariants).

@@ -1,0 +1,123 @@
+//! QCLIMB: the two-flow example of the paper's appendix C, and its out-of-order handling (section 3.2).
+
+use fctlab_sim::config::*;
+use fctlab_sim::units::NEVER;
+use fctlab_sim::{run, FlowSet, RunOutput};
+
+/// One unit of the appendix's example: 100 full segments.
+const UNIT: u64 = 100 * 1460;
+
+fn two_senders() -> Config {
+    let mut cfg = Config::for_scheme(SchemeName::Qclimb, Preset::Native);
+    cfg.topology = TopologyConfig::SingleSwitch(SingleSwitch { hosts: 3, host_link_gbps: 10.0, host_link_delay_ns: 1_000.0 });
+    cfg.switch.queues = 3;
+    cfg.switch.buffer_bytes = 10_000_000; // no loss: the example is about scheduling
+    cfg.switch.ecn = EcnMode::Queue;
+    cfg.transport.init_cwnd_packets = 100;
+    cfg.transport.rto_min_us = 100_000.0;
+    // the appendix's queues: <= 2 units, (2, 5] units, > 5 units
+    cfg.scheme.thresholds_bytes = vec![2 * UNIT, 5 * UNIT];
+    cfg
+}
+
+fn flows(list: &[(u32, u32, u64)], lower: &[u64], upper: &[u64]) -> FlowSet {
+    FlowSet {
+        src: list.iter().map(|f| f.0).collect(),
+        dst: list.iter().map(|f| f.1).collect(),
+        size_bytes: list.iter().map(|f| f.2).collect(),
+        start_ps: vec![0; list.len()],
+        priority: Vec::new(),
+        estimate_bytes: Vec::new(),
+        lower_bytes: lower.to_vec(),
+        upper_bytes: upper.to_vec(),
+    }
+}
+
+fn mean_fct_units(out: &RunOutput) -> f64 {
+    let unit_time = 100.0 * 1500.0 * 8.0 / 10e9 * 1e12; // ps to send one unit at 10 Gb/s
+    let f = &out.results.finish_ps;
+    assert!(f.iter().all(|&t| t != NEVER));
+    f.iter().map(|&t| t as f64 / unit_time).sum::<f64>() / f.len() as f64
+}
+
+#[test]
+fn appendix_c_two_flow_example() {
+    // f1: 6 units, predicted small (estimate 2) but its lower bound is 6; f2: 3 units, lower bound 3, estimate 4.
+    let list = [(0, 2, 6 * UNIT), (1, 2, 3 * UNIT)];
+    let mut cfg = two_senders();
+    cfg.scheme.slack_bytes = 0;
+    let qclimb = run(&cfg, &flows(&list, &[6 * UNIT, 3 * UNIT], &[1000 * UNIT, 1000 * UNIT]), None).unwrap();
+    // Climbing by the point estimates instead (bound = estimate, and no demotion): f1 looks smaller and goes
+    // first, f2 waits behind it.
+    cfg.scheme.slack_bytes = 1000 * UNIT;
+    let by_estimate = run(&cfg, &flows(&list, &[2 * UNIT, 4 * UNIT], &[1000 * UNIT, 1000 * UNIT]), None).unwrap();
+    let (q, e) = (mean_fct_units(&qclimb), mean_fct_units(&by_estimate));
+    // the paper: 6 and 7.5 units (plus a few microseconds of propagation and slow start here)
+    assert!((q - 6.0).abs() < 0.3, "QCLIMB mean FCT {q} units");
+    assert!((e - 7.5).abs() < 0.3, "climbing by estimate {e} units");
+    assert!(qclimb.results.finish_ps[1] < qclimb.results.finish_ps[0], "f2 first under QCLIMB");
+    assert!(by_estimate.results.finish_ps[0] < by_estimate.results.finish_ps[1], "f1 first by estimate");
+}
+
+/// A flow that climbs queues reorders its own packets: later packets leave in higher queues ahead of earlier
+/// ones still waiting behind another flow.
+fn climbing_under_contention(ooo: OooHandling) -> RunOutput {
+    let mut cfg = two_senders();
+    cfg.scheme.ooo_handling = ooo;
+    cfg.transport.rto_min_us = 5_000.0;
+    cfg.scheme.thresholds_bytes = vec![20_000, 60_000];
+    // flow 0 climbs from queue 2 to queue 0 over its 200 KB lower bound; flow 1 (50 KB, queue 1) competes
+    let list = [(0, 2, 300_000), (1, 2, 50_000)];
+    run(&cfg, &flows(&list, &[200_000, 50_000], &[400_000, 60_000]), None).unwrap()
+}
+
+#[test]
+fn reordering_by_climbing_is_not_taken_for_loss() {
+    let q = climbing_under_contention(OooHandling::Qclimb);
+    let held: u32 = q.results.ooo_max_segments.iter().copied().max().unwrap();
+    assert!(held > 0, "the scenario must reorder packets");
+    assert_eq!(q.results.bytes_dropped.iter().sum::<u64>(), 0);
+    assert_eq!(q.results.priority_losses.iter().sum::<u32>(), 0, "no loss is detected where there is none");
+    assert_eq!(q.results.duplicate_data.iter().sum::<u32>(), 0, "no spurious retransmission");
+    assert_eq!(q.results.retransmits.iter().sum::<u32>(), 0);
+    // TCP's own out-of-order handling takes the reordering for loss and retransmits for nothing
+    let t = climbing_under_contention(OooHandling::Tcp);
+    assert!(t.results.fast_recoveries.iter().sum::<u32>() > 0);
+    assert!(t.results.duplicate_data.iter().sum::<u32>() > 0, "default TCP retransmits spuriously");
+}
+
+#[test]
+fn a_loss_within_one_priority_is_found_by_priority_gap_and_repaired() {
+    // one flow in the lowest queue (past its upper bound) over a small buffer into a 1 Gb/s bottleneck:
+    // losses inside one priority, found by the receiver and repaired without a timeout
+    let mut cfg = Config::for_scheme(SchemeName::Qclimb, Preset::Native);
+    cfg.topology = TopologyConfig::Dumbbell(Dumbbell { senders: 1, receivers: 1, core_link_gbps: 1.0, ..Dumbbell::default() });
+    cfg.switch.queues = 3;
+    cfg.switch.buffer_bytes = 30_000;
+    cfg.switch.ecn = EcnMode::Off;
+    cfg.scheme.thresholds_bytes = vec![20_000, 60_000];
+    cfg.transport.init_cwnd_packets = 40;
+    cfg.transport.rto_min_us = 100_000.0;
+    let f = flows(&[(0, 1, 500_000)], &[1], &[1]);
+    let out = run(&cfg, &f, None).unwrap();
+    assert!(out.results.bytes_dropped[0] > 0, "the scenario must drop");
+    // most holes are found by the receiver and repaired at once; a hole right after a retransmitted segment
+    // (retransmissions travel at the highest priority, so the gap looks like a priority boundary) or at a
+    // real priority boundary is left to the timeout, as in the paper
+    assert!(out.results.priority_losses[0] >= 10, "{}", out.results.priority_losses[0]);
+    assert!(out.results.timeouts[0] <= 2, "timeouts {}", out.results.timeouts[0]);
+    assert_eq!(
+        out.results.bytes_sent[0],
+        out.results.bytes_delivered[0] + out.results.bytes_dropped[0],
+        "bytes are conserved"
+    );
+}
+
+#[test]
+fn qclimb_without_bounds_is_refused() {
+    let cfg = two_senders();
+    let mut f = flows(&[(0, 2, 1000)], &[], &[]);
+    f.lower_bytes.clear();
+    let e = run(&cfg, &f, None).unwrap_err();
+    assert!(e.to_string().contains("lower_bytes"), "{e}");
+}
