@@ -1,6 +1,6 @@
 """The ``fctlab`` command line: ``run``, ``compare``, ``workloads``, ``schemes``, plus ``report`` and ``thresholds``
-(from :mod:`fctlab.cli_report`), ``sweep`` (from :mod:`fctlab.cli_sweep`) and ``reproduce`` (recipes in
-:mod:`fctlab.reproduce`).
+(from :mod:`fctlab.cli_report`), ``sweep`` (from :mod:`fctlab.cli_sweep`), ``predict`` (from
+:mod:`fctlab.cli_predict`) and ``reproduce`` (recipes in :mod:`fctlab.reproduce`).
 
 Bad input never reaches the engine: every command validates the whole experiment (and builds its flows) first;
 on a problem it prints one line naming the key to stderr and exits with code 2, having written nothing (not even
@@ -377,9 +377,11 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
 
 from fctlab.cli_report import register as _register_report_commands  # noqa: E402  (report, thresholds)
 from fctlab.cli_sweep import register as _register_sweep  # noqa: E402  (sweep)
+from fctlab.cli_predict import register as _register_predict  # noqa: E402  (predict)
 
 _register_report_commands(app)
 _register_sweep(app)
+_register_predict(app)
 
 
 def main() -> None:

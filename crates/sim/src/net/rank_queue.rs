@@ -25,14 +25,23 @@ pub enum RankAdmission {
 
 #[derive(Debug, Clone, Default)]
 pub struct RankQueue {
-    /// Packets in arrival order.
+    /// Packets in arrival order, with two parallel columns that the scans read (4 bytes a packet instead of
+    /// 32: a full 140-packet queue scans in a few cache lines).
     pkts: Vec<Packet>,
+    ranks: Vec<u32>,
+    /// Flow id with the top bit set for ACKs (a flow's data and its ACKs are separate streams).
+    keys: Vec<u32>,
     bytes: u64,
+}
+
+#[inline]
+fn key_of(p: &Packet) -> u32 {
+    p.flow | if p.is_ack() { 1 << 31 } else { 0 }
 }
 
 impl RankQueue {
     pub fn new() -> Self {
-        RankQueue { pkts: Vec::with_capacity(64), bytes: 0 }
+        RankQueue { pkts: Vec::with_capacity(64), ranks: Vec::with_capacity(64), keys: Vec::with_capacity(64), bytes: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -51,45 +60,62 @@ impl RankQueue {
     pub fn push(&mut self, pkt: Packet, limit: u64) -> RankAdmission {
         let w = pkt.wire as u64;
         if limit == 0 || self.bytes + w <= limit {
-            self.pkts.push(pkt);
-            self.bytes += w;
+            self.append(pkt);
             return RankAdmission::Queued;
         }
         // Full. Find the least urgent waiting packet (latest among equal ranks).
         let mut worst: Option<usize> = None;
-        for (i, p) in self.pkts.iter().enumerate() {
-            if worst.is_none_or(|j| p.rank() >= self.pkts[j].rank()) {
+        let mut worst_rank = 0u32;
+        for (i, &r) in self.ranks.iter().enumerate() {
+            if worst.is_none() || r >= worst_rank {
                 worst = Some(i);
+                worst_rank = r;
             }
         }
         match worst {
-            Some(j) if self.pkts[j].rank() > pkt.rank() && self.bytes - self.pkts[j].wire as u64 + w <= limit => {
-                let out = self.pkts.remove(j);
-                self.bytes -= out.wire as u64;
-                self.pkts.push(pkt);
-                self.bytes += w;
+            Some(j) if worst_rank > pkt.rank() && self.bytes - self.pkts[j].wire as u64 + w <= limit => {
+                let out = self.remove(j);
+                self.append(pkt);
                 RankAdmission::Evicted(out)
             }
             _ => RankAdmission::Rejected,
         }
     }
 
+    #[inline]
+    fn append(&mut self, pkt: Packet) {
+        self.bytes += pkt.wire as u64;
+        self.ranks.push(pkt.rank());
+        self.keys.push(key_of(&pkt));
+        self.pkts.push(pkt);
+    }
+
+    #[inline]
+    fn remove(&mut self, i: usize) -> Packet {
+        self.ranks.remove(i);
+        self.keys.remove(i);
+        let out = self.pkts.remove(i);
+        self.bytes -= out.wire as u64;
+        out
+    }
+
     /// Take the next packet to send: the earliest packet of the flow that holds the most urgent packet.
     pub fn pop(&mut self) -> Option<Packet> {
-        let mut best: Option<usize> = None;
-        for (i, p) in self.pkts.iter().enumerate() {
-            if best.is_none_or(|j| p.rank() < self.pkts[j].rank()) {
-                best = Some(i);
-            }
+        if self.ranks.is_empty() {
+            return None;
         }
-        let b = best?;
-        let target = &self.pkts[b];
-        let (flow, is_ack) = (target.flow, target.is_ack());
+        // first index of the minimum rank (a branch-free scan over a small array)
+        let mut b = 0;
+        let mut best_rank = self.ranks[0];
+        for (i, &r) in self.ranks.iter().enumerate().skip(1) {
+            let better = r < best_rank;
+            b = if better { i } else { b };
+            best_rank = best_rank.min(r);
+        }
         // earliest packet of the same flow and direction (arrival order is the vector order)
-        let first = self.pkts.iter().position(|p| p.flow == flow && p.is_ack() == is_ack).unwrap_or(b);
-        let out = self.pkts.remove(first);
-        self.bytes -= out.wire as u64;
-        Some(out)
+        let key = self.keys[b];
+        let first = self.keys[..b].iter().position(|&k| k == key).unwrap_or(b);
+        Some(self.remove(first))
     }
 }
 
