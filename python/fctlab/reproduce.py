@@ -16,7 +16,9 @@ parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see shared/RE
   with 2 and 4 queues the paper does not list its thresholds, so fctlab derives them with the paper's method
   (:func:`fctlab.thresholds.derive`);
 * pFabric as the PIAS paper ran it (140-packet queue, RTO 250 us, initial window 70: ``scheme.preset = "pias"``);
-  LAS on pFabric's switch queue ranked by bytes sent, with the same parameters.
+  LAS on pFabric's switch queue ranked by bytes sent, with the same parameters. Both keep SACK repair on three
+  duplicate ACKs (the scripts' switch-off of fast retransmit is for the TCP-family agents; with pFabric's
+  priority dropping, timeouts alone stall the low-priority flows for seconds).
 
 Scales: ``small`` (loads 0.5 and 0.8, 2,500 flows per run, a few minutes on 2 cores), ``paper`` (loads 0.5 to
 0.8, 40,000 flows per run, hours; the PIAS paper does not say how many flows its runs had) and ``tiny`` (one
@@ -100,10 +102,11 @@ def _pias_point(variant: Variant, workload: str, load: float, scale: Scale, seed
     if variant.preset:
         raw["scheme"]["preset"] = variant.preset
     if variant.scheme in ("pfabric", "las"):
-        # pFabric's switch: its own buffer from the preset, no ECN; the transport's window/RTO come from it too
+        # pFabric's switch: its own buffer from the preset, no ECN; the transport's window/RTO come from it too,
+        # and it keeps SACK hole repair on duplicate ACKs: with priority dropping, timeouts alone stall flows
         for key in ("buffer_bytes", "ecn", "ecn_threshold_bytes"):
             raw["switch"].pop(key, None)
-        for key in ("init_cwnd_packets", "rto_min_us"):
+        for key in ("init_cwnd_packets", "rto_min_us", "dupack_threshold"):
             raw["transport"].pop(key, None)
     if variant.thresholds == "preset":
         raw["scheme"]["thresholds_bytes"] = thresholds.preset(workload, load)

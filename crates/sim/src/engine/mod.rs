@@ -344,19 +344,12 @@ impl Sim<'_> {
             let pool = &self.net.pools[i as usize];
             (pool.limit - pool.used, self.net.dt_alpha)
         });
-        match p.admit(&mut pkt, pool_free) {
-            Admission::Dropped => {
-                let q = p.queue_of(pkt.prio);
-                self.count_drop(q, &pkt);
-                return;
-            }
-            Admission::Accepted { marked } => {
-                if marked {
-                    self.stats.ecn_marks += 1;
-                    self.stats.marks_per_queue[p.queue_of(pkt.prio)] += 1;
-                }
-            }
+        let q = p.queue_of(pkt.prio);
+        let admission = p.admit(&mut pkt, pool_free);
+        if !self.count_admission(q, admission, &pkt) {
+            return;
         }
+        let p = &mut self.net.ports[port as usize];
         if p.can_send_now(now) {
             if p.transmit(now, pkt) {
                 let at = p.wire.back().unwrap().0;
@@ -375,25 +368,36 @@ impl Sim<'_> {
         }
     }
 
+    /// Count what a port's admission decided for a packet of queue `q`; `false` if it was dropped.
+    #[inline(always)]
+    fn count_admission(&mut self, q: usize, admission: Admission, pkt: &Packet) -> bool {
+        match admission {
+            Admission::Dropped => {
+                self.count_drop(q, pkt);
+                false
+            }
+            Admission::Accepted { marked } => {
+                if marked {
+                    self.stats.ecn_marks += 1;
+                    self.stats.marks_per_queue[q] += 1;
+                }
+                true
+            }
+        }
+    }
+
     /// A port in FIFO mode (see `net::port`): admit, then straight onto the wire with its future start time.
     #[inline(always)]
     fn enqueue_fifo(&mut self, port: u32, mut pkt: Packet) {
         let now = self.now;
         let p = &mut self.net.ports[port as usize];
         p.retire_started(now);
-        match p.admit_fifo(&mut pkt) {
-            Admission::Dropped => {
-                let q = p.queue_of(pkt.prio);
-                self.count_drop(q, &pkt);
-                return;
-            }
-            Admission::Accepted { marked } => {
-                if marked {
-                    self.stats.ecn_marks += 1;
-                    self.stats.marks_per_queue[p.queue_of(pkt.prio)] += 1;
-                }
-            }
+        let q = p.queue_of(pkt.prio);
+        let admission = p.admit_fifo(&mut pkt);
+        if !self.count_admission(q, admission, &pkt) {
+            return;
         }
+        let p = &mut self.net.ports[port as usize];
         if p.commit(now, pkt) {
             let at = p.wire.back().unwrap().0;
             self.events.push(at, Event::Arrive(port));
