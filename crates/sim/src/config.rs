@@ -507,7 +507,8 @@ impl Default for SchemeConfig {
 ///   queues, RTO 45 us, initial window 12; window capped at 15 packets and probe mode after 5 consecutive
 ///   timeouts as in YAPS (NetSys/simulator @179b64e) and the ns-2 `prob_cap_`; no ECN.
 /// - pfabric, preset "pias" (and las, which the PIAS paper ran on pFabric's switch): 140 packets (210,000 B),
-///   RTO 250 us, initial window 70 (HKUST-SING/PIAS-NS2 @5fb5867).
+///   RTO 250 us, initial window 70, window capped at queue size - 1 = 139 packets (`maxcwnd_` in the PIAS
+///   ns-2 scripts, HKUST-SING/PIAS-NS2 @5fb5867).
 /// - pias: probe mode after 2 consecutive timeouts (the PIAS paper, section 2: "e.g., two").
 /// - tcp, dctcp, l2dct: nothing beyond the engine's defaults.
 pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
@@ -520,7 +521,7 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
         }),
         (SchemeName::Pfabric, Preset::Pias) | (SchemeName::Las, _) => json!({
             "switch": {"buffer_bytes": 210_000, "ecn": "off"},
-            "transport": {"init_cwnd_packets": 70, "rto_min_us": 250.0},
+            "transport": {"init_cwnd_packets": 70, "max_cwnd_packets": 139, "rto_min_us": 250.0},
             "scheme": {"probe_after_timeouts": 5},
         }),
         (SchemeName::Pias, _) => json!({"scheme": {"probe_after_timeouts": 2}}),
