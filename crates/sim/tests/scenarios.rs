@@ -5,37 +5,12 @@
 use fctlab_sim::config::*;
 use fctlab_sim::units::{NEVER, PS_PER_MS, PS_PER_US};
 use fctlab_sim::{run, FlowSet};
-
-fn flows(list: &[(u32, u32, u64, u64)]) -> FlowSet {
-    FlowSet {
-        src: list.iter().map(|f| f.0).collect(),
-        dst: list.iter().map(|f| f.1).collect(),
-        size_bytes: list.iter().map(|f| f.2).collect(),
-        start_ps: list.iter().map(|f| f.3).collect(),
-        priority: Vec::new(),
-        estimate_bytes: Vec::new(),
-        lower_bytes: Vec::new(),
-        upper_bytes: Vec::new(),
-    }
-}
+mod common;
+use common::{dumbbell, flows};
 
 fn single_switch(hosts: u32, gbps: f64, delay_ns: f64) -> Config {
     Config {
         topology: TopologyConfig::SingleSwitch(SingleSwitch { hosts, host_link_gbps: gbps, host_link_delay_ns: delay_ns }),
-        ..Config::default()
-    }
-}
-
-fn dumbbell(senders: u32, host_gbps: f64, core_gbps: f64) -> Config {
-    Config {
-        topology: TopologyConfig::Dumbbell(Dumbbell {
-            senders,
-            receivers: 1,
-            host_link_gbps: host_gbps,
-            core_link_gbps: core_gbps,
-            host_link_delay_ns: 1_000.0,
-            core_link_delay_ns: 1_000.0,
-        }),
         ..Config::default()
     }
 }

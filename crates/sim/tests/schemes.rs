@@ -5,19 +5,8 @@
 use fctlab_sim::config::*;
 use fctlab_sim::units::{NEVER, PS_PER_MS, PS_PER_US};
 use fctlab_sim::{run, FlowSet, RunOutput};
-
-fn flows(list: &[(u32, u32, u64, u64)]) -> FlowSet {
-    FlowSet {
-        src: list.iter().map(|f| f.0).collect(),
-        dst: list.iter().map(|f| f.1).collect(),
-        size_bytes: list.iter().map(|f| f.2).collect(),
-        start_ps: list.iter().map(|f| f.3).collect(),
-        priority: Vec::new(),
-        estimate_bytes: Vec::new(),
-        lower_bytes: Vec::new(),
-        upper_bytes: Vec::new(),
-    }
-}
+mod common;
+use common::flows;
 
 /// `senders` hosts into one receiver (the last host) over a 10G bottleneck, with a scheme's defaults.
 fn dumbbell(scheme: SchemeName, senders: u32) -> Config {
