@@ -44,5 +44,10 @@ def run(
     estimate_bytes: npt.NDArray[np.uint64] | None = None,
     lower_bytes: npt.NDArray[np.uint64] | None = None,
     upper_bytes: npt.NDArray[np.uint64] | None = None,
+    after_flow: npt.NDArray[np.uint32] | None = None,
+    qclimb: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[dict[str, npt.NDArray[np.generic]], str]:
-    """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON)."""
+    """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON).
+
+    ``after_flow[i]`` is the earlier flow that flow i waits for (0xFFFFFFFF: none); ``qclimb[i]`` False hands flow
+    i to PIAS in a qclimb run. The columns include ``start_ps``, the actual start (2**64 - 1 if never started)."""

@@ -112,7 +112,12 @@ def flow_table(
     Warm-up: the ``warmup_flows`` flows that start first (ties broken by flow id) get ``warmup = True``.
     """
     n = len(workload)
-    start_ps = workload["start_ps"].to_numpy(dtype=np.uint64)
+    # the actual start: later than the workload's for a flow that waited for another; a flow that never began
+    # (its parent did not finish, or the run stopped first) keeps the workload's start time, with started False
+    requested_ps = workload["start_ps"].to_numpy(dtype=np.uint64)
+    start_ps = np.asarray(columns.get("start_ps", requested_ps), dtype=np.uint64)
+    started = start_ps != NEVER_PS
+    start_ps = np.where(started, start_ps, requested_ps)
     finish_ps = np.asarray(columns["finish_ps"], dtype=np.uint64)
     ideal_ps = np.asarray(columns["ideal_fct_ps"], dtype=np.uint64)
     finished = finish_ps != NEVER_PS
@@ -122,7 +127,7 @@ def flow_table(
     with np.errstate(divide="ignore", invalid="ignore"):
         slowdown = np.where(finished & (ideal_ps > 0), fct_ps.astype(np.float64) / ideal_ps.astype(np.float64), np.nan)
 
-    order = np.lexsort((workload["flow_id"].to_numpy(), start_ps))
+    order = np.lexsort((workload["flow_id"].to_numpy(), requested_ps))
     warm = np.zeros(n, dtype=bool)
     warm[order[:warmup_flows]] = True
 
@@ -146,6 +151,7 @@ def flow_table(
         "ideal_fct_ns": ideal_ns,
         "slowdown": slowdown,
         "finished": finished,
+        "started": started,
         "sender_done_ns": _ns(np.asarray(columns["sender_done_ps"], dtype=np.uint64)),
         "retransmits": ints("retransmits"),
         "timeouts": ints("timeouts"),
@@ -196,6 +202,16 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
         lower = np.ascontiguousarray(flows["lower_bytes"].to_numpy(dtype=np.uint64))
         upper = np.ascontiguousarray(flows["upper_bytes"].to_numpy(dtype=np.uint64))
+    # flow dependencies (-1: none) and, for scheme qclimb, the flows handed to PIAS
+    after = qclimb = None
+    if "after_flow" in flows.columns:
+        a = flows["after_flow"].to_numpy(dtype=np.int64)
+        bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
+        if len(bad):
+            raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
+        after = np.ascontiguousarray(np.where(a < 0, np.uint32(0xFFFFFFFF), a).astype(np.uint32))
+    if "qclimb" in flows.columns:
+        qclimb = np.ascontiguousarray(flows["qclimb"].to_numpy(dtype=bool))
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(flows["src"].to_numpy(dtype=np.uint32)),
@@ -207,6 +223,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         estimate,
         lower,
         upper,
+        after,
+        qclimb,
     )
     stats = json.loads(stats_json)
     table = flow_table(

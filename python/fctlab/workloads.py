@@ -417,9 +417,10 @@ def _flow_frame(
     size: np.ndarray,
     start_ps: np.ndarray,
     priority: np.ndarray | None = None,
+    sort_ps: np.ndarray | None = None,
     **extra: np.ndarray,
 ) -> pd.DataFrame:
-    order = np.argsort(start_ps, kind="stable")
+    order = np.argsort(start_ps if sort_ps is None else sort_ps, kind="stable")
     cols: dict[str, np.ndarray] = {
         "flow_id": np.arange(len(order), dtype=np.uint32),
         "src": np.asarray(src)[order].astype(np.uint32),
@@ -432,6 +433,12 @@ def _flow_frame(
     }
     for key, values in extra.items():
         cols[key] = np.asarray(values)[order]
+    if "after_flow" in cols:
+        # parents are named by their row before sorting: renumber them like the flows
+        new_id = np.empty(len(order), dtype=np.int64)
+        new_id[order] = np.arange(len(order))
+        after = cols["after_flow"].astype(np.int64)
+        cols["after_flow"] = np.where(after >= 0, new_id[np.maximum(after, 0)], -1)
     return pd.DataFrame(cols)
 
 
@@ -600,7 +607,9 @@ def incast(
 # --------------------------------------------------------------------------------------------------------------
 
 TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
-TRACE_OPTIONAL = ("priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps")
+TRACE_OPTIONAL = (
+    "priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps", "after_flow", "qclimb",
+)
 
 
 def _row_label(i: int, is_csv: bool) -> str:
@@ -663,8 +672,11 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     Required columns: ``src``, ``dst`` (host indices), ``size_bytes`` (integer >= 1), ``start_ns`` (>= 0, may be
     fractional: rounded to the nearest picosecond into ``start_ps``). Optional: ``priority`` (0..255),
     ``lower_bytes``, ``upper_bytes``, ``estimate_bytes`` (integers >= 0; lower <= upper), ``deadline_ns``
-    (>= 0; an empty cell / NaN means "no deadline"), ``gen_rate_bps`` (> 0). Any other column is an error.
-    Flows are sorted by start time (stable: ties keep the file's order) and renumbered 0..n-1. Errors name the
+    (>= 0; an empty cell / NaN means "no deadline"), ``gen_rate_bps`` (> 0), ``after_flow`` (the 0-based data
+    row of an earlier flow this one waits for, -1 for none: the flow starts at max(start_ns, the instant that flow
+    finishes)), ``qclimb`` (0/1 or false/true; scheme qclimb only: 0 schedules the flow as PIAS). Any other
+    column is an error. Flows are sorted by start time (stable: ties keep the file's order; a flow that waits
+    for another sorts no earlier than it) and renumbered 0..n-1, ``after_flow`` with them. Errors name the
     column and the first bad row (data rows count from 1). Host indices are checked against a topology by
     ``check_hosts``.
     """
@@ -731,8 +743,37 @@ def read_trace(path: str | Path) -> pd.DataFrame:
         if i is not None:
             raise WorkloadError(f"{where}: column 'gen_rate_bps', {_row_label(i, is_csv)}: {_fmt(g[i])} must be > 0")
         extra["gen_rate_bps"] = g
+    sort_ps = None
+    if "after_flow" in cols:
+        after = _int_column(df, "after_flow", where, is_csv, minimum=-1)
+        i = _first(after >= np.arange(len(after)))
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column 'after_flow', {_row_label(i, is_csv)}: {int(after[i])} is not an earlier row "
+                "(a flow may only wait for a flow on an earlier row; rows count from 0 here)"
+            )
+        # a waiting flow sorts no earlier than its parent (parents come first in the file)
+        sort_ps = start_ps.copy()
+        for k in np.flatnonzero(after >= 0):
+            sort_ps[k] = max(sort_ps[k], sort_ps[after[k]])
+        extra["after_flow"] = after
+    if "qclimb" in cols:
+        extra["qclimb"] = _bool_column(df, "qclimb", where, is_csv)
 
-    return _flow_frame(src, dst, size, start_ps, **extra)
+    return _flow_frame(src, dst, size, start_ps, sort_ps=sort_ps, **extra)
+
+
+def _bool_column(df: pd.DataFrame, col: str, where: str, is_csv: bool) -> np.ndarray:
+    """A column of booleans written as true/false or 1/0."""
+    raw = df[col]
+    if raw.dtype == bool:
+        return raw.to_numpy()
+    text = raw.astype(str).str.strip().str.lower()
+    ok = text.isin(["true", "false", "1", "0", "1.0", "0.0"]).to_numpy()
+    i = _first(~ok)
+    if i is not None:
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: {raw.iloc[i]!r} is not true/false or 1/0")
+    return text.isin(["true", "1", "1.0"]).to_numpy()
 
 
 def check_hosts(flows: pd.DataFrame, n_hosts: int) -> None:

@@ -102,7 +102,7 @@ impl Progress {
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None))]
+#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -116,6 +116,8 @@ fn run<'py>(
     estimate_bytes: Option<PyReadonlyArray1<'py, u64>>,
     lower_bytes: Option<PyReadonlyArray1<'py, u64>>,
     upper_bytes: Option<PyReadonlyArray1<'py, u64>>,
+    after_flow: Option<PyReadonlyArray1<'py, u32>>,
+    qclimb: Option<PyReadonlyArray1<'py, bool>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     let flows = FlowSet {
@@ -136,6 +138,14 @@ fn run<'py>(
             None => Vec::new(),
         },
         upper_bytes: match &upper_bytes {
+            Some(e) => e.as_slice()?.to_vec(),
+            None => Vec::new(),
+        },
+        after: match &after_flow {
+            Some(e) => e.as_slice()?.to_vec(),
+            None => Vec::new(),
+        },
+        qclimb: match &qclimb {
             Some(e) => e.as_slice()?.to_vec(),
             None => Vec::new(),
         },
@@ -162,6 +172,7 @@ fn run<'py>(
     };
     let r = out.results;
     let d = PyDict::new(py);
+    d.set_item("start_ps", r.start_ps.into_pyarray(py))?;
     d.set_item("finish_ps", r.finish_ps.into_pyarray(py))?;
     d.set_item("sender_done_ps", r.sender_done_ps.into_pyarray(py))?;
     d.set_item("ideal_fct_ps", r.ideal_fct_ps.into_pyarray(py))?;

@@ -17,7 +17,20 @@ pub struct FlowSet {
     /// Predicted lower and upper bounds of flow sizes (QCLIMB); empty when not given.
     pub lower_bytes: Vec<u64>,
     pub upper_bytes: Vec<u64>,
+    /// Dependencies: flow i starts at max(start_ps[i], the instant flow after[i] finishes) (its receiver holds
+    /// every byte). [`NO_PARENT`] for an independent flow; a parent is always an earlier flow (after[i] < i),
+    /// so chains cannot loop. Empty means no flow depends on another.
+    pub after: Vec<u32>,
+    /// Scheme qclimb only: false marks a flow QCLIMB knows nothing of, scheduled as PIAS (tagged by bytes sent
+    /// over the same thresholds, TCP's own out-of-order handling). Empty means every flow uses QCLIMB.
+    pub qclimb: Vec<bool>,
 }
+
+/// `FlowSet::after` of a flow that depends on none.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// Most flows a run may have: flow ids travel in 30 bits inside events.
+pub const MAX_FLOWS: usize = (1 << 30) - 2;
 
 /// A flow that cannot be simulated; names the flow and the column.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +56,12 @@ impl FlowSet {
 
     pub fn is_empty(&self) -> bool {
         self.src.is_empty()
+    }
+
+    /// Does flow i wait for another flow before it starts?
+    #[inline]
+    pub fn parent(&self, i: usize) -> Option<u32> {
+        self.after.get(i).copied().filter(|&a| a != NO_PARENT)
     }
 
     /// Check every flow against the fabric: lengths agree, hosts exist, src != dst, size > 0.
@@ -76,8 +95,21 @@ impl FlowSet {
                 }
             }
         }
-        if n > u32::MAX as usize - 1 {
-            return Err(FlowError("flows: too many flows (at most 2^32 - 2)".into()));
+        if !self.after.is_empty() {
+            same("after", self.after.len())?;
+            for (i, &a) in self.after.iter().enumerate() {
+                if a != NO_PARENT && a as usize >= i {
+                    return Err(FlowError(format!(
+                        "flow {i} has after_flow {a}: a flow may only wait for an earlier flow (a smaller flow id)"
+                    )));
+                }
+            }
+        }
+        if !self.qclimb.is_empty() {
+            same("qclimb", self.qclimb.len())?;
+        }
+        if n > MAX_FLOWS {
+            return Err(FlowError(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));
         }
         for i in 0..n {
             if self.src[i] >= hosts {
@@ -100,6 +132,9 @@ impl FlowSet {
 /// Per-flow results, indexed by flow id.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowResults {
+    /// When the flow started: its `start_ps`, or later when it waited for another flow; `NEVER` if it never
+    /// started (its parent did not finish).
+    pub start_ps: Vec<Ps>,
     /// When the receiver held every byte in order; `NEVER` if unfinished.
     pub finish_ps: Vec<Ps>,
     /// When the sender had every byte acknowledged; `NEVER` if not.
@@ -133,6 +168,7 @@ pub struct FlowResults {
 impl FlowResults {
     pub fn new(n: usize) -> Self {
         FlowResults {
+            start_ps: vec![crate::units::NEVER; n],
             finish_ps: vec![crate::units::NEVER; n],
             sender_done_ps: vec![crate::units::NEVER; n],
             ideal_fct_ps: vec![0; n],

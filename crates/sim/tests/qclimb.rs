@@ -30,6 +30,7 @@ fn flows(list: &[(u32, u32, u64)], lower: &[u64], upper: &[u64]) -> FlowSet {
         estimate_bytes: Vec::new(),
         lower_bytes: lower.to_vec(),
         upper_bytes: upper.to_vec(),
+        ..FlowSet::default()
     }
 }
 
@@ -120,4 +121,44 @@ fn qclimb_without_bounds_is_refused() {
     f.lower_bytes.clear();
     let e = run(&cfg, &f, None).unwrap_err();
     assert!(e.to_string().contains("lower_bytes"), "{e}");
+}
+
+#[test]
+fn receivers_out_of_order_bytes_are_accounted_per_host() {
+    let q = climbing_under_contention(OooHandling::Qclimb);
+    let s = &q.stats;
+    assert_eq!(s.ooo_host_max_bytes.len(), 3);
+    // only host 2 receives; every segment but a flow's last (700 B for 300,000 B) carries a full MSS, so the
+    // peak it held is at least the most segments one flow held at once
+    let most_segs = *q.results.ooo_max_segments.iter().max().unwrap() as u64;
+    assert!(most_segs > 1);
+    assert!(s.ooo_host_max_bytes[2] >= (most_segs - 1) * 1460 + 700, "{} for {most_segs} segments", s.ooo_host_max_bytes[2]);
+    assert_eq!(&s.ooo_host_max_bytes[..2], &[0, 0], "senders hold nothing out of order");
+    // both means lie between 0 and the peak, and the insert-sampled one is never below the time-weighted one
+    // here (the buffer is empty most of the run and only sampled while it fills)
+    let (mean, at_insert, peak) = (s.ooo_host_mean_bytes[2], s.ooo_host_insert_mean_bytes[2], s.ooo_host_max_bytes[2] as f64);
+    assert!(mean > 0.0 && mean < peak, "time mean {mean}, peak {peak}");
+    assert!(at_insert >= mean && at_insert <= peak, "insert mean {at_insert}");
+}
+
+#[test]
+fn flows_without_qclimb_are_scheduled_exactly_as_pias() {
+    // a QCLIMB run whose flows all opt out must be a PIAS run, packet for packet
+    let list = [(0, 2, 300_000), (1, 2, 50_000), (0, 2, 20_000), (1, 2, 900_000)];
+    let mut qc = two_senders();
+    qc.scheme.thresholds_bytes = vec![20_000, 60_000];
+    qc.switch.buffer_bytes = 60_000; // some loss, so that recovery paths are compared too
+    let mut pias = qc.clone();
+    pias.scheme.name = SchemeName::Pias;
+    pias.scheme.probe_after_timeouts = qc.scheme.probe_after_timeouts;
+    let mut f = flows(&list, &[1; 4], &[1; 4]);
+    let p = run(&pias, &f, None).unwrap();
+    f.qclimb = vec![false; 4];
+    let q = run(&qc, &f, None).unwrap();
+    assert!(p.results.bytes_dropped.iter().sum::<u64>() > 0, "the scenario must drop");
+    assert_eq!(p.results, q.results);
+    // with QCLIMB on, the same flows (bounds 1 byte: the lowest queue past 1 byte) are scheduled differently
+    f.qclimb = vec![true; 4];
+    let q_on = run(&qc, &f, None).unwrap();
+    assert_ne!(q_on.results.finish_ps, p.results.finish_ps);
 }

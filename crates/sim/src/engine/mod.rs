@@ -31,7 +31,7 @@ use crate::net::{five_tuple_hash, Network};
 use crate::policy::{Rank, Tagging};
 use crate::transport::tcp::{Conn, TcpParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
-use queue::{Event, EventQueue};
+use queue::{Event, EventQueue, NEXT_IN_ORDER};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -69,6 +69,65 @@ pub struct RunStats {
     pub hit_time_limit: bool,
     /// The largest number of entries the event queue held.
     pub max_event_queue_len: u64,
+    /// Payload bytes each receiving host held out of order (indexed by host): the most at once, the
+    /// time-weighted mean over the run (from t = 0 to the last event), and the mean of the values right after
+    /// each out-of-order segment was stored (what a kernel's out-of-order queue length averages to when
+    /// sampled on insertion).
+    pub ooo_host_max_bytes: Vec<u64>,
+    pub ooo_host_mean_bytes: Vec<f64>,
+    pub ooo_host_insert_mean_bytes: Vec<f64>,
+}
+
+/// Out-of-order bytes held at each host, as it changes.
+#[derive(Debug, Clone, Default)]
+struct OooHosts {
+    now_bytes: Vec<u64>,
+    max_bytes: Vec<u64>,
+    /// Integral of `now_bytes` over time (byte-picoseconds) up to `since`.
+    area: Vec<u128>,
+    since: Vec<Ps>,
+    insert_sum: Vec<u128>,
+    inserts: Vec<u64>,
+}
+
+impl OooHosts {
+    fn new(hosts: usize) -> Self {
+        OooHosts {
+            now_bytes: vec![0; hosts],
+            max_bytes: vec![0; hosts],
+            area: vec![0; hosts],
+            since: vec![0; hosts],
+            insert_sum: vec![0; hosts],
+            inserts: vec![0; hosts],
+        }
+    }
+
+    #[inline]
+    fn change(&mut self, host: usize, now: Ps, before: u64, after: u64) {
+        let held = self.now_bytes[host];
+        self.area[host] += held as u128 * (now - self.since[host]) as u128;
+        self.since[host] = now;
+        let held = held + after - before;
+        self.now_bytes[host] = held;
+        if after > before {
+            self.max_bytes[host] = self.max_bytes[host].max(held);
+            self.insert_sum[host] += held as u128;
+            self.inserts[host] += 1;
+        }
+    }
+
+    fn write(&mut self, end: Ps, stats: &mut RunStats) {
+        let n = self.now_bytes.len();
+        for h in 0..n {
+            self.area[h] += self.now_bytes[h] as u128 * (end - self.since[h]) as u128;
+        }
+        stats.ooo_host_max_bytes = self.max_bytes.clone();
+        stats.ooo_host_mean_bytes =
+            (0..n).map(|h| if end > 0 { self.area[h] as f64 / end as f64 } else { 0.0 }).collect();
+        stats.ooo_host_insert_mean_bytes = (0..n)
+            .map(|h| if self.inserts[h] > 0 { self.insert_sum[h] as f64 / self.inserts[h] as f64 } else { 0.0 })
+            .collect();
+    }
 }
 
 /// Where a flow's QCLIMB bounds come from.
@@ -91,9 +150,13 @@ struct Sim<'a> {
     events: EventQueue,
     now: Ps,
     flows: &'a FlowSet,
-    /// Flow ids in start order.
+    /// Independent flow ids in start order (flows that wait for a parent start from `children`).
     order: Vec<u32>,
     next_start: usize,
+    /// Flow dependencies as adjacency lists: the flows waiting for flow f are
+    /// `children[child_start[f]..child_start[f + 1]]` (both empty when no flow waits for another).
+    child_start: Vec<u32>,
+    children: Vec<u32>,
     conns: Vec<Option<Box<Conn>>>,
     open_flows: u64,
     results: FlowResults,
@@ -109,6 +172,7 @@ struct Sim<'a> {
     /// Scratch buffer the transports write packets into (reused: no allocation per packet).
     out: Vec<Packet>,
     stats: RunStats,
+    ooo: OooHosts,
     progress: Option<&'a AtomicU64>,
 }
 
@@ -167,8 +231,9 @@ fn run_with(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, fifo_fa
         }
     }
     let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
-    let mut order: Vec<u32> = (0..flows.len() as u32).collect();
+    let mut order: Vec<u32> = (0..flows.len() as u32).filter(|&i| flows.parent(i as usize).is_none()).collect();
     order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
+    let (child_start, children) = dependency_lists(flows);
     let queues = cfg.switch.queues as usize;
     let rank_queues = if cfg.scheme.name.rank_queue() {
         (0..net.ports.len()).map(|_| RankQueue::new()).collect()
@@ -182,6 +247,8 @@ fn run_with(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, fifo_fa
         flows,
         order,
         next_start: 0,
+        child_start,
+        children,
         conns: (0..flows.len()).map(|_| None).collect(),
         open_flows: 0,
         results: FlowResults::new(flows.len()),
@@ -204,6 +271,7 @@ fn run_with(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, fifo_fa
             marks_per_queue: vec![0; queues],
             ..RunStats::default()
         },
+        ooo: OooHosts::new(cfg.topology.hosts() as usize),
         progress,
     };
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
@@ -215,7 +283,7 @@ fn run_with(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, fifo_fa
 impl Sim<'_> {
     fn run_loop(&mut self, limit: Ps) {
         if let Some(&first) = self.order.first() {
-            self.events.push(self.flows.start_ps[first as usize], Event::FlowStart);
+            self.events.push(self.flows.start_ps[first as usize], Event::FlowStart(NEXT_IN_ORDER));
         }
         while let Some((t, ev)) = self.events.pop() {
             if t > limit {
@@ -228,19 +296,23 @@ impl Sim<'_> {
                 Event::Arrive(port) => self.on_arrive(port),
                 Event::TxFree(port) => self.on_tx_free(port),
                 Event::Timer(flow) => self.on_timer(flow),
-                Event::FlowStart => self.on_flow_start(),
+                Event::FlowStart(NEXT_IN_ORDER) => {
+                    let id = self.order[self.next_start];
+                    self.next_start += 1;
+                    if let Some(&next) = self.order.get(self.next_start) {
+                        self.events.push(self.flows.start_ps[next as usize], Event::FlowStart(NEXT_IN_ORDER));
+                    }
+                    self.start_flow(id);
+                }
+                Event::FlowStart(id) => self.start_flow(id),
             }
         }
         self.stats.max_event_queue_len = self.events.max_len() as u64;
     }
 
-    fn on_flow_start(&mut self) {
-        let id = self.order[self.next_start];
-        self.next_start += 1;
-        if let Some(&next) = self.order.get(self.next_start) {
-            self.events.push(self.flows.start_ps[next as usize], Event::FlowStart);
-        }
+    fn start_flow(&mut self, id: u32) {
         let i = id as usize;
+        self.results.start_ps[i] = self.now;
         let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
         // the flow's ephemeral source port; the well-known destination port is the same for all
         let sport = 1024 + (id % 60_000) as u16;
@@ -258,6 +330,9 @@ impl Sim<'_> {
             BoundsFrom::Estimate => (estimate, estimate),
         };
         conn.set_bounds(lower, upper);
+        if self.flows.qclimb.get(i) == Some(&false) {
+            conn.use_pias();
+        }
         self.out.clear();
         conn.start(&self.params, self.now, &mut self.out);
         self.conns[i] = Some(conn);
@@ -562,16 +637,33 @@ impl Sim<'_> {
                 self.after_transport(pkt.flow, src);
             }
         } else {
+            let ooo_before = c.ooo_bytes;
             let o = c.on_data(&self.params, now, &pkt, &mut self.out);
+            if c.ooo_bytes != ooo_before {
+                self.ooo.change(host as usize, now, ooo_before, c.ooo_bytes);
+            }
             if o.receiver_done {
                 c.release_receiver();
                 self.results.finish_ps[f] = now;
                 self.stats.flows_finished += 1;
+                self.release_children(f);
                 if let Some(counter) = self.progress {
                     counter.store(self.stats.flows_finished, Ordering::Relaxed);
                 }
             }
             self.after_transport(pkt.flow, host);
+        }
+    }
+
+    /// Flow `f` finished: the flows waiting for it start now, or at their own start time if that is later.
+    fn release_children(&mut self, f: usize) {
+        if self.children.is_empty() {
+            return;
+        }
+        for k in self.child_start[f]..self.child_start[f + 1] {
+            let child = self.children[k as usize];
+            let at = self.flows.start_ps[child as usize].max(self.now);
+            self.events.push(at, Event::FlowStart(child));
         }
     }
 
@@ -603,6 +695,7 @@ impl Sim<'_> {
                 self.record_counters(&c);
             }
         }
+        self.ooo.write(self.now, &mut self.stats);
         let s = &mut self.stats;
         s.sim_time_ps = self.now;
         s.wall_seconds = wall_seconds;
@@ -628,6 +721,33 @@ impl Sim<'_> {
             .collect();
         ideal_fct(&hops, size, self.params.mss, self.params.header)
     }
+}
+
+/// The flows waiting for each flow, as adjacency lists (offsets, children in flow-id order); both empty when
+/// no flow waits for another.
+fn dependency_lists(flows: &FlowSet) -> (Vec<u32>, Vec<u32>) {
+    if (0..flows.len()).all(|i| flows.parent(i).is_none()) {
+        return (Vec::new(), Vec::new());
+    }
+    let n = flows.len();
+    let mut child_start = vec![0u32; n + 1];
+    for i in 0..n {
+        if let Some(p) = flows.parent(i) {
+            child_start[p as usize + 1] += 1;
+        }
+    }
+    for f in 0..n {
+        child_start[f + 1] += child_start[f];
+    }
+    let mut fill = child_start.clone();
+    let mut children = vec![0u32; child_start[n] as usize];
+    for i in 0..n {
+        if let Some(p) = flows.parent(i) {
+            children[fill[p as usize] as usize] = i as u32;
+            fill[p as usize] += 1;
+        }
+    }
+    (child_start, children)
 }
 
 /// Exact completion time of `size` bytes sent back to back from t = 0 over `hops` (rate, delay), store and

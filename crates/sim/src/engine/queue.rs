@@ -35,9 +35,13 @@ pub enum Event {
     TxFree(u32),
     /// Flow `0`'s retransmission timer may be due.
     Timer(u32),
-    /// The next flow (in start order) begins.
-    FlowStart,
+    /// A flow begins: [`NEXT_IN_ORDER`] for the next flow in start order, else the id of a flow whose parent
+    /// has finished (flow dependencies).
+    FlowStart(u32),
 }
+
+/// `Event::FlowStart` of the next independent flow in start order.
+pub const NEXT_IN_ORDER: u32 = ID_MASK;
 
 /// Ids travel in 30 bits next to a 2-bit kind (a slab node is then 16 bytes).
 const ID_BITS: u32 = 30;
@@ -50,7 +54,7 @@ impl Event {
             Event::Arrive(p) => (0, p),
             Event::TxFree(p) => (1, p),
             Event::Timer(f) => (2, f),
-            Event::FlowStart => (3, 0),
+            Event::FlowStart(f) => (3, f),
         };
         assert!(id <= ID_MASK, "event id {id} does not fit in {ID_BITS} bits");
         kind << ID_BITS | id
@@ -63,7 +67,7 @@ impl Event {
             0 => Event::Arrive(id),
             1 => Event::TxFree(id),
             2 => Event::Timer(id),
-            _ => Event::FlowStart,
+            _ => Event::FlowStart(id),
         }
     }
 }
@@ -254,13 +258,13 @@ mod tests {
         q.push(3, Event::Timer(2));
         q.push(5, Event::Timer(3));
         q.push(3, Event::Timer(4));
-        q.push(0, Event::FlowStart);
+        q.push(0, Event::FlowStart(NEXT_IN_ORDER));
         assert_eq!(q.peek_time(), Some(0));
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             got,
             vec![
-                (0, Event::FlowStart),
+                (0, Event::FlowStart(NEXT_IN_ORDER)),
                 (3, Event::Timer(2)),
                 (3, Event::Timer(4)),
                 (5, Event::Timer(1)),

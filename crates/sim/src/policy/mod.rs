@@ -48,6 +48,8 @@ pub struct Bounds {
     pub lower: u64,
     pub upper: u64,
     pub estimate: u64,
+    /// The flow is scheduled as PIAS (by bytes sent) although the scheme is QCLIMB: QCLIMB knows nothing of it.
+    pub pias: bool,
 }
 
 /// What a data packet's rank (for rank-based switch queues) measures.
@@ -86,6 +88,9 @@ impl Tagging {
         match self {
             Tagging::Fixed => flow_prio,
             Tagging::Pias { thresholds } => queue_for(thresholds, offset),
+            Tagging::Qclimb { thresholds, .. } | Tagging::PointFixed { thresholds } if b.pias => {
+                queue_for(thresholds, offset)
+            }
             Tagging::Qclimb { thresholds, slack } => {
                 let lowest = thresholds.len() as u8;
                 if offset < b.lower {
@@ -132,7 +137,7 @@ impl Rank {
 mod tests {
     use super::*;
 
-    const NO_BOUNDS: Bounds = Bounds { lower: 0, upper: 0, estimate: 0 };
+    const NO_BOUNDS: Bounds = Bounds { lower: 0, upper: 0, estimate: 0, pias: false };
 
     #[test]
     fn pias_demotes_exactly_past_each_threshold() {
@@ -152,14 +157,14 @@ mod tests {
     fn qclimb_follows_algorithm_1() {
         // the appendix's queues: <= 2, [3, 5], >= 6 (units), slack 1
         let t = Tagging::Qclimb { thresholds: vec![2, 5], slack: 1 };
-        let b = Bounds { lower: 6, upper: 9, estimate: 7 };
+        let b = Bounds { lower: 6, upper: 9, estimate: 7, pias: false };
         let tags: Vec<u8> = (0..11).map(|off| t.priority(9, off, &b)).collect();
         // climb: L-B = 6,5,4,3,2,1 -> Q3,Q2,Q2,Q2,Q1,Q1; slack: B=6 -> Q1; demote by B: 7,8 -> Q3; B >= U -> lowest
         assert_eq!(tags, vec![2, 1, 1, 1, 0, 0, 0, 2, 2, 2, 2]);
         // the two-flow example: f1 (L = 6) enters Q3, f2 (L = 3) enters Q2 and climbs to Q1 after one unit
         let s0 = Tagging::Qclimb { thresholds: vec![2, 5], slack: 0 };
-        let f1 = Bounds { lower: 6, upper: 100, estimate: 2 };
-        let f2 = Bounds { lower: 3, upper: 100, estimate: 4 };
+        let f1 = Bounds { lower: 6, upper: 100, estimate: 2, pias: false };
+        let f2 = Bounds { lower: 3, upper: 100, estimate: 4, pias: false };
         assert_eq!(s0.priority(0, 0, &f1), 2);
         assert_eq!(s0.priority(0, 0, &f2), 1);
         assert_eq!(s0.priority(0, 1, &f2), 0);
@@ -167,6 +172,11 @@ mod tests {
         // FP: one priority from the estimate
         let fp = Tagging::PointFixed { thresholds: vec![2, 5] };
         assert_eq!((0..6).map(|o| fp.priority(0, o, &f2)).collect::<Vec<_>>(), vec![1; 6]);
+        // a flow handed to PIAS ignores its bounds and is demoted by bytes sent, in either variant
+        let pias = Bounds { pias: true, ..b };
+        let want: Vec<u8> = vec![0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2];
+        assert_eq!((0..11).map(|off| t.priority(9, off, &pias)).collect::<Vec<_>>(), want);
+        assert_eq!((0..11).map(|off| fp.priority(9, off, &pias)).collect::<Vec<_>>(), want);
     }
 
     #[test]

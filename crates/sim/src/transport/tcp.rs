@@ -223,6 +223,12 @@ pub struct Conn {
     /// QCLIMB: the priority each received segment carried, and how many segments are held out of order.
     rx_prio: Vec<u8>,
     ooo_held: u32,
+    /// Payload bytes held out of order.
+    pub ooo_bytes: u64,
+    /// This flow uses QCLIMB's out-of-order handling and top-priority retransmissions (the scheme's setting,
+    /// unless the flow was handed to PIAS with [`Conn::use_pias`]).
+    qclimb_ooo: bool,
+    retx_top: bool,
 
     pub counters: ConnCounters,
 }
@@ -265,7 +271,7 @@ impl Conn {
             last_payload,
             size,
             estimate,
-            bounds: Bounds { lower: estimate, upper: estimate, estimate },
+            bounds: Bounds { lower: estimate, upper: estimate, estimate, pias: false },
             prio,
             snd_una: 0,
             snd_nxt: 0,
@@ -302,6 +308,9 @@ impl Conn {
             rcvd: BitSet::new(n_segs),
             rx_prio: if p.qclimb_ooo { vec![0; n_segs as usize] } else { Vec::new() },
             ooo_held: 0,
+            ooo_bytes: 0,
+            qclimb_ooo: p.qclimb_ooo,
+            retx_top: p.retx_top_priority,
             counters: ConnCounters::default(),
         }
     }
@@ -337,6 +346,16 @@ impl Conn {
         self.bounds.upper = upper;
     }
 
+    /// Schedule this flow as PIAS inside a QCLIMB run (a flow QCLIMB has no bounds for, section 5.2.2): tagged
+    /// by bytes sent over the same thresholds, TCP's own out-of-order handling (duplicate ACKs), retransmissions
+    /// at the priority of the original transmission.
+    pub fn use_pias(&mut self) {
+        self.bounds.pias = true;
+        self.qclimb_ooo = false;
+        self.retx_top = false;
+        self.rx_prio = Vec::new();
+    }
+
     /// Segments in flight by the RFC 6675 estimate.
     #[inline]
     pub fn pipe(&self) -> u32 {
@@ -364,7 +383,7 @@ impl Conn {
             dst: self.dst,
             hash: self.hash_fwd,
             wire: (payload + p.header) as u16,
-            prio: if retx && p.retx_top_priority { 0 } else { p.tagging.priority(self.prio, offset, &self.bounds) },
+            prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, offset, &self.bounds) },
             flags: f,
             ts: now,
         }
@@ -764,7 +783,7 @@ impl Conn {
         let mut sack = NO_SACK;
         if s >= self.rcv_nxt && s < self.n_segs && !self.rcvd.get(s) {
             self.rcvd.set(s);
-            if p.qclimb_ooo {
+            if self.qclimb_ooo {
                 self.rx_prio[s as usize] = pkt.prio;
             }
             if s == self.rcv_nxt {
@@ -772,19 +791,24 @@ impl Conn {
                 self.rcv_nxt = self.rcvd.first_zero_from(s).min(self.n_segs);
                 // segments above s that were held out of order are now delivered
                 self.ooo_held -= self.rcv_nxt - before - 1;
+                if self.rcv_nxt > before + 1 {
+                    let mss = p.mss as u64;
+                    self.ooo_bytes -= (self.rcv_nxt as u64 * mss).min(self.size) - (before as u64 + 1) * mss;
+                }
                 if self.rcv_nxt == self.n_segs {
                     outcome.receiver_done = true;
                 }
             } else {
                 sack = s;
                 self.ooo_held += 1;
+                self.ooo_bytes += self.payload_bytes(p, pkt) as u64;
                 self.counters.ooo_max_segments = self.counters.ooo_max_segments.max(self.ooo_held);
             }
         } else {
             self.counters.duplicate_data += 1;
         }
         let mut f = flags::ACK | (pkt.flags & flags::RETX);
-        if p.qclimb_ooo && self.ooo_held > 0 {
+        if self.qclimb_ooo && self.ooo_held > 0 {
             f |= self.qclimb_gap_flag();
         }
         if ce {
