@@ -25,7 +25,7 @@ NEVER_PS = np.iinfo(np.uint64).max
 #: Columns of the flow table, in order (trace extras such as query_id or lower_bytes follow them).
 FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
-    "finished", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
+    "finished", "started", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
     "ecn_marked", "probes", "fast_recoveries", "priority_losses", "duplicate_data", "ooo_max_segments",
     "priority", "warmup", "size_bin",
 )

@@ -330,6 +330,19 @@ pub struct TransportConfig {
     pub dctcp_alpha_init: f64,
     /// Priority of ACKs (0 is the highest).
     pub ack_priority: u8,
+    /// Open each connection with a handshake before its data: a SYN (`ack_bytes` on the wire, the priority
+    /// and rank of the first segment) and its SYN-ACK (an ACK), one round trip; the SYN is retransmitted after
+    /// `rto_init_us` with back-off if either is lost. Off by default (DESIGN.md: the papers' simulators start
+    /// with data); the ideal FCT then includes the handshake's round trip on the idle fabric.
+    pub handshake: bool,
+    /// Delayed ACKs: the receiver acknowledges every `delayed_ack_segments`-th in-order segment, or when
+    /// `delayed_ack_timeout_us` has passed since the first unacknowledged one; out-of-order segments, hole
+    /// fills, the flow's last segment and probes are acknowledged at once, and a DCTCP receiver acknowledges
+    /// at once when the CE mark of arriving segments changes (the DCTCP paper's two-state machine). 1 (the
+    /// default) acknowledges every segment.
+    pub delayed_ack_segments: u32,
+    /// Longest wait before a delayed ACK (Linux's minimum delayed-ACK timeout, 40 ms, by default).
+    pub delayed_ack_timeout_us: f64,
 }
 
 impl Default for TransportConfig {
@@ -348,6 +361,9 @@ impl Default for TransportConfig {
             dctcp_g: 1.0 / 16.0,
             dctcp_alpha_init: 0.0,
             ack_priority: 0,
+            handshake: false,
+            delayed_ack_segments: 1,
+            delayed_ack_timeout_us: 40_000.0,
         }
     }
 }
@@ -719,6 +735,8 @@ impl Config {
         // (a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
         check_int("transport.dupack_threshold", t.dupack_threshold as u64, 1, u32::MAX as u64)?;
         check_pos("transport.dctcp_g", t.dctcp_g, 1.0)?;
+        check_int("transport.delayed_ack_segments", t.delayed_ack_segments as u64, 1, 64)?;
+        check_pos("transport.delayed_ack_timeout_us", t.delayed_ack_timeout_us, 1e9)?;
         if !(0.0..=1.0).contains(&t.dctcp_alpha_init) {
             return err("transport.dctcp_alpha_init", format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init));
         }

@@ -321,7 +321,7 @@ impl Sim<'_> {
         let rev = five_tuple_hash(dst, src, dport, sport);
         let prio = self.flows.priority.get(i).copied().unwrap_or(self.default_prio);
         let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
-        self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd);
+        self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev);
         let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio, fwd, rev));
         // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
         let (lower, upper) = match self.bounds_from {
@@ -361,9 +361,10 @@ impl Sim<'_> {
     #[inline]
     fn sync_timer(&mut self, flow: u32) {
         if let Some(c) = self.conns[flow as usize].as_deref_mut() {
-            if c.rto_deadline < c.timer_queued_at {
-                c.timer_queued_at = c.rto_deadline;
-                self.events.push(c.rto_deadline, Event::Timer(flow));
+            let due = c.deadline();
+            if due < c.timer_queued_at {
+                c.timer_queued_at = due;
+                self.events.push(due, Event::Timer(flow));
             }
         }
     }
@@ -375,12 +376,17 @@ impl Sim<'_> {
             return; // superseded by an earlier entry
         }
         c.timer_queued_at = NEVER;
+        if c.delack_deadline <= now {
+            // the receiver's delayed ACK is due (sent from the receiving host)
+            let dst = c.dst;
+            self.out.clear();
+            c.on_delack_timer(&self.params, now, &mut self.out);
+            self.after_transport(flow, dst);
+        }
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
         if c.rto_deadline > now {
-            // the deadline moved later since this entry was queued: re-queue at the real deadline
-            if c.rto_deadline != NEVER {
-                c.timer_queued_at = c.rto_deadline;
-                self.events.push(c.rto_deadline, Event::Timer(flow));
-            }
+            // the deadline moved later since this entry was queued: re-queue at the real one
+            self.sync_timer(flow);
             return;
         }
         let src = c.src;
@@ -709,17 +715,27 @@ impl Sim<'_> {
         s.max_port_occupancy_bytes = s.max_port_occupancy_bytes.max(fifo_max.unwrap_or(0));
     }
 
-    /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path.
-    fn ideal_fct(&self, src: u32, dst: u32, size: u64, hash: u32) -> Ps {
-        let path = self.net.ecmp_path(src, dst, hash);
-        let hops: Vec<(u64, Ps)> = path
-            .iter()
-            .map(|&p| {
-                let port = &self.net.ports[p as usize];
-                (port.rate_bps, port.delay_ps)
-            })
-            .collect();
-        ideal_fct(&hops, size, self.params.mss, self.params.header)
+    /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path; with
+    /// a handshake, after its SYN and SYN-ACK (`ack_bytes` each) crossed the idle fabric.
+    fn ideal_fct(&self, src: u32, dst: u32, size: u64, hash: u32, hash_rev: u32) -> Ps {
+        let hops = |from: u32, to: u32, h: u32| -> Vec<(u64, Ps)> {
+            self.net
+                .ecmp_path(from, to, h)
+                .iter()
+                .map(|&p| {
+                    let port = &self.net.ports[p as usize];
+                    (port.rate_bps, port.delay_ps)
+                })
+                .collect()
+        };
+        let data = ideal_fct(&hops(src, dst, hash), size, self.params.mss, self.params.header);
+        if !self.params.handshake {
+            return data;
+        }
+        let control = |path: Vec<(u64, Ps)>| -> Ps {
+            path.iter().map(|&(rate, delay)| tx_time(self.params.ack_bytes, rate) + delay).sum()
+        };
+        control(hops(src, dst, hash)) + control(hops(dst, src, hash_rev)) + data
     }
 }
 

@@ -1,11 +1,14 @@
 //! TCP NewReno with a SACK scoreboard, and DCTCP, as one state machine per flow (both ends of the flow).
 //!
 //! What is modelled (RFC 5681, 6675, 6298, 8257; the DCTCP paper, SIGCOMM 2010):
-//! - Sequence space in whole segments of `mss` payload bytes (the last may be shorter). Every data segment is
-//!   acknowledged at once (no delayed ACKs). An ACK carries the cumulative ACK (next segment expected), the
+//! - Sequence space in whole segments of `mss` payload bytes (the last may be shorter). By default every data
+//!   segment is acknowledged at once (no delayed ACKs) and the data starts without a handshake; both are
+//!   options (`transport.delayed_ack_segments`, `transport.handshake`, see `config.rs`). An ACK carries the cumulative ACK (next segment expected), the
 //!   segment that triggered it when that segment is above the cumulative ACK (a one-segment SACK block),
 //!   the echo of the segment's send time and retransmission flag (for RTT samples under Karn's rule), and
-//!   the ECN echo of that one segment (DCTCP's per-packet echo, exact because ACKs are not delayed).
+//!   the ECN echo of that one segment (DCTCP's per-packet echo, exact because ACKs are not delayed; with
+//!   delayed ACKs, the receiver's CE state, acknowledged at once whenever it changes, and the sender counts an
+//!   ACK for every segment it acknowledges).
 //!   Deviation, written down: real SACK options repeat up to 3-4 blocks so that a lost ACK costs nothing;
 //!   here a lost ACK loses its one block, which at worst makes the sender retransmit that segment again.
 //! - Slow start and congestion avoidance in segments (cwnd += newly acked segments below ssthresh, else
@@ -31,6 +34,9 @@ use crate::config::{Config, OooHandling, SchemeName, TransportKind};
 use crate::policy::{Bounds, Rank, Tagging};
 use crate::net::packet::{flags, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
+
+/// The sequence number of a SYN and of its SYN-ACK (no data segment has it: flows have fewer segments).
+pub const SYN_SEQ: u32 = u32::MAX;
 
 /// Transport parameters shared by every flow of a run.
 #[derive(Debug, Clone)]
@@ -65,6 +71,11 @@ pub struct TcpParams {
     pub qclimb_ooo: bool,
     /// Retransmissions travel at the highest priority (QCLIMB).
     pub retx_top_priority: bool,
+    /// A SYN / SYN-ACK round trip before the data (`transport.handshake`).
+    pub handshake: bool,
+    /// Delayed ACKs: acknowledge every this many in-order segments (1: every segment), or after `delack_timeout`.
+    pub delack_segments: u32,
+    pub delack_timeout: Ps,
 }
 
 /// L2DCT's weight w_c of a flow as a function of the bytes it has sent: w_max up to `size_min`, w_min from
@@ -117,6 +128,9 @@ impl TcpParams {
             probe_after: cfg.scheme.probe_after_timeouts,
             qclimb_ooo: cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.ooo_handling == OooHandling::Qclimb,
             retx_top_priority: cfg.scheme.name == SchemeName::Qclimb,
+            handshake: t.handshake,
+            delack_segments: t.delayed_ack_segments,
+            delack_timeout: us(t.delayed_ack_timeout_us),
             l2dct: (cfg.scheme.name == SchemeName::L2dct).then(|| L2dct {
                 w_min: cfg.scheme.l2dct_w_min,
                 w_max: cfg.scheme.l2dct_w_max,
@@ -225,6 +239,15 @@ pub struct Conn {
     ooo_held: u32,
     /// Payload bytes held out of order.
     pub ooo_bytes: u64,
+    /// Delayed ACKs: in-order segments not yet acknowledged, the send time echoed by their ACK (the first's)
+    /// and whether any was a retransmission; the receiver's DCTCP CE state; when the ACK is due.
+    ack_pending: u32,
+    ack_pending_ts: Ps,
+    ack_pending_retx: bool,
+    ce_state: bool,
+    pub delack_deadline: Ps,
+    /// The handshake is done (always, when there is none).
+    established: bool,
     /// This flow uses QCLIMB's out-of-order handling and top-priority retransmissions (the scheme's setting,
     /// unless the flow was handed to PIAS with [`Conn::use_pias`]).
     qclimb_ooo: bool,
@@ -309,6 +332,12 @@ impl Conn {
             rx_prio: if p.qclimb_ooo { vec![0; n_segs as usize] } else { Vec::new() },
             ooo_held: 0,
             ooo_bytes: 0,
+            ack_pending: 0,
+            ack_pending_ts: 0,
+            ack_pending_retx: false,
+            ce_state: false,
+            delack_deadline: NEVER,
+            established: !p.handshake,
             qclimb_ooo: p.qclimb_ooo,
             retx_top: p.retx_top_priority,
             counters: ConnCounters::default(),
@@ -364,6 +393,21 @@ impl Conn {
 
     pub fn sender_done(&self) -> bool {
         self.snd_una == self.n_segs
+    }
+
+    /// The earliest of the flow's timers (retransmission, delayed ACK); `NEVER` when none runs.
+    #[inline]
+    pub fn deadline(&self) -> Ps {
+        self.rto_deadline.min(self.delack_deadline)
+    }
+
+    /// The SYN: no payload, the priority and rank of the first segment, `ack_bytes` on the wire.
+    fn syn_packet(&self, p: &TcpParams, now: Ps, retx: bool) -> Packet {
+        let mut pkt = self.data_packet(p, 0, now, retx);
+        pkt.seq = SYN_SEQ;
+        pkt.wire = p.ack_bytes as u16;
+        pkt.flags |= flags::PROBE;
+        pkt
     }
 
     fn data_packet(&self, p: &TcpParams, seg: u32, now: Ps, retx: bool) -> Packet {
@@ -447,8 +491,13 @@ impl Conn {
         }
     }
 
-    /// The flow starts: send the initial window.
+    /// The flow starts: send the initial window, or the SYN when there is a handshake.
     pub fn start(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        if !self.established {
+            out.push(self.syn_packet(p, now, false));
+            self.rto_deadline = now + self.rto;
+            return;
+        }
         self.send_more(p, now, out);
         self.win_end = self.snd_nxt;
     }
@@ -486,6 +535,21 @@ impl Conn {
     pub fn on_ack(&mut self, p: &TcpParams, now: Ps, ack: &Packet, out: &mut Vec<Packet>) -> Outcome {
         let mut outcome = Outcome::default();
         if self.sender_done() {
+            return outcome;
+        }
+        if ack.seq == SYN_SEQ {
+            // a SYN-ACK: the connection is open (a late copy, for a retransmitted SYN, changes nothing)
+            if !self.established {
+                self.established = true;
+                if ack.flags & flags::RETX == 0 && now >= ack.ts {
+                    self.rtt_sample(p, now - ack.ts);
+                }
+                self.rto_deadline = NEVER;
+                self.start(p, now, out);
+            }
+            return outcome;
+        }
+        if !self.established {
             return outcome;
         }
         let cum = ack.seq.min(self.n_segs);
@@ -530,11 +594,12 @@ impl Conn {
             new_sack = true;
         }
 
-        // DCTCP: every ACK stands for one delivered segment.
+        // DCTCP: every ACK stands for one delivered segment; a delayed ACK for the segments it acknowledges
         if p.dctcp {
-            self.win_acks += 1;
+            let n = if p.delack_segments > 1 { cum.saturating_sub(self.snd_una).max(1) } else { 1 };
+            self.win_acks += n;
             if ece {
-                self.win_marks += 1;
+                self.win_marks += n;
             }
         }
 
@@ -708,6 +773,14 @@ impl Conn {
 
     /// The retransmission timer fired (the engine checked `now >= rto_deadline`).
     pub fn on_timeout(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        if !self.established {
+            // the SYN or its SYN-ACK was lost: send the SYN again, backing off
+            self.counters.timeouts += 1;
+            self.rto = (self.rto.saturating_mul(2)).min(p.rto_max);
+            out.push(self.syn_packet(p, now, true));
+            self.rto_deadline = now + self.rto;
+            return;
+        }
         if self.sender_done() || self.snd_una == self.snd_nxt {
             self.rto_deadline = NEVER;
             return;
@@ -762,7 +835,23 @@ impl Conn {
         let mut outcome = Outcome::default();
         let s = pkt.seq;
         let ce = pkt.flags & flags::CE != 0;
+        if s == SYN_SEQ {
+            // a SYN: answer with a SYN-ACK (again, for a retransmitted SYN)
+            out.push(Packet {
+                flow: self.flow,
+                seq: SYN_SEQ,
+                sack: NO_SACK,
+                dst: self.src,
+                hash: self.hash_rev,
+                wire: p.ack_bytes as u16,
+                prio: p.ack_priority,
+                flags: flags::ACK | flags::PROBE | (pkt.flags & flags::RETX),
+                ts: pkt.ts,
+            });
+            return outcome;
+        }
         if pkt.flags & flags::PROBE != 0 {
+            self.flush_delayed_ack();
             // a probe carries no data: acknowledge what is held
             out.push(Packet {
                 flow: self.flow,
@@ -781,6 +870,8 @@ impl Conn {
             self.counters.ecn_marked += 1;
         }
         let mut sack = NO_SACK;
+        let mut in_order = false;
+        let rcv_before = self.rcv_nxt;
         if s >= self.rcv_nxt && s < self.n_segs && !self.rcvd.get(s) {
             self.rcvd.set(s);
             if self.qclimb_ooo {
@@ -798,6 +889,7 @@ impl Conn {
                 if self.rcv_nxt == self.n_segs {
                     outcome.receiver_done = true;
                 }
+                in_order = self.rcv_nxt == before + 1 && self.ooo_held == 0 && !outcome.receiver_done;
             } else {
                 sack = s;
                 self.ooo_held += 1;
@@ -806,6 +898,9 @@ impl Conn {
             }
         } else {
             self.counters.duplicate_data += 1;
+        }
+        if p.delack_segments > 1 && self.delay_ack(p, now, pkt, ce, in_order, rcv_before, out) {
+            return outcome;
         }
         let mut f = flags::ACK | (pkt.flags & flags::RETX);
         if self.qclimb_ooo && self.ooo_held > 0 {
@@ -826,6 +921,97 @@ impl Conn {
             ts: pkt.ts,
         });
         outcome
+    }
+
+    /// Delayed ACKs, for a data segment that just arrived: `true` if its acknowledgement is held back (it is
+    /// then owed by a later segment or the delayed-ACK timer). Any other segment first flushes what is owed,
+    /// and is acknowledged at once by the caller. A DCTCP receiver whose CE state changes first acknowledges
+    /// what it holds with the old state (the DCTCP paper, section 3.1).
+    #[allow(clippy::too_many_arguments)]
+    fn delay_ack(
+        &mut self,
+        p: &TcpParams,
+        now: Ps,
+        pkt: &Packet,
+        ce: bool,
+        in_order: bool,
+        rcv_before: u32,
+        out: &mut Vec<Packet>,
+    ) -> bool {
+        if ce != self.ce_state {
+            if self.ack_pending > 0 {
+                // the owed segments all lie below this one: acknowledge exactly them, with the old state
+                self.push_delayed_ack(p, rcv_before, out);
+            }
+            self.ce_state = ce;
+            if in_order {
+                // with the new state, this segment starts a new delayed ACK
+                self.owe_ack(p, now, pkt);
+                return self.send_owed_if_due(p, out);
+            }
+            return false;
+        }
+        if !in_order {
+            self.flush_delayed_ack();
+            return false;
+        }
+        self.owe_ack(p, now, pkt);
+        self.send_owed_if_due(p, out)
+    }
+
+    fn owe_ack(&mut self, p: &TcpParams, now: Ps, pkt: &Packet) {
+        if self.ack_pending == 0 {
+            self.ack_pending_ts = pkt.ts;
+            self.ack_pending_retx = false;
+            self.delack_deadline = now + p.delack_timeout;
+        }
+        self.ack_pending += 1;
+        self.ack_pending_retx |= pkt.flags & flags::RETX != 0;
+    }
+
+    /// Send the owed ACK once enough segments are owed; `true` either way (the segment is accounted for).
+    fn send_owed_if_due(&mut self, p: &TcpParams, out: &mut Vec<Packet>) -> bool {
+        if self.ack_pending >= p.delack_segments {
+            self.push_delayed_ack(p, self.rcv_nxt, out);
+        }
+        true
+    }
+
+    /// Forget what is owed: the caller's immediate ACK (cumulative) acknowledges it too.
+    fn flush_delayed_ack(&mut self) {
+        self.ack_pending = 0;
+        self.delack_deadline = NEVER;
+    }
+
+    fn push_delayed_ack(&mut self, p: &TcpParams, cum: u32, out: &mut Vec<Packet>) {
+        let mut f = flags::ACK;
+        if self.ack_pending_retx {
+            f |= flags::RETX;
+        }
+        if self.ce_state {
+            f |= flags::ECE;
+        }
+        out.push(Packet {
+            flow: self.flow,
+            seq: cum,
+            sack: NO_SACK,
+            dst: self.src,
+            hash: self.hash_rev,
+            wire: p.ack_bytes as u16,
+            prio: p.ack_priority,
+            flags: f,
+            ts: self.ack_pending_ts,
+        });
+        self.ack_pending = 0;
+        self.delack_deadline = NEVER;
+    }
+
+    /// The delayed-ACK timer fired: acknowledge what is owed.
+    pub fn on_delack_timer(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        if self.delack_deadline <= now && self.ack_pending > 0 {
+            self.push_delayed_ack(p, self.rcv_nxt, out);
+        }
+        self.delack_deadline = NEVER;
     }
 
     /// QCLIMB's priority-based loss detection (section 3.2.1): with data held out of order, compare the
@@ -1061,5 +1247,112 @@ mod tests {
         // a duplicate after completion is still acknowledged
         let a = deliver(&p, &mut rx, &out[0]);
         assert_eq!((a.seq, a.sack), (4, NO_SACK));
+    }
+
+    fn on_data(p: &TcpParams, rx: &mut Conn, now: Ps, data: &Packet) -> Vec<Packet> {
+        let mut out = Vec::new();
+        rx.on_data(p, now, data, &mut out);
+        out
+    }
+
+    #[test]
+    fn handshake_sends_data_only_after_the_syn_ack_and_retransmits_a_lost_syn() {
+        let mut p = params(false);
+        p.handshake = true;
+        let mut c = conn(&p, 10);
+        let mut rx = conn(&p, 10);
+        let mut out = Vec::new();
+        c.start(&p, 0, &mut out);
+        assert_eq!(out.len(), 1, "only the SYN");
+        let syn = out.pop().unwrap();
+        assert_eq!((syn.seq, syn.wire as u32, syn.flags & flags::PROBE), (SYN_SEQ, p.ack_bytes, flags::PROBE));
+        assert_eq!(c.rto_deadline, p.rto_init);
+        // the SYN is lost: the timer sends it again, marked as a retransmission, and backs off
+        c.on_timeout(&p, p.rto_init, &mut out);
+        let syn2 = out.pop().unwrap();
+        assert_eq!((syn2.seq, syn2.flags & flags::RETX), (SYN_SEQ, flags::RETX));
+        assert_eq!(c.counters.timeouts, 1);
+        assert_eq!(c.rto_deadline, p.rto_init + 2 * p.rto_init);
+        // its SYN-ACK opens the connection: the initial window goes out, no RTT sample (Karn)
+        let synack = on_data(&p, &mut rx, p.rto_init + 5, &syn2).pop().unwrap();
+        assert_eq!((synack.seq, synack.flags & (flags::ACK | flags::RETX)), (SYN_SEQ, flags::ACK | flags::RETX));
+        c.on_ack(&p, p.rto_init + 10, &synack, &mut out);
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+        assert!(!c.have_rtt);
+        // a late SYN-ACK for the first SYN changes nothing
+        out.clear();
+        let late = on_data(&p, &mut rx, p.rto_init + 20, &syn).pop().unwrap();
+        c.on_ack(&p, p.rto_init + 30, &late, &mut out);
+        assert!(out.is_empty());
+        assert_eq!((c.snd_una, c.snd_nxt), (0, 4));
+    }
+
+    #[test]
+    fn delayed_acks_cover_two_segments_and_the_last_at_once() {
+        let mut p = params(false);
+        p.delack_segments = 2;
+        p.delack_timeout = 1_000;
+        let mut c = conn(&p, 5);
+        let mut rx = conn(&p, 5);
+        let mut out = Vec::new();
+        c.cwnd = 10.0;
+        c.start(&p, 0, &mut out);
+        let data: Vec<Packet> = out.drain(..).collect();
+        assert!(on_data(&p, &mut rx, 100, &data[0]).is_empty(), "the first segment is owed");
+        assert_eq!(rx.delack_deadline, 1_100);
+        let a = on_data(&p, &mut rx, 200, &data[1]);
+        assert_eq!((a.len(), a[0].seq, a[0].ts), (1, 2, data[0].ts), "one ACK for two, echoing the first's time");
+        assert_eq!(rx.delack_deadline, NEVER);
+        // a gap: segments 4 and 3 before 2 are acknowledged at once (duplicate ACKs with their SACK block)
+        let a = on_data(&p, &mut rx, 300, &data[4]);
+        assert_eq!((a[0].seq, a[0].sack), (2, 4));
+        let a = on_data(&p, &mut rx, 350, &data[3]);
+        assert_eq!((a[0].seq, a[0].sack), (2, 3));
+        // segment 2 fills the hole and completes the flow: at once
+        let a = on_data(&p, &mut rx, 400, &data[2]);
+        assert_eq!(a[0].seq, 5);
+        // an owed ACK is sent by the timer
+        let mut rx = conn(&p, 5);
+        assert!(on_data(&p, &mut rx, 0, &data[0]).is_empty());
+        let mut out = Vec::new();
+        rx.on_delack_timer(&p, 1_000, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 1);
+        assert_eq!(rx.delack_deadline, NEVER);
+    }
+
+    #[test]
+    fn dctcp_receiver_acks_at_once_when_the_ce_state_changes() {
+        let mut p = params(true);
+        p.delack_segments = 2;
+        p.delack_timeout = 1_000_000;
+        let mut c = conn(&p, 8);
+        let mut rx = conn(&p, 8);
+        let mut out = Vec::new();
+        c.cwnd = 10.0;
+        c.start(&p, 0, &mut out);
+        let mut data: Vec<Packet> = out.drain(..).collect();
+        for d in &mut data[1..3] {
+            d.flags |= flags::CE;
+        }
+        assert!(on_data(&p, &mut rx, 0, &data[0]).is_empty());
+        // segment 1 is marked: segment 0 is acknowledged at once without the echo, segment 1 is owed
+        let a = on_data(&p, &mut rx, 1, &data[1]);
+        assert_eq!(a.len(), 1);
+        assert_eq!((a[0].seq, a[0].flags & flags::ECE), (1, 0));
+        // segment 2 (marked) completes the pair: both echoed
+        let a = on_data(&p, &mut rx, 2, &data[2]);
+        assert_eq!((a[0].seq, a[0].flags & flags::ECE), (3, flags::ECE));
+        // segment 3 unmarked: segments up to 2 were all acknowledged, so nothing is owed; 3 is owed
+        assert!(on_data(&p, &mut rx, 3, &data[3]).is_empty());
+        // the sender counts each ACK for the segments it acknowledges: 3 of them, 2 echoed
+        let mut tx = conn(&p, 8);
+        tx.cwnd = 10.0;
+        tx.start(&p, 0, &mut out);
+        out.clear();
+        let mk = |seq: u32, ece: bool| Packet { seq, flags: flags::ACK | if ece { flags::ECE } else { 0 }, ..data[0] };
+        tx.on_ack(&p, 10, &mk(1, false), &mut out);
+        tx.on_ack(&p, 11, &mk(3, true), &mut out);
+        assert_eq!((tx.win_acks, tx.win_marks), (3, 2));
     }
 }

@@ -1,0 +1,63 @@
+//! The transport's options on whole runs: the handshake (one round trip of control packets before the data)
+//! and delayed ACKs.
+
+mod common;
+
+use common::{dumbbell, flows};
+use fctlab_sim::run;
+use fctlab_sim::units::{PS_PER_US, NEVER};
+
+#[test]
+fn the_handshake_adds_exactly_one_round_trip_of_control_packets() {
+    // one sender, one receiver: three links of 10 Gb/s and 1 us each way; a SYN and a SYN-ACK of 40 B
+    // each cross them in 3 x (32 ns + 1 us)
+    let mut cfg = dumbbell(1, 10.0, 10.0);
+    cfg.transport.init_cwnd_packets = 100; // the window covers the flow: it runs at line rate
+    let f = flows(&[(0, 1, 50_000, 0)]);
+    let plain = run(&cfg, &f, None).unwrap();
+    cfg.transport.handshake = true;
+    let hs = run(&cfg, &f, None).unwrap();
+    let rtt = 2 * 3 * (32_000 + PS_PER_US);
+    assert_eq!(hs.results.ideal_fct_ps[0], plain.results.ideal_fct_ps[0] + rtt);
+    assert_eq!(hs.results.finish_ps[0], plain.results.finish_ps[0] + rtt);
+    assert_eq!(hs.results.finish_ps[0], hs.results.ideal_fct_ps[0], "alone, it finishes at its ideal FCT");
+    assert_eq!(hs.stats.ack_packets_sent, plain.stats.ack_packets_sent + 1, "one SYN-ACK more");
+    assert_eq!(hs.stats.data_packets_sent, plain.stats.data_packets_sent + 1, "one SYN more");
+    assert_eq!(hs.results.bytes_sent, plain.results.bytes_sent, "control packets carry no payload");
+}
+
+#[test]
+fn delayed_acks_halve_the_acks_and_keep_every_byte() {
+    let mut cfg = dumbbell(1, 10.0, 10.0);
+    cfg.transport.init_cwnd_packets = 100;
+    let f = flows(&[(0, 1, 21 * 1460, 0)]);
+    let every = run(&cfg, &f, None).unwrap();
+    cfg.transport.delayed_ack_segments = 2;
+    let delayed = run(&cfg, &f, None).unwrap();
+    assert_eq!(every.stats.ack_packets_sent, 21);
+    // ten ACKs for pairs, one for the last segment at once
+    assert_eq!(delayed.stats.ack_packets_sent, 11);
+    // the receiver's completion does not depend on the ACKs (the window covered the flow)
+    assert_eq!(delayed.results.finish_ps, every.results.finish_ps);
+    assert!(delayed.results.sender_done_ps[0] != NEVER);
+    assert_eq!(delayed.results.bytes_delivered, every.results.bytes_delivered);
+}
+
+#[test]
+fn a_lone_owed_ack_waits_for_the_delayed_ack_timer() {
+    // a window of one segment: the first segment's ACK is owed until the timer fires (the classic delayed-ACK
+    // stall of a short flow), so the flow takes at least that long
+    let mut cfg = dumbbell(1, 10.0, 10.0);
+    cfg.transport.init_cwnd_packets = 1;
+    cfg.transport.rto_min_us = 100_000.0;
+    cfg.transport.delayed_ack_segments = 2;
+    cfg.transport.delayed_ack_timeout_us = 500.0;
+    let f = flows(&[(0, 1, 3 * 1460, 0)]);
+    let out = run(&cfg, &f, None).unwrap();
+    let fct = out.results.finish_ps[0];
+    assert!(fct > 500 * PS_PER_US && fct < 520 * PS_PER_US, "fct {fct} ps");
+    assert_eq!(out.results.timeouts[0], 0);
+    assert_eq!(out.results.retransmits[0], 0);
+    // the first segment (owed, then the timer), then segments 1 and 2: 2 in order ends the flow, at once
+    assert_eq!(out.stats.ack_packets_sent, 2);
+}
