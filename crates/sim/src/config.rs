@@ -525,6 +525,9 @@ impl Default for SchemeConfig {
 /// - pfabric, preset "pias" (and las, which the PIAS paper ran on pFabric's switch): 140 packets (210,000 B),
 ///   RTO 250 us, initial window 70, window capped at queue size - 1 = 139 packets (`maxcwnd_` in the PIAS
 ///   ns-2 scripts, HKUST-SING/PIAS-NS2 @5fb5867).
+/// - Both pfabric presets and las give the hosts' NICs the switches' pFabric queue size: the ns-2 scripts build
+///   host links with the switch discipline (`duplex-link ... $switchAlg`), so a host's own flows share one small
+///   priority-dropping queue.
 /// - pias: probe mode after 2 consecutive timeouts (the PIAS paper, section 2: "e.g., two").
 /// - tcp, dctcp, l2dct: nothing beyond the engine's defaults.
 pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
@@ -532,11 +535,13 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
     match (name, preset) {
         (SchemeName::Pfabric, Preset::Native) => json!({
             "switch": {"buffer_bytes": 36_000, "ecn": "off"},
+            "host": {"nic_buffer_bytes": 36_000},
             "transport": {"init_cwnd_packets": 12, "max_cwnd_packets": 15, "rto_min_us": 45.0},
             "scheme": {"probe_after_timeouts": 5},
         }),
         (SchemeName::Pfabric, Preset::Pias) | (SchemeName::Las, _) => json!({
             "switch": {"buffer_bytes": 210_000, "ecn": "off"},
+            "host": {"nic_buffer_bytes": 210_000},
             "transport": {"init_cwnd_packets": 70, "max_cwnd_packets": 139, "rto_min_us": 250.0},
             "scheme": {"probe_after_timeouts": 5},
         }),
