@@ -466,3 +466,25 @@ def test_check_hosts(tmp_path):
     wl.check_hosts(df, 8)
     with pytest.raises(WorkloadError, match=r"flow_id 2 .*dst 7 is not a host"):
         wl.check_hosts(df, 4)
+
+
+def test_wire_load_counts_headers_like_the_ns2_scripts():
+    # the same seed draws the same exponential gaps; a wire load of rho is a payload load of rho x 1460/1500,
+    # so every start time stretches by 1500/1460
+    from fctlab.config import ConfigError, experiment_from_dict
+    from fctlab.simulation import build_flows
+
+    raw = {
+        "topology": {"kind": "single_switch", "hosts": 8},
+        "scheme": {"name": "dctcp"},
+        "workload": {"cdf": "websearch", "load": 0.5, "flows": 300},
+    }
+    payload = build_flows(experiment_from_dict(raw))
+    raw["workload"]["load_bytes"] = "wire"
+    wire = build_flows(experiment_from_dict(raw))
+    np.testing.assert_array_equal(wire["size_bytes"], payload["size_bytes"])
+    ratio = wire["start_ps"].to_numpy(dtype=float) / payload["start_ps"].to_numpy(dtype=float)
+    np.testing.assert_allclose(ratio, 1500 / 1460, rtol=1e-7)  # (start times are rounded to 1 ps)
+    raw["workload"]["load_bytes"] = "bytes"
+    with pytest.raises(ConfigError, match="workload.load_bytes"):
+        experiment_from_dict(raw)

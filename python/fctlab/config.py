@@ -78,6 +78,11 @@ class WorkloadConfig(_Section):
     cdf: str | None = None
     #: Offered load on the host links, 0 < load <= 1 (DESIGN.md's definition per pattern).
     load: float | None = None
+    #: What ``load`` counts: ``"payload"`` bytes (DESIGN.md, the default) or ``"wire"`` bytes, payload plus
+    #: ``transport.header_bytes`` per ``transport.mss_bytes`` of payload, as the PIAS and pFabric ns-2 scripts
+    #: count it (their arrival rate uses the mean flow size x 1500 / 1460): a wire load of rho is a payload
+    #: load of rho x mss / (mss + header). Unset means "payload".
+    load_bytes: Literal["payload", "wire"] | None = None
     #: Number of flows to generate (all_to_all, permutation).
     flows: int | None = Field(default=None, ge=1)
     #: Flows that start among the first ``warmup_flows`` (in start order) are left out of the summary.
@@ -453,7 +458,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
     update: dict[str, Any] = {}
     if w.trace is not None:
         forbid(
-            ("pattern", "cdf", "load", "flows", "fan_in", "response_bytes", "queries", "query_rate_hz",
+            ("pattern", "cdf", "load", "load_bytes", "flows", "fan_in", "response_bytes", "queries", "query_rate_hz",
              "senders", "receivers"),
             "not allowed with workload.trace (a trace gives the flows itself)",
         )
@@ -492,6 +497,8 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
             n_flows = w.flows
         if pattern != "all_to_all":
             forbid(("senders", "receivers"), f"only for pattern all_to_all, not {pattern}")
+        if "load_bytes" in given and "load" not in given:
+            raise ConfigError("workload.load_bytes", "says what workload.load counts, but no load is given")
         for key in ("senders", "receivers"):
             ids = getattr(w, key)
             if ids is not None and max(ids) >= hosts:

@@ -52,6 +52,11 @@ def build_flows(exp: Experiment) -> pd.DataFrame:
 
     w = exp.workload
     rng = np.random.default_rng(exp.seed)
+    load = w.load
+    if load is not None and w.load_bytes == "wire":
+        # a wire load counts headers too: the payload load is smaller by mss / (mss + header)
+        t = exp.engine["transport"]
+        load = load * t["mss_bytes"] / (t["mss_bytes"] + t["header_bytes"])
     key = "workload"
     try:
         if w.trace is not None:
@@ -67,13 +72,13 @@ def build_flows(exp: Experiment) -> pd.DataFrame:
                 queries=w.queries,
                 rng=rng,
                 query_rate_hz=w.query_rate_hz,
-                load=w.load,
-                host_link_bps=exp.host_link_bps if w.load is not None else None,
+                load=load,
+                host_link_bps=exp.host_link_bps if load is not None else None,
             )
             flows = flows.drop(columns=["priority"])
         else:
             cdf = workloads.load_cdf(Path(w.cdf) if Path(w.cdf).is_absolute() else w.cdf)
-            common = dict(hosts=exp.hosts, cdf=cdf, load=w.load, host_link_bps=exp.host_link_bps, flows=w.flows, rng=rng)
+            common = dict(hosts=exp.hosts, cdf=cdf, load=load, host_link_bps=exp.host_link_bps, flows=w.flows, rng=rng)
             if w.pattern == "permutation":
                 flows = workloads.permutation(**common)
             else:
