@@ -31,9 +31,14 @@ def test_points_carry_the_pias_ns2_parameters():
     assert dctcp["transport"]["init_cwnd_packets"] == 70 and dctcp["transport"]["rto_min_us"] == 2000
     assert dctcp["routing"]["mode"] == "spray"
     assert dctcp["topology"]["host_link_delay_ns"] == 20_200
+    # host links carry the switches' queue (duplex-link ... $switchAlg), windows stop at queue size - 1,
+    # load counts wire bytes
+    assert dctcp["host"] == {"nic_buffer_bytes": 360_000, "nic_ecn": True}
+    assert dctcp["transport"]["max_cwnd_packets"] == 239
+    assert points[("DCTCP", "websearch", 0.8)].workload.load_bytes == "wire"
     pias8 = points[("PIAS", "datamining", 0.5)].engine
     assert pias8["scheme"]["thresholds_bytes"] == thresholds.preset("datamining", 0.5)
-    assert pias8["switch"]["queues"] == 8 and pias8["scheme"]["probe_after_timeouts"] == 2
+    assert pias8["switch"]["queues"] == 8 and pias8["scheme"]["probe_after_timeouts"] == 5
     pias2 = points[("PIAS (2 queues)", "websearch", 0.5)].engine
     assert pias2["switch"]["queues"] == 2
     assert pias2["scheme"]["thresholds_bytes"] == list(thresholds.derive("websearch", 0.5, 2).thresholds_bytes)
@@ -42,6 +47,7 @@ def test_points_carry_the_pias_ns2_parameters():
     assert pfabric["transport"]["rto_min_us"] == 250 and pfabric["transport"]["init_cwnd_packets"] == 70
     las = points[("LAS", "websearch", 0.5)].engine
     assert las["scheme"]["name"] == "las" and las["switch"]["buffer_bytes"] == 210_000
+    assert pfabric["host"]["nic_buffer_bytes"] == 210_000 and pfabric["transport"]["max_cwnd_packets"] == 139
 
 
 def test_every_variant_sees_the_same_flows():

@@ -332,7 +332,7 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
                 address: str | None) -> None:
     from fctlab.cli_sweep import _print_results, _ProgressView
     from fctlab.config import ConfigError
-    from fctlab.reproduce import RECIPES, SCALES, comparison_tables
+    from fctlab.reproduce import RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables
     from fctlab.report import write_report
     from fctlab.sweep import check_executor, default_workers, run_sweep
 
@@ -340,15 +340,15 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
         raise _fail(f"recipe: unknown {recipe!r}; known: {', '.join(RECIPES)}", EXIT_BAD_INPUT)
     if scale not in SCALES:
         raise _fail(f"--scale: must be one of {', '.join(SCALES)} (got {scale!r})", EXIT_BAD_INPUT)
-    make_sweep, make_claims, _ = RECIPES[recipe]
+    _, make_claims, _ = RECIPES[recipe]
+    out_dir = out if out is not None else Path("results") / f"reproduce-{recipe}-{scale}"
     try:
         if workers is not None and workers < 1:
             raise ConfigError("--workers", f"must be >= 1 (got {workers})")
         check_executor(executor, address)
-        spec = make_sweep(scale)
+        spec = recipe_sweep(recipe, scale, out_dir)
     except (ConfigError, ValueError) as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
-    out_dir = out if out is not None else Path("results") / f"reproduce-{recipe}-{scale}"
     n_workers = workers or default_workers()
     view = _ProgressView(spec.name, executor, n_workers, address)
     try:
@@ -360,11 +360,13 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     except KeyboardInterrupt:
         raise _fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume", 130) from None
     _print_results(report, [p.run_id for p in spec.points])
-    for title, table in comparison_tables(out_dir):
-        _print(f"\n{title}: FCT by flow size (small <= 100 KB < medium <= 10 MB < large)")
+    tables = recipe_tables(recipe, out_dir)
+    for title, table in tables:
+        suffix = "" if recipe in RECIPE_TABLES else ": FCT by flow size (small <= 100 KB < medium <= 10 MB < large)"
+        _print(f"\n{title}{suffix}")
         _print(table)
     claims = make_claims(out_dir)
-    files = write_report(out_dir, claims=claims)
+    files = write_report(out_dir, claims=claims, tables=tables if recipe in RECIPE_TABLES else ())
     for claim in claims:
         _print(f"{claim.statement}\n    fctlab: {claim.value_text()}  ({claim.note})")
     _console(stderr=True).print(f"report: {files.html}; figures: {', '.join(str(f) for f in files.figures)}",

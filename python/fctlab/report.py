@@ -273,6 +273,7 @@ class Report:
         self.skipped = list(skipped)
         self.title = title or f"fctlab report: {self.root.name or self.root}"
         self.claims: list[PaperClaim] = []
+        self.tables: list[tuple[str, str]] = []
         self.workloads = list(dict.fromkeys(r.workload for r in sorted(self.runs, key=lambda r: r.workload)))
         self.normalize_to = normalize_to
         if normalize_to is not None:
@@ -402,6 +403,18 @@ class Report:
     def add_paper_claims(self, claims: Iterable[PaperClaim | Mapping[str, Any] | Sequence[Any]]) -> None:
         """Add rows to the "paper comparison" section (see :class:`PaperClaim` for what a row holds)."""
         self.claims.extend(PaperClaim.coerce(c) for c in claims)
+
+    def add_tables(self, tables: Iterable[tuple[str, str]]) -> None:
+        """Add (title, plain-text table) pairs, shown after the paper comparison as preformatted text (the
+        reproduction recipes' own tables, e.g. QCLIMB's Table 3)."""
+        self.tables.extend((str(t), str(body)) for t, body in tables)
+
+    def _tables_section(self) -> str:
+        if not self.tables:
+            return ""
+        e = html.escape
+        parts = "".join(f"<h3>{e(t)}</h3><pre class=\"table\">{e(body)}</pre>" for t, body in self.tables)
+        return f'<section id="recipe-tables"><h2>Recipe tables</h2><div class="scroll">{parts}</div></section>'
 
     # -- output --------------------------------------------------------------------------------------------------
 
@@ -616,6 +629,8 @@ class Report:
                 "statistics cover the finished flows only (see the unfinished column).</p>"
             )
         toc = "".join(f'<li><a href="#workload-{_slug(w)}">{e(w)}</a></li>' for w in self.workloads)
+        if self.tables:
+            toc = '<li><a href="#recipe-tables">Recipe tables</a></li>' + toc
         if self.claims:
             toc = '<li><a href="#paper-comparison">Paper comparison</a></li>' + toc
         notes = (
@@ -646,6 +661,7 @@ flow size.</p>
 </header>
 <main>
 {self._claims_section()}
+{self._tables_section()}
 {"".join(sections)}
 {self._runs_section()}
 </main>
@@ -661,6 +677,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neu
   margin: 0 auto; max-width: 1440px; padding: 0 24px 48px; color: #1d2330; background: #fff; line-height: 1.45; }
 h1 { font-size: 1.7em; margin: 28px 0 4px; }
 h2 { font-size: 1.35em; margin: 36px 0 10px; padding-bottom: 4px; border-bottom: 2px solid #d8dde6; }
+pre.table { font-size: 0.85em; line-height: 1.3; white-space: pre; }
 .lead { color: #4a5366; margin: 0 0 12px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0 0 12px;
   font-size: 0.93em; }
@@ -738,12 +755,15 @@ def write_report(
     metric: str = "fct",
     normalize_to: str | None = None,
     claims: Iterable[PaperClaim | Mapping[str, Any] | Sequence[Any]] = (),
+    tables: Iterable[tuple[str, str]] = (),
 ) -> ReportFiles:
-    """Find the runs under ``results_dir`` and write their report to ``out`` (default ``results_dir/report``).
+    """Find the runs under ``results_dir`` and write their report to ``out`` (default ``results_dir/report``),
+    with the paper ``claims`` and extra plain-text ``tables`` (title, text) if given.
 
     Raises :class:`ReportError` (a ValueError naming the argument) when there are no runs or an option is bad.
     """
     exclude = [Path(out)] if out is not None else []
     report = Report.from_dir(results_dir, metric=metric, normalize_to=normalize_to, exclude=exclude)
     report.add_paper_claims(claims)
+    report.add_tables(tables)
     return report.write(out)

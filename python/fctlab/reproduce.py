@@ -9,7 +9,10 @@ parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see shared/RE
 * 9 leaves x 16 hosts, 4 spines; 10 Gbps host links, 40 Gbps core links; 0.2 us per link plus 20 us on each host
   link (85.2 us base RTT across the spine); packet spraying;
 * 1460 B payload + 40 B headers; 240-packet (360,000 B) buffer per port shared by 8 priority queues; ECN on the
-  port's instantaneous occupancy at 65 packets (97,500 B); RTOmin 2 ms; initial window 70; duplicate-ACK fast
+  port's instantaneous occupancy at 65 packets (97,500 B); the hosts' NICs are the same queue (the scripts build
+  host links with the switch discipline, ``duplex-link ... $switchAlg``: without that, a host's own flows queue
+  without bound and without ECN at its NIC, and its short flows time out behind them); RTOmin 2 ms; initial
+  window 70, window cap 239 packets (``maxcwnd_`` = queue size - 1); duplicate-ACK fast
   retransmit off (``dynamic_dupack_ 1000000`` in the scripts: spraying reorders packets), so losses are
   recovered by timeouts; DCTCP g = 1/16;
 * PIAS with 8 queues uses the scripts' thresholds for the workload and load (:func:`fctlab.thresholds.preset`);
@@ -20,9 +23,13 @@ parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see shared/RE
   duplicate ACKs (the scripts' switch-off of fast retransmit is for the TCP-family agents; with pFabric's
   priority dropping, timeouts alone stall the low-priority flows for seconds).
 
+* load counts wire bytes, as the scripts' arrival rate does (``lambda = rate x load / (mean size x 8 / 1460 x
+  1500)``: ``workload.load_bytes = "wire"``); PIAS enters probe mode after 5 consecutive timeouts
+  (``prob_cap_ = 5``).
+
 Scales: ``small`` (loads 0.5 and 0.8, 2,500 flows per run, a few minutes on 2 cores), ``paper`` (loads 0.5 to
-0.8, 40,000 flows per run, hours; the PIAS paper does not say how many flows its runs had) and ``tiny`` (one
-load, 150 flows: a smoke test of the recipe, not a measurement).
+0.8, 100,000 flows per run as the scripts' ``sim_end``; hours) and ``tiny`` (one load, 150 flows: a smoke test of
+the recipe, not a measurement).
 """
 
 from __future__ import annotations
@@ -58,7 +65,7 @@ PIAS_SCALES = {
     # a smoke test of the recipe (seconds): numbers far too noisy to compare with the paper
     "tiny": Scale(loads=(0.8,), flows=150, warmup_flows=0),
     "small": Scale(loads=(0.5, 0.8), flows=2_500, warmup_flows=250),
-    "paper": Scale(loads=(0.5, 0.6, 0.7, 0.8), flows=40_000, warmup_flows=4_000),
+    "paper": Scale(loads=(0.5, 0.6, 0.7, 0.8), flows=100_000, warmup_flows=10_000),
 }
 
 PIAS_VARIANTS = (
@@ -83,10 +90,13 @@ def pias_base() -> dict[str, Any]:
             "host_link_gbps": 10, "core_link_gbps": 40, "host_link_delay_ns": 20_200, "core_link_delay_ns": 200,
         },
         "switch": {"queues": 8, "buffer": "port", "buffer_bytes": 360_000, "ecn": "port", "ecn_threshold_bytes": 97_500},
+        # the scripts build host links with the switches' queue (`duplex-link ... $switchAlg`): the NIC has the
+        # same buffer, ECN threshold and priority queues as a switch port
+        "host": {"nic_buffer_bytes": 360_000, "nic_ecn": True},
         "routing": {"mode": "spray"},
         "transport": {
-            "mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 70, "rto_min_us": 2000,
-            "dupack_threshold": 1_000_000, "dctcp_g": 0.0625,
+            "mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 70, "max_cwnd_packets": 239,
+            "rto_min_us": 2000, "dupack_threshold": 1_000_000, "dctcp_g": 0.0625,
         },
     }
 
@@ -106,14 +116,20 @@ def _pias_point(variant: Variant, workload: str, load: float, scale: Scale, seed
         # and it keeps SACK hole repair on duplicate ACKs: with priority dropping, timeouts alone stall flows
         for key in ("buffer_bytes", "ecn", "ecn_threshold_bytes"):
             raw["switch"].pop(key, None)
-        for key in ("init_cwnd_packets", "rto_min_us", "dupack_threshold"):
+        for key in ("init_cwnd_packets", "max_cwnd_packets", "rto_min_us", "dupack_threshold"):
             raw["transport"].pop(key, None)
+        # the NIC is a pFabric queue as large as the switches' (210,000 B as PIAS ran it)
+        raw["host"] = {"nic_buffer_bytes": 210_000}
     if variant.thresholds == "preset":
         raw["scheme"]["thresholds_bytes"] = thresholds.preset(workload, load)
     elif variant.thresholds == "derive":
         raw["scheme"]["thresholds_bytes"] = list(thresholds.derive(workload, load, variant.queues).thresholds_bytes)
+    if variant.scheme == "pias":
+        # the scripts' prob_cap_: probe mode after 5 consecutive timeouts (the paper's text says "e.g., two")
+        raw["scheme"]["probe_after_timeouts"] = 5
     raw["workload"] = {
-        "pattern": "all_to_all", "cdf": workload, "load": load, "flows": scale.flows, "warmup_flows": scale.warmup_flows,
+        "pattern": "all_to_all", "cdf": workload, "load": load, "load_bytes": "wire",
+        "flows": scale.flows, "warmup_flows": scale.warmup_flows,
     }
     return raw
 
@@ -281,10 +297,50 @@ def no_claims(results_dir: str | Path) -> list[Any]:
 # The entry point
 
 
-RECIPES: dict[str, tuple[Callable[[str], Any], Callable[[str | Path], list[Any]], str]] = {
+def _qclimb(name: str) -> Callable[..., Any]:
+    """A function of fctlab.reproduce_qclimb, imported when called (it pulls in the predictor's libraries)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from fctlab import reproduce_qclimb
+
+        return getattr(reproduce_qclimb, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], str]] = {
     "pias": (pias_sweep, pias_claims, "PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric"),
     "demo": (demo_sweep, no_claims, "a small DCTCP vs PIAS vs pFabric comparison (the README's main job)"),
+    "qclimb-testbed": (_qclimb("qclimb_testbed_sweep"), _qclimb("qclimb_testbed_claims"),
+                       "QCLIMB section 5.1-5.2 and App. D: QCLIMB vs PIAS vs QCLIMB-PS on 8 hosts at 25 Gbps, "
+                       "Memcached, TensorFlow, design variants, queues, depth, slack, mismatch, mixing, Table 3"),
+    "qclimb-sim": (_qclimb("qclimb_sim_sweep"), _qclimb("qclimb_sim_claims"),
+                   "QCLIMB section 5.3 and App. A/D: QCLIMB, PIAS, QCLIMB-PS, pFabric (precise and estimated sizes) "
+                   "on 144 hosts at 40/100 Gbps, Table 4"),
 }
+
+#: Recipes that need their results folder to build their sweep (they prepare trace files there first).
+_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim")
+#: Recipes with their own result tables (default: :func:`comparison_tables`).
+RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
+    "qclimb-testbed": _qclimb("testbed_tables"),
+    "qclimb-sim": _qclimb("sim_tables"),
+}
+
+
+def recipe_sweep(name: str, scale: str, out_dir: str | Path):
+    """The sweep of recipe ``name`` at ``scale``, writing into ``out_dir`` (recipes that replay traces
+    prepare them under ``out_dir/traces`` here)."""
+    if name not in RECIPES:
+        raise ValueError(f"recipe: unknown {name!r}; known: {', '.join(RECIPES)}")
+    make_sweep = RECIPES[name][0]
+    return make_sweep(scale, out_dir=out_dir) if name in _NEEDS_OUT_DIR else make_sweep(scale)
+
+
+def recipe_tables(name: str, results_dir: str | Path) -> list[tuple[str, str]]:
+    """(title, plain-text table) pairs for recipe ``name``'s results."""
+    return RECIPE_TABLES.get(name, comparison_tables)(results_dir)
 
 
 def comparison_tables(results_dir: str | Path) -> list[tuple[str, str]]:
@@ -310,9 +366,10 @@ def reproduce(name: str, out_dir: str | Path, *, scale: str = "small", workers: 
 
     if name not in RECIPES:
         raise ValueError(f"recipe: unknown {name!r}; known: {', '.join(RECIPES)}")
-    make_sweep, make_claims, _ = RECIPES[name]
-    sweep = make_sweep(scale)
+    _, make_claims, _ = RECIPES[name]
+    sweep = recipe_sweep(name, scale, out_dir)
     outcome = run_sweep(sweep, out_dir, workers=workers, executor=executor, address=address,
                         progress=progress, on_plan=on_plan)
-    files = write_report(out_dir, claims=make_claims(out_dir), normalize_to=None)
+    tables = recipe_tables(name, out_dir) if name in RECIPE_TABLES else ()
+    files = write_report(out_dir, claims=make_claims(out_dir), normalize_to=None, tables=tables)
     return outcome, files
