@@ -604,12 +604,8 @@ impl Sim<'_> {
             self.deliver(node, pkt);
         } else {
             let out = if self.spray {
-                let c = self.net.candidates(node, pkt.dst);
-                if c.len() == 1 {
-                    c[0]
-                } else {
-                    c[crate::net::fast_range(self.rng.next_u64(), c.len() as u32) as usize]
-                }
+                let rng = &mut self.rng;
+                self.net.next_port(node, pkt.dst, |n| crate::net::fast_range(rng.next_u64(), n))
             } else {
                 self.net.ecmp_port(node, pkt.dst, pkt.hash)
             };

@@ -45,7 +45,8 @@ pub struct Network {
     pub ports: Vec<Port>,
     /// NIC port of each host.
     pub host_port: Vec<u32>,
-    /// `routes[(switch - hosts) * hosts + dst] = (start, len)` into `route_ports`.
+    /// `routes[(switch - hosts) * hosts + dst] = (a, len)`: with one next hop (len == 1), `a` is its port
+    /// (a forwarding decision then reads one table entry); with several, they are `route_ports[a..a + len]`.
     routes: Vec<(u32, u32)>,
     route_ports: Vec<u32>,
     /// Per-switch ECMP salt (indexed by switch - hosts).
@@ -266,7 +267,11 @@ impl Network {
                     }
                 }
                 let len = self.route_ports.len() as u32 - start;
-                self.routes[(s - hosts) * hosts + d] = (start, len);
+                self.routes[(s - hosts) * hosts + d] = if len == 1 {
+                    (self.route_ports.pop().unwrap(), 1)
+                } else {
+                    (start, len)
+                };
             }
         }
     }
@@ -274,19 +279,30 @@ impl Network {
     /// The equal-cost egress ports of switch `node` towards host `dst`.
     #[inline]
     pub fn candidates(&self, node: u32, dst: u32) -> &[u32] {
-        let (start, len) = self.routes[(node - self.hosts) as usize * self.hosts as usize + dst as usize];
-        &self.route_ports[start as usize..(start + len) as usize]
+        let r = &self.routes[(node - self.hosts) as usize * self.hosts as usize + dst as usize];
+        match r.1 {
+            1 => std::slice::from_ref(&r.0),
+            len => &self.route_ports[r.0 as usize..(r.0 + len) as usize],
+        }
+    }
+
+    /// The egress port of switch `node` towards `dst` when there is one, else the equal-cost ports as `pick`
+    /// chooses among them (`pick(n)` returns an index below n).
+    #[inline(always)]
+    pub fn next_port(&self, node: u32, dst: u32, pick: impl FnOnce(u32) -> u32) -> u32 {
+        let (a, len) = self.routes[(node - self.hosts) as usize * self.hosts as usize + dst as usize];
+        if len == 1 {
+            a
+        } else {
+            self.route_ports[(a + pick(len)) as usize]
+        }
     }
 
     /// ECMP choice of switch `node` for a packet with 5-tuple hash `hash` towards `dst`.
     #[inline]
     pub fn ecmp_port(&self, node: u32, dst: u32, hash: u32) -> u32 {
-        let c = self.candidates(node, dst);
-        if c.len() == 1 {
-            return c[0];
-        }
         let salt = self.salts[(node - self.hosts) as usize];
-        c[fast_range(mix64(hash as u64 ^ salt), c.len() as u32) as usize]
+        self.next_port(node, dst, |n| fast_range(mix64(hash as u64 ^ salt), n))
     }
 
     /// The ports a packet with `hash` crosses from host `src` to host `dst` under ECMP.

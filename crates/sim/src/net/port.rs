@@ -98,6 +98,10 @@ pub struct Port {
     ecn: EcnMode,
     /// FIFO mode (see the module docs): set by the engine before the run with [`Port::set_fifo`].
     fifo: bool,
+    /// FIFO mode: the queue every packet maps to.
+    fifo_queue: u8,
+    /// Index of the last queue (queues - 1), here so that mapping a priority reads no other line.
+    last_queue: u8,
     // --- line 2: the event-driven discipline ---
     queues: Box<[Fifo]>,
     /// Bit q set when queue q is non-empty.
@@ -106,8 +110,6 @@ pub struct Port {
     pool_id: u32,
     /// A "transmitter free" event is in the event queue.
     pub tx_event_pending: bool,
-    /// FIFO mode: the queue every packet maps to.
-    fifo_queue: u8,
     // --- cold ---
     /// FIFO mode: packets dropped.
     fifo_dropped: u64,
@@ -128,6 +130,7 @@ impl Port {
         ecn_threshold: u64,
     ) -> Self {
         let k = queues as usize;
+        assert!((1..=256).contains(&k), "a port has 1 to 256 queues");
         let exact = 8 * crate::units::PS_PER_S;
         Port {
             wire: VecDeque::new(),
@@ -150,6 +153,7 @@ impl Port {
             pool_id: NO_POOL,
             tx_event_pending: false,
             fifo_queue: 0,
+            last_queue: (k - 1) as u8,
             fifo_dropped: 0,
             owner,
             rate_bps,
@@ -196,7 +200,7 @@ impl Port {
 
     #[inline]
     pub fn queue_of(&self, prio: u8) -> usize {
-        (prio as usize).min(self.queues.len() - 1)
+        prio.min(self.last_queue) as usize
     }
 
     /// Is the port idle with nothing waiting at time `now`? Then a packet can go straight onto the wire.
