@@ -98,6 +98,14 @@ impl Progress {
     }
 }
 
+/// An optional column as a vector (empty when absent).
+fn optional<T: numpy::Element + Copy>(a: &Option<PyReadonlyArray1<'_, T>>) -> PyResult<Vec<T>> {
+    Ok(match a {
+        Some(a) => a.as_slice()?.to_vec(),
+        None => Vec::new(),
+    })
+}
+
 /// Run one simulation. Releases the GIL while simulating.
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
@@ -125,30 +133,12 @@ fn run<'py>(
         dst: dst.as_slice()?.to_vec(),
         size_bytes: size_bytes.as_slice()?.to_vec(),
         start_ps: start_ps.as_slice()?.to_vec(),
-        priority: match &priority {
-            Some(p) => p.as_slice()?.to_vec(),
-            None => Vec::new(),
-        },
-        estimate_bytes: match &estimate_bytes {
-            Some(e) => e.as_slice()?.to_vec(),
-            None => Vec::new(),
-        },
-        lower_bytes: match &lower_bytes {
-            Some(e) => e.as_slice()?.to_vec(),
-            None => Vec::new(),
-        },
-        upper_bytes: match &upper_bytes {
-            Some(e) => e.as_slice()?.to_vec(),
-            None => Vec::new(),
-        },
-        after: match &after_flow {
-            Some(e) => e.as_slice()?.to_vec(),
-            None => Vec::new(),
-        },
-        qclimb: match &qclimb {
-            Some(e) => e.as_slice()?.to_vec(),
-            None => Vec::new(),
-        },
+        priority: optional(&priority)?,
+        estimate_bytes: optional(&estimate_bytes)?,
+        lower_bytes: optional(&lower_bytes)?,
+        upper_bytes: optional(&upper_bytes)?,
+        after: optional(&after_flow)?,
+        qclimb: optional(&qclimb)?,
     };
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());
