@@ -510,7 +510,10 @@ impl Sim<'_> {
                 self.events.push(at, Event::Arrive(port));
             }
         }
-        if rq.is_empty() && p.can_send_now(now) {
+        // Same test as "queue empty and port idle", without reading the rank queue: a waiting packet always
+        // has a TxFree pending, and with one pending the port is busy past `now` (the tie rule above saw to it).
+        debug_assert!(p.tx_event_pending || rq.is_empty());
+        if !p.tx_event_pending && p.can_send_now(now) {
             if p.transmit(now, pkt) {
                 let at = p.wire.back().unwrap().0;
                 self.events.push(at, Event::Arrive(port));

@@ -7,8 +7,15 @@
 //! - Enqueue when the buffer is full: drop the least urgent packet (highest rank; among equals the latest
 //!   arrival), which may be the arriving packet itself.
 //!
-//! ACKs are the most urgent packets (rank 0), as in pFabric. The buffer is small (24 packets in the pFabric
-//! paper, 140 in the PIAS comparison), so linear scans over arrival order are cheaper than any index.
+//! ACKs are the most urgent packets (rank 0), as in pFabric.
+//!
+//! Layout: the packets sit in a slab (one buffer per port, slots reused through a free list) and are linked
+//! into one FIFO per flow and direction (a *group*). Each group also links its candidates for the minimum (a
+//! monotone queue: the packets that no later packet of the group beats), so it always knows its most urgent
+//! packet. A port rarely holds more than a handful of groups at once, even when a NIC holds a few hundred
+//! packets of one host's windows, so a dequeue compares the groups' minima and unlinks the winner's head: no
+//! scan over the packets, no moves. Ties compare arrival numbers, so every choice is the one a scan in
+//! arrival order would make. Only a full buffer walks every packet (for the victim): once per drop.
 
 use super::packet::Packet;
 
@@ -23,17 +30,57 @@ pub enum RankAdmission {
     Rejected,
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct RankQueue {
-    /// Packets in arrival order, with two parallel columns that the scans read (4 bytes a packet instead of
-    /// 32: a full 140-packet queue scans in a few cache lines).
-    pkts: Vec<Packet>,
-    ranks: Vec<u32>,
-    /// Flow id with the top bit set for ACKs (a flow's data and its ACKs are separate streams).
-    keys: Vec<u32>,
-    bytes: u64,
+/// End of a list.
+const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+struct Slot {
+    pkt: Packet,
+    /// Arrival number in this queue (unique, increasing).
+    seq: u64,
+    /// Next packet of the group in arrival order (or the next free slot).
+    next: u32,
+    /// Next and previous candidates of the group (see [`Group`]); meaningless for other packets.
+    cand: u32,
+    cand_prev: u32,
 }
 
+/// The waiting packets of one flow and direction (never empty).
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    key: u32,
+    head: u32,
+    tail: u32,
+    /// Candidates: the packets that no later packet of the group beats (strictly lower rank), linked both
+    /// ways through `Slot::cand` / `Slot::cand_prev` in arrival order, ranks non-decreasing. The tail is always
+    /// the last one; the first is the group's most urgent packet (earliest among equals), whose rank and
+    /// arrival number are copied below so that a dequeue compares groups without reading the slab.
+    cand_first: u32,
+    cand_last: u32,
+    min_rank: u32,
+    min_seq: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct RankQueue {
+    slots: Vec<Slot>,
+    /// Free slots, linked through `Slot::next`.
+    free: u32,
+    /// In no particular order (ties are broken by arrival numbers, never by position).
+    groups: Vec<Group>,
+    len: usize,
+    bytes: u64,
+    next_seq: u64,
+}
+
+impl Default for RankQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Flow id with the top bit set for ACKs (a flow's data and its ACKs are separate streams).
 #[inline]
 fn key_of(p: &Packet) -> u32 {
     p.flow | if p.is_ack() { 1 << 31 } else { 0 }
@@ -41,81 +88,222 @@ fn key_of(p: &Packet) -> u32 {
 
 impl RankQueue {
     pub fn new() -> Self {
-        RankQueue { pkts: Vec::with_capacity(64), ranks: Vec::with_capacity(64), keys: Vec::with_capacity(64), bytes: 0 }
+        let (slots, groups) = (Vec::with_capacity(16), Vec::with_capacity(4));
+        RankQueue { slots, free: NIL, groups, len: 0, bytes: 0, next_seq: 0 }
     }
 
     pub fn len(&self) -> usize {
-        self.pkts.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty()
+        self.len == 0
     }
 
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
 
+    #[inline]
+    fn rank(&self, i: u32) -> u32 {
+        self.slots[i as usize].pkt.rank()
+    }
+
     /// Add `pkt` to a buffer of `limit` bytes (0 = unbounded), evicting the least urgent packet if needed.
+    #[inline]
     pub fn push(&mut self, pkt: Packet, limit: u64) -> RankAdmission {
-        let w = pkt.wire as u64;
-        if limit == 0 || self.bytes + w <= limit {
+        if limit == 0 || self.bytes + pkt.wire as u64 <= limit {
             self.append(pkt);
             return RankAdmission::Queued;
         }
-        // Full. Find the least urgent waiting packet (latest among equal ranks).
-        let mut worst: Option<usize> = None;
-        let mut worst_rank = 0u32;
-        for (i, &r) in self.ranks.iter().enumerate() {
-            if worst.is_none() || r >= worst_rank {
-                worst = Some(i);
-                worst_rank = r;
+        self.push_full(pkt, limit)
+    }
+
+    /// Full. Find the least urgent waiting packet (highest rank, latest among equals).
+    #[cold]
+    fn push_full(&mut self, pkt: Packet, limit: u64) -> RankAdmission {
+        let mut worst = NIL;
+        let mut worst_key = (0u32, 0u64);
+        for g in &self.groups {
+            let mut i = g.head;
+            while i != NIL {
+                let s = &self.slots[i as usize];
+                let k = (s.pkt.rank(), s.seq);
+                if worst == NIL || k > worst_key {
+                    worst = i;
+                    worst_key = k;
+                }
+                i = s.next;
             }
         }
-        match worst {
-            Some(j) if worst_rank > pkt.rank() && self.bytes - self.pkts[j].wire as u64 + w <= limit => {
-                let out = self.remove(j);
-                self.append(pkt);
-                RankAdmission::Evicted(out)
-            }
-            _ => RankAdmission::Rejected,
+        if worst == NIL
+            || worst_key.0 <= pkt.rank()
+            || self.bytes - self.slots[worst as usize].pkt.wire as u64 + pkt.wire as u64 > limit
+        {
+            return RankAdmission::Rejected;
         }
+        let out = self.remove(worst);
+        self.append(pkt);
+        RankAdmission::Evicted(out)
+    }
+
+    /// Unlink slot `x` from the middle of its group (an eviction: rare, so linear in the group).
+    fn remove(&mut self, x: u32) -> Packet {
+        let key = key_of(&self.slots[x as usize].pkt);
+        let gi = self.groups.iter().position(|g| g.key == key).expect("a queued packet has a group");
+        let g = self.groups[gi];
+        let next = self.slots[x as usize].next;
+        if g.head == x {
+            self.groups[gi].head = next;
+        } else {
+            let mut p = g.head;
+            while self.slots[p as usize].next != x {
+                p = self.slots[p as usize].next;
+            }
+            self.slots[p as usize].next = next;
+            if g.tail == x {
+                self.groups[gi].tail = p;
+            }
+        }
+        let out = self.release(x);
+        if self.groups[gi].head == NIL {
+            self.groups.swap_remove(gi);
+        } else {
+            self.rebuild_candidates(gi);
+        }
+        out
+    }
+
+    /// Recompute group `gi`'s candidates from its packets.
+    fn rebuild_candidates(&mut self, gi: usize) {
+        let g = self.groups[gi];
+        let (mut first, mut last) = (g.head, g.head);
+        let mut i = self.slots[g.head as usize].next;
+        while i != NIL {
+            self.link_candidate(&mut first, &mut last, i);
+            i = self.slots[i as usize].next;
+        }
+        self.set_candidates(gi, first, last);
+    }
+
+    /// Add slot `x` (the group's new tail) to the candidate list `first..=last` (non-empty), dropping the
+    /// candidates it beats: a suffix, walked from the back (each candidate is dropped at most once).
+    #[inline]
+    fn link_candidate(&mut self, first: &mut u32, last: &mut u32, x: u32) {
+        let r = self.rank(x);
+        let mut c = *last;
+        while self.rank(c) > r {
+            if c == *first {
+                // beats them all (ranks that shrink along the flow, as pFabric's remaining size)
+                *first = x;
+                *last = x;
+                return;
+            }
+            c = self.slots[c as usize].cand_prev;
+        }
+        self.slots[c as usize].cand = x;
+        self.slots[x as usize].cand_prev = c;
+        *last = x;
+    }
+
+    #[inline]
+    fn set_candidates(&mut self, gi: usize, first: u32, last: u32) {
+        let s = &self.slots[first as usize];
+        let (rank, seq) = (s.pkt.rank(), s.seq);
+        let g = &mut self.groups[gi];
+        g.cand_first = first;
+        g.cand_last = last;
+        g.min_rank = rank;
+        g.min_seq = seq;
+    }
+
+    /// Free slot `x`, returning its packet.
+    #[inline]
+    fn release(&mut self, x: u32) -> Packet {
+        let s = &mut self.slots[x as usize];
+        let pkt = s.pkt;
+        s.next = self.free;
+        self.free = x;
+        self.len -= 1;
+        self.bytes -= pkt.wire as u64;
+        if self.len == 0 {
+            // start over from the first slot (keeps a mostly empty queue on a few cache lines)
+            self.slots.clear();
+            self.free = NIL;
+        }
+        pkt
     }
 
     #[inline]
     fn append(&mut self, pkt: Packet) {
+        let key = key_of(&pkt);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.len += 1;
         self.bytes += pkt.wire as u64;
-        self.ranks.push(pkt.rank());
-        self.keys.push(key_of(&pkt));
-        self.pkts.push(pkt);
-    }
-
-    #[inline]
-    fn remove(&mut self, i: usize) -> Packet {
-        self.ranks.remove(i);
-        self.keys.remove(i);
-        let out = self.pkts.remove(i);
-        self.bytes -= out.wire as u64;
-        out
+        let slot = Slot { pkt, seq, next: NIL, cand: NIL, cand_prev: NIL };
+        let x = if self.free != NIL {
+            let x = self.free;
+            self.free = self.slots[x as usize].next;
+            self.slots[x as usize] = slot;
+            x
+        } else {
+            self.slots.push(slot);
+            (self.slots.len() - 1) as u32
+        };
+        match self.groups.iter().position(|g| g.key == key) {
+            Some(gi) => {
+                let g = self.groups[gi];
+                self.slots[g.tail as usize].next = x;
+                self.groups[gi].tail = x;
+                let (mut first, mut last) = (g.cand_first, g.cand_last);
+                self.link_candidate(&mut first, &mut last, x);
+                if first != g.cand_first {
+                    self.set_candidates(gi, first, last);
+                } else {
+                    self.groups[gi].cand_last = last;
+                }
+            }
+            None => self.groups.push(Group {
+                key,
+                head: x,
+                tail: x,
+                cand_first: x,
+                cand_last: x,
+                min_rank: pkt.rank(),
+                min_seq: seq,
+            }),
+        }
     }
 
     /// Take the next packet to send: the earliest packet of the flow that holds the most urgent packet.
+    #[inline]
     pub fn pop(&mut self) -> Option<Packet> {
-        if self.ranks.is_empty() {
-            return None;
-        }
-        // first index of the minimum rank (a branch-free scan over a small array)
+        let first = self.groups.first()?;
+        // the group holding the most urgent packet (earliest among equal ranks)
         let mut b = 0;
-        let mut best_rank = self.ranks[0];
-        for (i, &r) in self.ranks.iter().enumerate().skip(1) {
-            let better = r < best_rank;
-            b = if better { i } else { b };
-            best_rank = best_rank.min(r);
+        let mut best = (first.min_rank, first.min_seq);
+        for (i, g) in self.groups.iter().enumerate().skip(1) {
+            if (g.min_rank, g.min_seq) < best {
+                b = i;
+                best = (g.min_rank, g.min_seq);
+            }
         }
-        // earliest packet of the same flow and direction (arrival order is the vector order)
-        let key = self.keys[b];
-        let first = self.keys[..b].iter().position(|&k| k == key).unwrap_or(b);
-        Some(self.remove(first))
+        // its earliest packet
+        let g = self.groups[b];
+        let x = g.head;
+        let next = self.slots[x as usize].next;
+        if next == NIL {
+            self.groups.swap_remove(b);
+        } else {
+            self.groups[b].head = next;
+            if g.cand_first == x {
+                // the head was the minimum: the next candidate takes over (there is one: the tail)
+                let c = self.slots[x as usize].cand;
+                self.set_candidates(b, c, g.cand_last);
+            }
+        }
+        Some(self.release(x))
     }
 }
 
@@ -165,5 +353,97 @@ mod tests {
         let ack = Packet { flow: 9, seq: 0, sack: NO_SACK, dst: 0, hash: 0, wire: 40, prio: 0, flags: flags::ACK, ts: 0 };
         q.push(ack, 0);
         assert!(q.pop().unwrap().is_ack());
+    }
+
+    /// The straightforward implementation (one array in arrival order, linear scans), to check against.
+    #[derive(Default)]
+    struct Reference {
+        pkts: Vec<Packet>,
+        bytes: u64,
+    }
+
+    impl Reference {
+        fn push(&mut self, pkt: Packet, limit: u64) -> RankAdmission {
+            let w = pkt.wire as u64;
+            if limit == 0 || self.bytes + w <= limit {
+                self.bytes += w;
+                self.pkts.push(pkt);
+                return RankAdmission::Queued;
+            }
+            // least urgent: highest rank, latest among equals
+            let worst = (0..self.pkts.len()).max_by_key(|&i| (self.pkts[i].rank(), i));
+            match worst {
+                Some(j) if self.pkts[j].rank() > pkt.rank() && self.bytes - self.pkts[j].wire as u64 + w <= limit => {
+                    let out = self.pkts.remove(j);
+                    self.bytes = self.bytes - out.wire as u64 + w;
+                    self.pkts.push(pkt);
+                    RankAdmission::Evicted(out)
+                }
+                _ => RankAdmission::Rejected,
+            }
+        }
+
+        fn pop(&mut self) -> Option<Packet> {
+            // most urgent: lowest rank, earliest among equals; then that flow's (and direction's) earliest
+            let b = (0..self.pkts.len()).min_by_key(|&i| (self.pkts[i].rank(), i))?;
+            let first = self.pkts.iter().position(|p| key_of(p) == key_of(&self.pkts[b])).unwrap();
+            let out = self.pkts.remove(first);
+            self.bytes -= out.wire as u64;
+            Some(out)
+        }
+    }
+
+    #[test]
+    fn matches_the_reference_on_random_traffic() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        for round in 0..400 {
+            let mut q = RankQueue::new();
+            let mut r = Reference::default();
+            // few flows and few distinct ranks (ties), mixed sizes; bounded or unbounded buffers; ranks random,
+            // or growing along each flow (LAS) or shrinking (pFabric), with a few out of line (retransmissions)
+            let flows = rng.gen_range(1..8u32);
+            let ranks = rng.gen_range(1..20u32);
+            let trend = round % 3;
+            let mut sent = [0u32; 8];
+            let limit = [0, 4_500, 36_000, 210_000][round % 4];
+            let push_bias = rng.gen_range(0.3..0.8);
+            let mut seq = 0;
+            for _ in 0..3000 {
+                if rng.gen_bool(push_bias) {
+                    seq += 1;
+                    let flow = rng.gen_range(0..flows);
+                    let ack = rng.gen_bool(0.2);
+                    let wire = if ack { 40 } else { [1500, 1500, 700, 64][rng.gen_range(0..4)] };
+                    let p = Packet {
+                        flow,
+                        seq,
+                        sack: if ack {
+                            NO_SACK
+                        } else if trend == 0 || rng.gen_bool(0.05) {
+                            rng.gen_range(0..ranks)
+                        } else {
+                            sent[flow as usize] += rng.gen_range(0..3);
+                            let s = sent[flow as usize];
+                            [0, s, 1_000_000 - s][trend]
+                        },
+                        dst: 0,
+                        hash: 0,
+                        wire,
+                        prio: 0,
+                        flags: if ack { flags::ACK } else { 0 },
+                        ts: 0,
+                    };
+                    assert_eq!(q.push(p, limit), r.push(p, limit));
+                } else {
+                    assert_eq!(q.pop(), r.pop());
+                }
+                assert_eq!((q.len(), q.bytes()), (r.pkts.len(), r.bytes));
+            }
+            while let Some(p) = r.pop() {
+                assert_eq!(q.pop(), Some(p));
+            }
+            assert!(q.is_empty() && q.pop().is_none());
+        }
     }
 }
