@@ -131,11 +131,13 @@ def test_write_results_writes_three_files_and_no_temporaries(tmp_path):
 
 
 def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
-    def broken(table, where, **kwargs):
+    import fctlab.results
+
+    def broken(df, where, *args):
         where.write(b"PAR1 half a file")
         raise OSError("disk full")
 
-    monkeypatch.setattr(pq, "write_table", broken)
+    monkeypatch.setattr(fctlab.results, "_write_parquet", broken)
     out = tmp_path / "out"
     with pytest.raises(OSError, match="disk full"):
         write_results(synthetic_result(), out)
@@ -147,15 +149,28 @@ def test_failed_rewrite_keeps_the_old_file(tmp_path, monkeypatch):
     write_results(synthetic_result(), out)
     before = (out / "flows.parquet").read_bytes()
 
-    def broken(table, where, **kwargs):
+    import fctlab.results
+
+    def broken(df, where, *args):
         where.write(b"PAR1")
         raise KeyboardInterrupt  # a kill mid-write
 
-    monkeypatch.setattr(pq, "write_table", broken)
+    monkeypatch.setattr(fctlab.results, "_write_parquet", broken)
     with pytest.raises(KeyboardInterrupt):
         write_results(synthetic_result(), out)
     assert (out / "flows.parquet").read_bytes() == before
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "flows.parquet", "summary.json"]
+
+
+def test_flows_are_written_in_row_groups_and_read_back_whole(tmp_path, monkeypatch):
+    import fctlab.results
+
+    monkeypatch.setattr(fctlab.results, "PARQUET_ROWS", 2)
+    r = synthetic_result()
+    write_results(r, tmp_path)
+    meta = pq.ParquetFile(tmp_path / "flows.parquet").metadata
+    assert meta.num_rows == len(r.flows) and meta.num_row_groups == -(-len(r.flows) // 2)
+    pd.testing.assert_frame_equal(fctlab.read_results(tmp_path).flows, r.flows, check_dtype=False)
 
 
 def test_plot_writes_png_and_svg(tmp_path):

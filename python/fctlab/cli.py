@@ -143,6 +143,7 @@ def run(
         raise
     except (ValueError, RuntimeError) as e:
         raise _fail(f"engine: {e}", EXIT_FAILED) from None
+    del flows  # the result table holds what is written: free the workload before writing
     from fctlab.analyze import summary_table
     from fctlab.results import write_results
 

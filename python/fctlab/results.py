@@ -75,12 +75,26 @@ def write_results(result: Any, out_dir: str | Path, *, compression: str | None =
     out.mkdir(parents=True, exist_ok=True)
     if compression is None:
         compression = (result.config.get("output") or {}).get("compression", "zstd")
-    table = pa.Table.from_pandas(result.flows, preserve_index=False)
     paths = {"flows": out / FLOWS_FILE, "config": out / CONFIG_FILE, "summary": out / SUMMARY_FILE}
-    atomic_write(paths["flows"], lambda f: pq.write_table(table, f, compression=compression))
+    atomic_write(paths["flows"], lambda f: _write_parquet(result.flows, f, compression, pa, pq))
     write_json(paths["config"], result.config)
     write_json(paths["summary"], result.summary)
     return paths
+
+
+#: Rows converted to Arrow at a time when writing flows.parquet (one row group each): the conversion then
+#: holds one slice of the flow table, not a second copy of all of it.
+PARQUET_ROWS = 65_536
+
+
+def _write_parquet(df: Any, f: IO[bytes], compression: str, pa: Any, pq: Any) -> None:
+    first = pa.Table.from_pandas(df.iloc[:PARQUET_ROWS], preserve_index=False)
+    with pq.ParquetWriter(f, first.schema, compression=compression) as w:
+        w.write_table(first)
+        del first
+        for start in range(PARQUET_ROWS, len(df), PARQUET_ROWS):
+            chunk = df.iloc[start:start + PARQUET_ROWS]
+            w.write_table(pa.Table.from_pandas(chunk, schema=w.schema, preserve_index=False))
 
 
 def read_results(out_dir: str | Path) -> Any:

@@ -190,7 +190,10 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
 
     if flows is None:
         flows = build_flows(exp)
-    flows = flows.sort_values("flow_id", kind="stable").reset_index(drop=True)
+    if not flows["flow_id"].is_monotonic_increasing:
+        flows = flows.sort_values("flow_id", kind="stable")
+    if not isinstance(flows.index, pd.RangeIndex) or flows.index.start != 0 or flows.index.step != 1:
+        flows = flows.reset_index(drop=True)
     if not np.array_equal(flows["flow_id"].to_numpy(), np.arange(len(flows))):
         raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
     priority = None
