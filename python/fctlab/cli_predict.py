@@ -15,8 +15,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
+from fctlab.cli_report import EXIT_FAILED, _fail, _out  # the one-line errors every command prints
 
 predict_app = typer.Typer(
     no_args_is_help=True,
@@ -32,16 +31,6 @@ def register(app: typer.Typer) -> None:
 
 class _Bad(Exception):
     """Bad input: the message starts with the argument's name."""
-
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    sys.stderr.write(f"error: {' '.join(message.split())}\n")
-    sys.stderr.flush()
-    return typer.Exit(code)
-
-
-def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
 
 
 def _int(name: str, text: str, minimum: int, maximum: int | None = None) -> int:
