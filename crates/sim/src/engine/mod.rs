@@ -402,10 +402,10 @@ impl Sim<'_> {
             return self.enqueue_ranked(port, pkt);
         }
         let now = self.now;
-        let p = &mut self.net.ports[port as usize];
-        if p.is_fifo() {
+        if self.net.port_mut(port).is_fifo() {
             return self.enqueue_fifo(port, pkt);
         }
+        let p = &mut self.net.ports[port as usize];
         if p.tx_event_pending && p.busy_until <= now {
             // The tie rule: the transmitter became free at this very instant and its event has not fired
             // yet. It starts its next packet first; the arrival then sees the queue without it.
@@ -414,8 +414,7 @@ impl Sim<'_> {
                 self.net.pools[i as usize].used -= next.wire as u64;
             }
             let p = &mut self.net.ports[port as usize];
-            if p.transmit(now, next) {
-                let at = p.wire.back().unwrap().0;
+            if let Some(at) = p.transmit(now, next) {
                 self.events.push(at, Event::Arrive(port));
             }
             // the pending TxFree (at `now`) stays pending: it re-arms itself at the new `busy_until`
@@ -432,8 +431,7 @@ impl Sim<'_> {
         }
         let p = &mut self.net.ports[port as usize];
         if p.can_send_now(now) {
-            if p.transmit(now, pkt) {
-                let at = p.wire.back().unwrap().0;
+            if let Some(at) = p.transmit(now, pkt) {
                 self.events.push(at, Event::Arrive(port));
             }
         } else {
@@ -471,17 +469,21 @@ impl Sim<'_> {
     #[inline(always)]
     fn enqueue_fifo(&mut self, port: u32, mut pkt: Packet) {
         let now = self.now;
-        let p = &mut self.net.ports[port as usize];
+        let p = self.net.port_mut(port);
         p.retire_started(now);
         let q = p.queue_of(pkt.prio);
-        let admission = p.admit_fifo(&mut pkt);
-        if !self.count_admission(q, admission, &pkt) {
-            return;
-        }
-        let p = &mut self.net.ports[port as usize];
-        if p.commit(now, pkt) {
-            let at = p.wire.back().unwrap().0;
-            self.events.push(at, Event::Arrive(port));
+        match p.admit_fifo(&mut pkt) {
+            Admission::Accepted { marked } => {
+                let arrival = p.commit(now, pkt);
+                if marked {
+                    self.stats.ecn_marks += 1;
+                    self.stats.marks_per_queue[q] += 1;
+                }
+                if let Some(at) = arrival {
+                    self.events.push(at, Event::Arrive(port));
+                }
+            }
+            Admission::Dropped => self.count_drop(q, &pkt),
         }
     }
 
@@ -505,8 +507,7 @@ impl Sim<'_> {
         if p.tx_event_pending && p.busy_until <= now {
             // The tie rule (see the module docs): serve the waiting packet first, then admit the arrival.
             let next = rq.pop().expect("a TxFree is pending with nothing queued");
-            if p.transmit(now, next) {
-                let at = p.wire.back().unwrap().0;
+            if let Some(at) = p.transmit(now, next) {
                 self.events.push(at, Event::Arrive(port));
             }
         }
@@ -514,8 +515,7 @@ impl Sim<'_> {
         // has a TxFree pending, and with one pending the port is busy past `now` (the tie rule above saw to it).
         debug_assert!(p.tx_event_pending || rq.is_empty());
         if !p.tx_event_pending && p.can_send_now(now) {
-            if p.transmit(now, pkt) {
-                let at = p.wire.back().unwrap().0;
+            if let Some(at) = p.transmit(now, pkt) {
                 self.events.push(at, Event::Arrive(port));
             }
             return;
@@ -558,8 +558,7 @@ impl Sim<'_> {
                 return;
             }
             let Some(pkt) = rq.pop() else { return };
-            if p.transmit(now, pkt) {
-                let at = p.wire.back().unwrap().0;
+            if let Some(at) = p.transmit(now, pkt) {
                 self.events.push(at, Event::Arrive(port));
             }
             if !rq.is_empty() {
@@ -584,8 +583,7 @@ impl Sim<'_> {
             self.net.pools[i as usize].used -= pkt.wire as u64;
         }
         let p = &mut self.net.ports[port as usize];
-        if p.transmit(now, pkt) {
-            let at = p.wire.back().unwrap().0;
+        if let Some(at) = p.transmit(now, pkt) {
             self.events.push(at, Event::Arrive(port));
         }
         if p.bytes > 0 {
@@ -596,7 +594,7 @@ impl Sim<'_> {
     }
 
     fn on_arrive(&mut self, port: u32) {
-        let p = &mut self.net.ports[port as usize];
+        let p = self.net.port_mut(port);
         let pkt = p.take_arrival();
         if let Some(&(at, _)) = p.wire.front() {
             self.events.push(at, Event::Arrive(port));

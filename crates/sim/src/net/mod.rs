@@ -10,6 +10,7 @@
 pub mod packet;
 pub mod port;
 pub mod rank_queue;
+pub mod wire;
 
 use crate::config::{BufferMode, Config, EcnMode, TopologyConfig};
 use crate::units::{gbps_to_bps, ns_to_ps, Ps};
@@ -320,6 +321,16 @@ impl Network {
 
     pub fn is_host(&self, node: u32) -> bool {
         node < self.hosts
+    }
+
+    /// Port `id` on the per-packet path, without the bounds check. `id` must be a port of this network: the
+    /// engine only holds ids that came from this network's tables (`host_port`, routes, event entries made
+    /// for its ports), and `ports` is never resized after `build`.
+    #[inline(always)]
+    pub fn port_mut(&mut self, id: u32) -> &mut Port {
+        assert!(cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(), "no port {id}");
+        // SAFETY: see above; debug builds (and the test profile) check it.
+        unsafe { self.ports.get_unchecked_mut(id as usize) }
     }
 }
 

@@ -31,6 +31,7 @@
 use super::packet::{flags, Packet};
 use crate::config::EcnMode;
 use crate::units::{tx_time, Ps};
+use super::wire::Wire;
 use std::collections::VecDeque;
 
 /// `Port::pool_id` of a port with its own buffer.
@@ -72,7 +73,7 @@ struct Fifo {
 pub struct Port {
     /// Packets in flight on the wire, with their arrival time at `peer` (FIFO mode: also the packets
     /// committed to start later; see the module docs).
-    pub wire: VecDeque<(Ps, Packet)>,
+    pub wire: Wire,
     /// The transmitter is busy until then.
     pub busy_until: Ps,
     /// Bytes waiting in all queues.
@@ -133,7 +134,7 @@ impl Port {
         assert!((1..=256).contains(&k), "a port has 1 to 256 queues");
         let exact = 8 * crate::units::PS_PER_S;
         Port {
-            wire: VecDeque::new(),
+            wire: Wire::new(),
             busy_until: 0,
             bytes: 0,
             delay_ps,
@@ -277,7 +278,7 @@ impl Port {
     fn retire_slow(&mut self, now: Ps) {
         let mut i = self.wire.len() - self.waiting as usize;
         loop {
-            let w = self.wire[i].1.wire as u32;
+            let w = self.wire.get(i).1.wire as u32;
             self.bytes -= w as u64;
             self.waiting -= 1;
             // a waiting packet starts exactly when the one ahead of it is done
@@ -319,16 +320,17 @@ impl Port {
     }
 
     /// FIFO mode: put an admitted packet on the wire now, to start serializing when the packets ahead of it
-    /// are done. Returns `true` if the wire was empty, i.e. the caller must schedule the arrival of this
-    /// packet at the far end.
+    /// are done. Returns its arrival time at the far end if the wire was empty, i.e. when the caller must
+    /// schedule that arrival.
     #[inline]
-    pub fn commit(&mut self, now: Ps, pkt: Packet) -> bool {
+    pub fn commit(&mut self, now: Ps, pkt: Packet) -> Option<Ps> {
         debug_assert!(self.fifo);
         let start = self.busy_until.max(now);
         let done = start + self.tx_time(pkt.wire as u32);
         self.busy_until = done;
+        let arrival = done + self.delay_ps;
         let was_empty = self.wire.is_empty();
-        self.wire.push_back((done + self.delay_ps, pkt));
+        self.wire.push_back((arrival, pkt));
         self.transmitted += 1;
         if start > now {
             if self.waiting == 0 {
@@ -340,7 +342,7 @@ impl Port {
                 self.max_bytes = self.bytes;
             }
         }
-        was_empty
+        was_empty.then_some(arrival)
     }
 
     /// Take the next packet to serve: the head of the highest-priority non-empty queue.
@@ -362,17 +364,18 @@ impl Port {
         Some(pkt)
     }
 
-    /// Start serializing `pkt` at `now` (the transmitter must be free). Returns `true` if the wire was empty,
-    /// i.e. the caller must schedule the arrival of this packet at the far end.
+    /// Start serializing `pkt` at `now` (the transmitter must be free). Returns its arrival time at the far end
+    /// if the wire was empty, i.e. when the caller must schedule that arrival.
     #[inline]
-    pub fn transmit(&mut self, now: Ps, pkt: Packet) -> bool {
+    pub fn transmit(&mut self, now: Ps, pkt: Packet) -> Option<Ps> {
         debug_assert!(now >= self.busy_until);
         let done = now + self.tx_time(pkt.wire as u32);
         self.busy_until = done;
+        let arrival = done + self.delay_ps;
         let was_empty = self.wire.is_empty();
-        self.wire.push_back((done + self.delay_ps, pkt));
+        self.wire.push_back((arrival, pkt));
         self.transmitted += 1;
-        was_empty
+        was_empty.then_some(arrival)
     }
 
     /// Take the packet at the head of the wire, which reaches the far end now.
@@ -604,9 +607,9 @@ mod tests {
     #[test]
     fn transmit_reports_empty_wire_and_serializes() {
         let mut p = Port::new(0, 1, 10_000_000_000, 500, 1, 0, EcnMode::Off, 0);
-        assert!(p.transmit(0, pkt(0, 1500, false)));
+        assert_eq!(p.transmit(0, pkt(0, 1500, false)), Some(1_200_000 + 500));
         assert_eq!(p.busy_until, 1_200_000);
-        assert!(!p.transmit(1_200_000, pkt(0, 1500, false)));
+        assert_eq!(p.transmit(1_200_000, pkt(0, 1500, false)), None);
         assert_eq!(p.wire.back().unwrap().0, 2_400_000 + 500);
     }
 }

@@ -1,0 +1,173 @@
+//! A port's wire: the packets in flight (and, for a FIFO-mode port, the ones committed to start later), each
+//! with its arrival time at the far end, oldest first.
+//!
+//! A ring buffer whose capacity is a power of two, so that a position is an index masked by `capacity - 1`
+//! rather than the compare-and-subtract of `VecDeque`'s wrap, and whose indexing skips the bounds check that
+//! the mask makes redundant. It grows by doubling when full (rare, and never in the steady state: a wire holds
+//! at most its port's buffer plus a bandwidth-delay product of packets) and never shrinks. Every packet of a
+//! run crosses a wire once per hop, so these few instructions are on the hottest path of the engine.
+
+use super::packet::Packet;
+use crate::units::Ps;
+
+/// Slots of a new wire (grows on demand).
+const INITIAL: usize = 16;
+
+#[derive(Debug, Clone)]
+pub struct Wire {
+    /// `slots.len()` is a power of two; the entries are `slots[(head + i) & mask]` for `i < len`.
+    slots: Box<[(Ps, Packet)]>,
+    head: u32,
+    len: u32,
+    mask: u32,
+}
+
+impl Default for Wire {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+const EMPTY: (Ps, Packet) = (0, Packet { flow: 0, seq: 0, sack: 0, dst: 0, hash: 0, wire: 0, prio: 0, flags: 0, ts: 0 });
+
+impl Wire {
+    pub fn new() -> Self {
+        Wire { slots: vec![EMPTY; INITIAL].into_boxed_slice(), head: 0, len: 0, mask: INITIAL as u32 - 1 }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn slot(&self, i: u32) -> &(Ps, Packet) {
+        let k = (self.head.wrapping_add(i) & self.mask) as usize;
+        debug_assert!(k < self.slots.len());
+        // SAFETY: `slots.len() == mask + 1` (a power of two), so `k <= mask` is in bounds.
+        unsafe { self.slots.get_unchecked(k) }
+    }
+
+    /// The `i`-th oldest entry (`i < len`).
+    #[inline]
+    pub fn get(&self, i: usize) -> &(Ps, Packet) {
+        assert!(i < self.len as usize, "wire index {i} out of {}", self.len);
+        self.slot(i as u32)
+    }
+
+    #[inline]
+    pub fn front(&self) -> Option<&(Ps, Packet)> {
+        (self.len > 0).then(|| self.slot(0))
+    }
+
+    #[inline]
+    pub fn back(&self) -> Option<&(Ps, Packet)> {
+        (self.len > 0).then(|| self.slot(self.len - 1))
+    }
+
+    #[inline]
+    pub fn push_back(&mut self, entry: (Ps, Packet)) {
+        if self.len as usize == self.slots.len() {
+            self.grow();
+        }
+        let k = (self.head.wrapping_add(self.len) & self.mask) as usize;
+        debug_assert!(k < self.slots.len());
+        // SAFETY: as in `slot`.
+        unsafe { *self.slots.get_unchecked_mut(k) = entry };
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<(Ps, Packet)> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = *self.slot(0);
+        self.len -= 1;
+        // An emptied wire starts again at slot 0: a port whose wire empties between bursts then keeps reusing
+        // its first few (cache-warm) slots instead of sweeping the whole ring.
+        self.head = if self.len == 0 { 0 } else { self.head.wrapping_add(1) & self.mask };
+        Some(e)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = self.slots.len();
+        assert!(n <= (u32::MAX as usize + 1) / 2, "a wire of more than 2^31 packets");
+        let mut slots = vec![EMPTY; 2 * n].into_boxed_slice();
+        for (i, s) in slots.iter_mut().take(n).enumerate() {
+            *s = *self.slot(i as u32);
+        }
+        self.slots = slots;
+        self.head = 0;
+        self.mask = (2 * n - 1) as u32;
+    }
+
+    /// The entries, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &(Ps, Packet)> + '_ {
+        (0..self.len).map(|i| self.slot(i))
+    }
+}
+
+impl PartialEq for Wire {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    fn entry(i: u64) -> (Ps, Packet) {
+        let mut e = EMPTY;
+        e.0 = i;
+        e.1.seq = i as u32;
+        e
+    }
+
+    /// Random pushes and pops, wrapping around and growing, against `VecDeque`.
+    #[test]
+    fn behaves_like_a_vecdeque() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut w = Wire::new();
+        let mut r: VecDeque<(Ps, Packet)> = VecDeque::new();
+        let mut next = 0u64;
+        for step in 0..100_000 {
+            // drift between mostly-pushing and mostly-popping phases, so the ring fills, wraps and empties
+            let push_bias = if (step / 5_000) % 2 == 0 { 0.6 } else { 0.4 };
+            if rng.gen_bool(push_bias) {
+                w.push_back(entry(next));
+                r.push_back(entry(next));
+                next += 1;
+            } else {
+                assert_eq!(w.pop_front(), r.pop_front());
+            }
+            assert_eq!(w.len(), r.len());
+            assert_eq!(w.front(), r.front());
+            assert_eq!(w.back(), r.back());
+            if !r.is_empty() {
+                let i = rng.gen_range(0..r.len());
+                assert_eq!(w.get(i), &r[i]);
+            }
+        }
+        assert!(w.iter().eq(r.iter()));
+        assert!(w.slots.len() > INITIAL, "the test should have made the ring grow");
+    }
+
+    #[test]
+    #[should_panic(expected = "wire index")]
+    fn get_past_the_end_panics() {
+        let mut w = Wire::new();
+        w.push_back(entry(1));
+        w.get(1);
+    }
+}
