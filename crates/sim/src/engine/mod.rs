@@ -475,10 +475,8 @@ impl Sim<'_> {
         match p.admit_fifo(&mut pkt) {
             Admission::Accepted { marked } => {
                 let arrival = p.commit(now, pkt);
-                if marked {
-                    self.stats.ecn_marks += 1;
-                    self.stats.marks_per_queue[q] += 1;
-                }
+                self.stats.ecn_marks += marked as u64;
+                self.stats.marks_per_queue[q] += marked as u64;
                 if let Some(at) = arrival {
                     self.events.push(at, Event::Arrive(port));
                 }

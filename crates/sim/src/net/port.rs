@@ -310,13 +310,12 @@ impl Port {
             self.fifo_dropped += 1;
             return Admission::Dropped;
         }
+        // Branch-free: whether a packet is marked is as good as random to a branch predictor.
         let ect = pkt.flags & (flags::ECT | flags::CE) == flags::ECT;
-        if ect && self.ecn != EcnMode::Off && self.bytes + w > self.ecn_threshold {
-            pkt.flags |= flags::CE;
-            self.fifo_marked += 1;
-            return Admission::Accepted { marked: true };
-        }
-        Admission::Accepted { marked: false }
+        let marked = ect & (self.ecn != EcnMode::Off) & (self.bytes + w > self.ecn_threshold);
+        pkt.flags |= flags::CE * marked as u8;
+        self.fifo_marked += marked as u64;
+        Admission::Accepted { marked }
     }
 
     /// FIFO mode: put an admitted packet on the wire now, to start serializing when the packets ahead of it
@@ -332,16 +331,15 @@ impl Port {
         let was_empty = self.wire.is_empty();
         self.wire.push_back((arrival, pkt));
         self.transmitted += 1;
-        if start > now {
-            if self.waiting == 0 {
-                self.next_start = start;
-            }
-            self.waiting += 1;
-            self.bytes += pkt.wire as u64;
-            if self.bytes > self.max_bytes {
-                self.max_bytes = self.bytes;
-            }
+        // Branch-free (whether the packet waits is data-dependent): when it starts later, it joins the waiting
+        // packets, and is the oldest of them if there were none.
+        let waits = start > now;
+        if self.waiting == 0 {
+            self.next_start = start;
         }
+        self.waiting += waits as u32;
+        self.bytes += pkt.wire as u64 * waits as u64;
+        self.max_bytes = self.max_bytes.max(self.bytes);
         was_empty.then_some(arrival)
     }
 
