@@ -854,17 +854,23 @@ def table3(runs: list[RunInfo]) -> str:
         rows.append([
             PROFILE_NAMES.get(r.profile, r.profile), f"{r.load:g}",
             _b(tcp_ins), _b(q_ins), _pct(_reduction(q_ins, tcp_ins)),
-            _b(tcp_time), _b(q_time),
+            _b(tcp_time), _b(q_time), _spurious(r),
             "-" if paper is None else f"{paper[0]:,.0f}", "-" if paper is None else f"{paper[1]:,.0f}",
             "-" if paper is None else _pct(_reduction(paper[1], paper[0])),
         ])
     if not rows:
         return "(no QCLIMB (TCP OOO) runs)"
     header = ["workload", "load", "TCP OOO (ins.)", "QCLIMB (ins.)", "reduction", "TCP OOO (time)",
-              "QCLIMB (time)", "paper TCP OOO", "paper QCLIMB", "paper reduction"]
+              "QCLIMB (time)", "TCP OOO spurious retx", "paper TCP OOO", "paper QCLIMB", "paper reduction"]
     return ("Out-of-order buffer, bytes: mean over receivers of the bytes held out of order, sampled each time an "
-            "out-of-order segment is stored (ins.) or weighted by time (time)\n"
-            + format_table(header, rows, "ll" + "r" * 8))
+            "out-of-order segment is stored (ins.) or weighted by time (time); spurious retx: retransmitted "
+            "segments the receiver already held\n"
+            + format_table(header, rows, "ll" + "r" * 9))
+
+
+def _spurious(run: RunInfo) -> str:
+    f = run.flows()
+    return f"{int(f['spurious_retransmits'].sum()):,}" if "spurious_retransmits" in f else "-"
 
 
 def _b(x: float | None) -> str:
@@ -873,8 +879,9 @@ def _b(x: float | None) -> str:
 
 def loss_events(flows: pd.DataFrame) -> dict[str, dict[str, int]]:
     """Per size bin (and "all"): loss-recovery events by how they were detected (QCLIMB's priority-based
-    detection, duplicate ACKs, timeout), their total, and the flows that lost any data. Warm-up flows included
-    (every loss of the run counts)."""
+    detection, duplicate ACKs, timeout), their total, the flows that lost any data, and the spurious
+    retransmissions (copies of data the receiver already held; None for results without that column). Warm-up
+    flows included (every loss of the run counts)."""
     out = {}
     bins = flows["size_bin"].astype(str).to_numpy()
     for name in ("small", "medium", "large", "all"):
@@ -882,8 +889,9 @@ def loss_events(flows: pd.DataFrame) -> dict[str, dict[str, int]]:
         prio = int(f["priority_losses"].sum())
         dup = int(f["fast_recoveries"].sum())
         rto = int(f["timeouts"].sum())
+        spurious = int(f["spurious_retransmits"].sum()) if "spurious_retransmits" in f else None
         out[name] = {"priority": prio, "dupack": dup, "timeout": rto, "events": prio + dup + rto,
-                     "flows_with_drops": int((f["bytes_dropped"] > 0).sum())}
+                     "flows_with_drops": int((f["bytes_dropped"] > 0).sum()), "spurious": spurious}
     return out
 
 
@@ -910,12 +918,14 @@ def table4(runs: list[RunInfo], profile: str = "kmeans", load: float = 0.7) -> s
         p = TABLE4_PAPER[variant]
         rows.append([variant, *[f"{ev[b]['events']:,} ({p[b]})" for b in ("small", "medium", "large", "all")],
                      f"{ev['all']['priority']:,} ({p['priority']})", f"{ev['all']['dupack']:,}",
-                     f"{ev['all']['timeout']:,}", f"{ev['all']['flows_with_drops']:,}"])
+                     f"{ev['all']['timeout']:,}", f"{ev['all']['flows_with_drops']:,}",
+                     "-" if ev["all"]["spurious"] is None else f"{ev['all']['spurious']:,}"])
     header = ["scheme", "small", "medium", "large", "all", "by priority detection", "by dup ACKs", "by timeout",
-              "flows with drops"]
+              "flows with drops", "spurious retx"]
     return (f"Loss events on {PROFILE_NAMES.get(profile, profile)} at load {at:g} (paper's in parentheses, its "
             "Table 4: K-Means at 0.7; fctlab counts loss-recovery events: priority-based detection + duplicate-ACK "
-            "fast recovery + timeouts)\n" + format_table(header, rows, "l" + "r" * 8))
+            "fast recovery + timeouts; spurious retx: retransmitted segments the receiver already held)\n"
+            + format_table(header, rows, "l" + "r" * 9))
 
 
 def qct_stats(run: RunInfo) -> dict[str, float | None]:

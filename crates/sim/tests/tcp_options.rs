@@ -123,3 +123,23 @@ fn a_receive_window_below_one_segment_is_refused() {
     cfg.transport.rwnd_bytes = 1460;
     assert!(cfg.validate().is_ok());
 }
+
+#[test]
+fn a_timeout_shorter_than_the_round_trip_retransmits_spuriously_and_is_counted() {
+    // one segment on the 10 Gb/s dumbbell: it reaches the receiver at 3 (1.2 + 1) = 6.6 us and its ACK is back
+    // at 9.696 us. With an RTO of 3 us the sender retransmits at 3 us and (backed off to 6 us) at 9 us: two
+    // copies of a segment the receiver already holds, the second after the sender has closed the flow.
+    let mut cfg = dumbbell(1, 10.0, 10.0);
+    cfg.transport.rto_min_us = 3.0;
+    let f = flows(&[(0, 1, 1460, 0)]);
+    let out = run(&cfg, &f, None).unwrap();
+    assert_eq!(out.results.finish_ps[0], 6_600_000, "the original copy completes the flow");
+    assert_eq!(out.results.timeouts[0], 2);
+    assert_eq!(out.results.retransmits[0], 2);
+    assert_eq!(out.results.duplicate_data[0], 2, "both retransmissions were spurious");
+    assert_eq!(out.results.bytes_delivered[0], 3 * 1460);
+    // the same flow with an RTO above the round trip: nothing spurious
+    cfg.transport.rto_min_us = 20.0;
+    let out = run(&cfg, &f, None).unwrap();
+    assert_eq!((out.results.retransmits[0], out.results.duplicate_data[0]), (0, 0));
+}
