@@ -408,13 +408,31 @@ def pias_thresholds(load: float, queues: int = 8) -> list[int]:
 # The setups
 
 
+#: The testbed's receive window: Linux 4.15's default clamp (tcp_rmem[1] 87,380 B, tcp_adv_win_scale 1); see
+#: :func:`testbed_base`.
+TESTBED_RWND_BYTES = 43_690
+
+
 def testbed_base() -> dict[str, Any]:
     """§5.1's testbed: 8 servers on one switch at 25 Gbps, 350 KB per port, RTOmin 10 ms, 8 strict-priority
     queues, DCTCP. Not in the paper, fctlab's choices: 1 us per link (the topology's default), ECN at 97,500 B
     (PIAS's 65 packets), initial window 10 (Linux 4.15's), 1460 B payload + 40 B headers. A host's NIC queue is
     bounded like a switch port and marks ECN at the same threshold: a Linux sender never lets its own flows
     queue without bound (TCP small queues and qdisc back-pressure); an unbounded, unmarked NIC queue instead
-    holds a host's short flows behind its long ones for milliseconds."""
+    holds a host's short flows behind its long ones for milliseconds.
+
+    Receive window (``transport.rwnd_bytes`` = :data:`TESTBED_RWND_BYTES`, 43,690 B): a Linux receiver advertises
+    no more than its receive buffer allows, and its out-of-order queue counts against that buffer, so a sender
+    never runs more than the window past a hole. Linux 4.15's defaults (tcp_rmem[1] = 87,380 B,
+    tcp_adv_win_scale = 1) give a window clamp of 87,380 - 87,380 / 2 = 43,690 B; the advertised window starts
+    at 10 MSS and reaches the clamp within the first window of data (rcv_ssthresh grows by 2 MSS per segment).
+    Autotuning (tcp_rcv_space_adjust) sizes the buffer for a window of 2 x (bytes read per RTT) + 16 MSS and
+    only ever raises it: at this model's ~5 us unloaded RTT (no host stack) a 25 Gbps flow reads ~15 KB per RTT,
+    which asks for a ~52 KB window, ~82 KB of buffer with its truesize overhead, below the default 87,380 B, so
+    the clamp stays. (Under queueing the RTT grows and Linux would raise the window of a fast flow; a fixed
+    window is the simplification, and it costs K-Means' large flows about 2% of FCT.) Without a window (ns-2's unlimited ``window_``) a climbing flow's
+    SACKed higher-priority segments leave the pipe and the sender runs megabytes ahead of its own segments
+    still waiting in a lower queue (docs/reproduce-qclimb.md, Table 3)."""
     return {
         "name": "reproduce-qclimb-testbed",
         "topology": {"kind": "single_switch", "hosts": 8, "host_link_gbps": 25, "host_link_delay_ns": 1000},
@@ -422,7 +440,8 @@ def testbed_base() -> dict[str, Any]:
                    "ecn_threshold_bytes": 97_500},
         "host": {"nic_buffer_bytes": 350_000, "nic_ecn": True},
         "routing": {"mode": "ecmp"},
-        "transport": {"mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 10, "rto_min_us": 10_000},
+        "transport": {"mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 10, "rto_min_us": 10_000,
+                      "rwnd_bytes": TESTBED_RWND_BYTES},
     }
 
 
