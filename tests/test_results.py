@@ -60,7 +60,7 @@ def synthetic():
         "probes": np.array([0, 0, 1, 0], dtype=np.uint32),
         "fast_recoveries": np.array([0, 0, 0, 0], dtype=np.uint32),
         "priority_losses": np.array([0, 0, 0, 0], dtype=np.uint32),
-        "duplicate_data": np.array([0, 1, 0, 0], dtype=np.uint32),
+        "spurious_retransmits": np.array([0, 1, 0, 0], dtype=np.uint32),
         "ooo_max_segments": np.array([0, 3, 0, 0], dtype=np.uint32),
     }
     return workload, columns
@@ -250,3 +250,35 @@ def test_incast_run_keeps_query_ids():
     assert len(df) == 12 and df["finished"].all()
     assert df.groupby("query_id")["dst"].nunique().eq(1).all()  # one aggregator per query
     assert (df["size_bytes"] == 20_000).all()
+
+
+def _one_segment(rto_min_us: float):
+    """One 1,460 B flow over the 10 Gb/s dumbbell (3 links of 1 us): the segment is received at 6.6 us and
+    its ACK is back at 9.696 us."""
+    exp = fctlab.experiment_from_dict(
+        {
+            "topology": {"kind": "dumbbell", "senders": 1, "receivers": 1, "host_link_gbps": 10,
+                         "core_link_gbps": 10, "host_link_delay_ns": 1000, "core_link_delay_ns": 1000},
+            "transport": {"rto_min_us": rto_min_us},
+            "scheme": {"name": "tcp"},
+            "workload": {"cdf": "websearch", "load": 0.5, "flows": 1},
+        },
+        base_dir=".",
+    )
+    table = pd.DataFrame({"flow_id": [0], "src": [0], "dst": [1], "size_bytes": [1460], "start_ps": [0],
+                          "priority": [0]})
+    return fctlab.simulate(exp, flows=table)
+
+
+def test_spurious_retransmissions_are_counted_per_flow_and_per_run():
+    # an RTO of 3 us, below the round trip: retransmissions at 3 us and (backed off) 9 us, both of a segment the
+    # receiver already holds (the second arrives after the flow is over)
+    r = _one_segment(3.0)
+    f = r.flows.iloc[0]
+    assert f["fct_ns"] == 6600.0
+    assert (f["timeouts"], f["retransmits"], f["spurious_retransmits"]) == (2, 2, 2)
+    assert (r.summary["retransmits"], r.summary["spurious_retransmits"]) == (2, 2)
+    # an RTO above the round trip: a clean run
+    r = _one_segment(50.0)
+    assert int(r.flows["spurious_retransmits"].sum()) == 0
+    assert (r.summary["retransmits"], r.summary["spurious_retransmits"]) == (0, 0)

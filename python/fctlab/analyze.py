@@ -60,6 +60,12 @@ def bin_stats(flows: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def _column_sum(flows: pd.DataFrame, column: str) -> int | None:
+    """Sum of a per-flow counter over every flow (warm-up included, like the engine's counters); None when the
+    table has no such column."""
+    return int(flows[column].sum()) if column in flows else None
+
+
 def summarize(
     flows: pd.DataFrame, engine_stats: Mapping[str, Any], config: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -95,6 +101,8 @@ def summarize(
         "bins": bins,
         "drops": stats.get("drops"),
         "ecn_marks": stats.get("ecn_marks"),
+        "retransmits": _column_sum(flows, "retransmits"),
+        "spurious_retransmits": _column_sum(flows, "spurious_retransmits"),
         "sim_time_ns": None if sim_ps is None else sim_ps / 1000.0,
         "wall_seconds": stats.get("wall_seconds"),
         "events": stats.get("events"),

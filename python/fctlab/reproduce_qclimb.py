@@ -408,13 +408,31 @@ def pias_thresholds(load: float, queues: int = 8) -> list[int]:
 # The setups
 
 
+#: The testbed's receive window: Linux 4.15's default clamp (tcp_rmem[1] 87,380 B, tcp_adv_win_scale 1); see
+#: :func:`testbed_base`.
+TESTBED_RWND_BYTES = 43_690
+
+
 def testbed_base() -> dict[str, Any]:
     """§5.1's testbed: 8 servers on one switch at 25 Gbps, 350 KB per port, RTOmin 10 ms, 8 strict-priority
     queues, DCTCP. Not in the paper, fctlab's choices: 1 us per link (the topology's default), ECN at 97,500 B
     (PIAS's 65 packets), initial window 10 (Linux 4.15's), 1460 B payload + 40 B headers. A host's NIC queue is
     bounded like a switch port and marks ECN at the same threshold: a Linux sender never lets its own flows
     queue without bound (TCP small queues and qdisc back-pressure); an unbounded, unmarked NIC queue instead
-    holds a host's short flows behind its long ones for milliseconds."""
+    holds a host's short flows behind its long ones for milliseconds.
+
+    Receive window (``transport.rwnd_bytes`` = :data:`TESTBED_RWND_BYTES`, 43,690 B): a Linux receiver advertises
+    no more than its receive buffer allows, and its out-of-order queue counts against that buffer, so a sender
+    never runs more than the window past a hole. Linux 4.15's defaults (tcp_rmem[1] = 87,380 B,
+    tcp_adv_win_scale = 1) give a window clamp of 87,380 - 87,380 / 2 = 43,690 B; the advertised window starts
+    at 10 MSS and reaches the clamp within the first window of data (rcv_ssthresh grows by 2 MSS per segment).
+    Autotuning (tcp_rcv_space_adjust) sizes the buffer for a window of 2 x (bytes read per RTT) + 16 MSS and
+    only ever raises it: at this model's ~5 us unloaded RTT (no host stack) a 25 Gbps flow reads ~15 KB per RTT,
+    which asks for a ~52 KB window, ~82 KB of buffer with its truesize overhead, below the default 87,380 B, so
+    the clamp stays. (Under queueing the RTT grows and Linux would raise the window of a fast flow; a fixed
+    window is the simplification, and it costs K-Means' large flows about 2% of FCT.) Without a window (ns-2's unlimited ``window_``) a climbing flow's
+    SACKed higher-priority segments leave the pipe and the sender runs megabytes ahead of its own segments
+    still waiting in a lower queue (docs/reproduce-qclimb.md, Table 3)."""
     return {
         "name": "reproduce-qclimb-testbed",
         "topology": {"kind": "single_switch", "hosts": 8, "host_link_gbps": 25, "host_link_delay_ns": 1000},
@@ -422,7 +440,8 @@ def testbed_base() -> dict[str, Any]:
                    "ecn_threshold_bytes": 97_500},
         "host": {"nic_buffer_bytes": 350_000, "nic_ecn": True},
         "routing": {"mode": "ecmp"},
-        "transport": {"mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 10, "rto_min_us": 10_000},
+        "transport": {"mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 10, "rto_min_us": 10_000,
+                      "rwnd_bytes": TESTBED_RWND_BYTES},
     }
 
 
@@ -854,17 +873,23 @@ def table3(runs: list[RunInfo]) -> str:
         rows.append([
             PROFILE_NAMES.get(r.profile, r.profile), f"{r.load:g}",
             _b(tcp_ins), _b(q_ins), _pct(_reduction(q_ins, tcp_ins)),
-            _b(tcp_time), _b(q_time),
+            _b(tcp_time), _b(q_time), _spurious(r),
             "-" if paper is None else f"{paper[0]:,.0f}", "-" if paper is None else f"{paper[1]:,.0f}",
             "-" if paper is None else _pct(_reduction(paper[1], paper[0])),
         ])
     if not rows:
         return "(no QCLIMB (TCP OOO) runs)"
     header = ["workload", "load", "TCP OOO (ins.)", "QCLIMB (ins.)", "reduction", "TCP OOO (time)",
-              "QCLIMB (time)", "paper TCP OOO", "paper QCLIMB", "paper reduction"]
+              "QCLIMB (time)", "TCP OOO spurious retx", "paper TCP OOO", "paper QCLIMB", "paper reduction"]
     return ("Out-of-order buffer, bytes: mean over receivers of the bytes held out of order, sampled each time an "
-            "out-of-order segment is stored (ins.) or weighted by time (time)\n"
-            + format_table(header, rows, "ll" + "r" * 8))
+            "out-of-order segment is stored (ins.) or weighted by time (time); spurious retx: retransmitted "
+            "segments the receiver already held\n"
+            + format_table(header, rows, "ll" + "r" * 9))
+
+
+def _spurious(run: RunInfo) -> str:
+    f = run.flows()
+    return f"{int(f['spurious_retransmits'].sum()):,}" if "spurious_retransmits" in f else "-"
 
 
 def _b(x: float | None) -> str:
@@ -873,8 +898,9 @@ def _b(x: float | None) -> str:
 
 def loss_events(flows: pd.DataFrame) -> dict[str, dict[str, int]]:
     """Per size bin (and "all"): loss-recovery events by how they were detected (QCLIMB's priority-based
-    detection, duplicate ACKs, timeout), their total, and the flows that lost any data. Warm-up flows included
-    (every loss of the run counts)."""
+    detection, duplicate ACKs, timeout), their total, the flows that lost any data, and the spurious
+    retransmissions (copies of data the receiver already held; None for results without that column). Warm-up
+    flows included (every loss of the run counts)."""
     out = {}
     bins = flows["size_bin"].astype(str).to_numpy()
     for name in ("small", "medium", "large", "all"):
@@ -882,8 +908,9 @@ def loss_events(flows: pd.DataFrame) -> dict[str, dict[str, int]]:
         prio = int(f["priority_losses"].sum())
         dup = int(f["fast_recoveries"].sum())
         rto = int(f["timeouts"].sum())
+        spurious = int(f["spurious_retransmits"].sum()) if "spurious_retransmits" in f else None
         out[name] = {"priority": prio, "dupack": dup, "timeout": rto, "events": prio + dup + rto,
-                     "flows_with_drops": int((f["bytes_dropped"] > 0).sum())}
+                     "flows_with_drops": int((f["bytes_dropped"] > 0).sum()), "spurious": spurious}
     return out
 
 
@@ -910,12 +937,14 @@ def table4(runs: list[RunInfo], profile: str = "kmeans", load: float = 0.7) -> s
         p = TABLE4_PAPER[variant]
         rows.append([variant, *[f"{ev[b]['events']:,} ({p[b]})" for b in ("small", "medium", "large", "all")],
                      f"{ev['all']['priority']:,} ({p['priority']})", f"{ev['all']['dupack']:,}",
-                     f"{ev['all']['timeout']:,}", f"{ev['all']['flows_with_drops']:,}"])
+                     f"{ev['all']['timeout']:,}", f"{ev['all']['flows_with_drops']:,}",
+                     "-" if ev["all"]["spurious"] is None else f"{ev['all']['spurious']:,}"])
     header = ["scheme", "small", "medium", "large", "all", "by priority detection", "by dup ACKs", "by timeout",
-              "flows with drops"]
+              "flows with drops", "spurious retx"]
     return (f"Loss events on {PROFILE_NAMES.get(profile, profile)} at load {at:g} (paper's in parentheses, its "
             "Table 4: K-Means at 0.7; fctlab counts loss-recovery events: priority-based detection + duplicate-ACK "
-            "fast recovery + timeouts)\n" + format_table(header, rows, "l" + "r" * 8))
+            "fast recovery + timeouts; spurious retx: retransmitted segments the receiver already held)\n"
+            + format_table(header, rows, "l" + "r" * 9))
 
 
 def qct_stats(run: RunInfo) -> dict[str, float | None]:

@@ -26,7 +26,7 @@ NEVER_PS = np.iinfo(np.uint64).max
 FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
     "finished", "started", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
-    "ecn_marked", "probes", "fast_recoveries", "priority_losses", "duplicate_data", "ooo_max_segments",
+    "ecn_marked", "probes", "fast_recoveries", "priority_losses", "spurious_retransmits", "ooo_max_segments",
     "priority", "warmup", "size_bin",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority")
@@ -167,7 +167,7 @@ def flow_table(
         "probes": ints("probes"),
         "fast_recoveries": ints("fast_recoveries"),
         "priority_losses": ints("priority_losses"),
-        "duplicate_data": ints("duplicate_data"),
+        "spurious_retransmits": ints("spurious_retransmits"),
         "ooo_max_segments": ints("ooo_max_segments"),
         "priority": priority,
         "warmup": warm,

@@ -175,7 +175,8 @@ fn run<'py>(
     d.set_item("probes", r.probes.into_pyarray(py))?;
     d.set_item("fast_recoveries", r.fast_recoveries.into_pyarray(py))?;
     d.set_item("priority_losses", r.priority_losses.into_pyarray(py))?;
-    d.set_item("duplicate_data", r.duplicate_data.into_pyarray(py))?;
+    // the engine's `duplicate_data`: copies of data the receiver already held, i.e. spurious retransmissions
+    d.set_item("spurious_retransmits", r.duplicate_data.into_pyarray(py))?;
     d.set_item("ooo_max_segments", r.ooo_max_segments.into_pyarray(py))?;
     Ok((d, serde_json::to_string(&out.stats).unwrap()))
 }

@@ -317,6 +317,15 @@ pub struct TransportConfig {
     pub init_cwnd_packets: u32,
     /// Upper bound on the window in packets; 0 means none.
     pub max_cwnd_packets: u32,
+    /// The receiver's advertised window in bytes (flow control); 0 (the default) means none, as in the ns-2
+    /// simulations of the papers (whose `window_` was set far above any window reached). The sender never sends
+    /// a new segment whose last byte lies beyond the cumulative ACK plus this many bytes (RFC 9293's
+    /// SND.UNA + SND.WND); retransmissions of segments already sent are allowed. Modelled as a receive buffer
+    /// of this size whose in-order part the application reads at once, so the window's right edge is always
+    /// `rcv_nxt + rwnd_bytes` and everything held out of order counts against it: a receiver never holds more
+    /// than `rwnd_bytes - mss` bytes out of order. Fixed for the flow's life (no autotuning, no window
+    /// scaling granularity). Must be 0 or at least `mss_bytes`.
+    pub rwnd_bytes: u64,
     pub rto_min_us: f64,
     /// RTO before the first RTT sample; when absent, `rto_min_us` (as data-center simulations set it).
     pub rto_init_us: Option<f64>,
@@ -354,6 +363,7 @@ impl Default for TransportConfig {
             ack_bytes: 40,
             init_cwnd_packets: 10,
             max_cwnd_packets: 0,
+            rwnd_bytes: 0,
             rto_min_us: 200.0,
             rto_init_us: None,
             rto_max_us: 1_000_000.0,
@@ -729,6 +739,12 @@ impl Config {
         check_int("transport.ack_bytes", t.ack_bytes as u64, 1, 1_000)?;
         check_int("transport.init_cwnd_packets", t.init_cwnd_packets as u64, 1, 1 << 20)?;
         check_int("transport.max_cwnd_packets", t.max_cwnd_packets as u64, 0, 1 << 24)?;
+        if t.rwnd_bytes != 0 && t.rwnd_bytes < t.mss_bytes as u64 {
+            return err(
+                "transport.rwnd_bytes",
+                format!("must be 0 (no receive window) or at least mss_bytes ({}) (got {})", t.mss_bytes, t.rwnd_bytes),
+            );
+        }
         check_pos("transport.rto_min_us", t.rto_min_us, 1e9)?;
         if let Some(v) = t.rto_init_us {
             check_pos("transport.rto_init_us", v, 1e9)?;

@@ -159,7 +159,8 @@ pub struct FlowResults {
     /// timeouts are `timeouts`.
     pub fast_recoveries: Vec<u32>,
     pub priority_losses: Vec<u32>,
-    /// Data segments that reached the receiver when it already held them (spurious retransmissions).
+    /// Data segments that reached the receiver when it already held them: spurious retransmissions (each
+    /// such copy is one retransmission that was not needed). Exported as `spurious_retransmits`.
     pub duplicate_data: Vec<u32>,
     /// Most segments the receiver held out of order at once.
     pub ooo_max_segments: Vec<u32>,

@@ -63,8 +63,13 @@ fn appendix_c_two_flow_example() {
 /// A flow that climbs queues reorders its own packets: later packets leave in higher queues ahead of earlier
 /// ones still waiting behind another flow.
 fn climbing_under_contention(ooo: OooHandling) -> RunOutput {
+    climbing_under_contention_rwnd(ooo, 0)
+}
+
+fn climbing_under_contention_rwnd(ooo: OooHandling, rwnd_bytes: u64) -> RunOutput {
     let mut cfg = two_senders();
     cfg.scheme.ooo_handling = ooo;
+    cfg.transport.rwnd_bytes = rwnd_bytes;
     cfg.transport.rto_min_us = 5_000.0;
     cfg.scheme.thresholds_bytes = vec![20_000, 60_000];
     // flow 0 climbs from queue 2 to queue 0 over its 200 KB lower bound; flow 1 (50 KB, queue 1) competes
@@ -161,4 +166,46 @@ fn flows_without_qclimb_are_scheduled_exactly_as_pias() {
     f.qclimb = vec![true; 4];
     let q_on = run(&qc, &f, None).unwrap();
     assert_ne!(q_on.results.finish_ps, p.results.finish_ps);
+}
+
+#[test]
+fn a_receive_window_bounds_what_the_receiver_holds_out_of_order() {
+    // Without a receive window the climbing flow's later, higher-priority packets are SACKed and leave the pipe,
+    // so the sender runs ahead of its stuck lower-priority packets and the receiver holds a large part of the
+    // climb. With a window of 20 segments the sender stops 20 segments past the first hole: at most 19
+    // segments (the hole takes at least one) can be held.
+    let free = climbing_under_contention_rwnd(OooHandling::Qclimb, 0);
+    let rwnd = 20 * 1460;
+    let held_free = free.stats.ooo_host_max_bytes[2];
+    assert!(held_free > rwnd, "the scenario must hold more than the window without one ({held_free} B)");
+    let w = climbing_under_contention_rwnd(OooHandling::Qclimb, rwnd);
+    assert!(w.stats.ooo_host_max_bytes[2] > 0, "it still reorders");
+    assert!(w.stats.ooo_host_max_bytes[2] <= rwnd - 1460, "{} B held", w.stats.ooo_host_max_bytes[2]);
+    assert!(w.results.ooo_max_segments.iter().all(|&s| s <= 19));
+    assert!(w.results.finish_ps.iter().all(|&t| t != NEVER));
+    assert_eq!(w.results.retransmits.iter().sum::<u32>(), 0, "the window adds no loss");
+}
+
+#[test]
+fn with_losses_a_receive_window_bounds_the_out_of_order_data() {
+    // the lossy single-priority scenario above, with a window of 15 segments: holes are repaired as before and
+    // the receiver never holds more than the window allows past the hole
+    let mut cfg = Config::for_scheme(SchemeName::Qclimb, Preset::Native);
+    cfg.topology = TopologyConfig::Dumbbell(Dumbbell { senders: 1, receivers: 1, core_link_gbps: 1.0, ..Dumbbell::default() });
+    cfg.switch.queues = 3;
+    cfg.switch.buffer_bytes = 15_000;
+    cfg.switch.ecn = EcnMode::Off;
+    cfg.scheme.thresholds_bytes = vec![20_000, 60_000];
+    cfg.transport.init_cwnd_packets = 40;
+    cfg.transport.rto_min_us = 100_000.0;
+    let f = flows(&[(0, 1, 500_000)], &[1], &[1]);
+    let free = run(&cfg, &f, None).unwrap();
+    cfg.transport.rwnd_bytes = 15 * 1460;
+    let out = run(&cfg, &f, None).unwrap();
+    assert!(out.results.bytes_dropped[0] > 0, "the scenario must drop");
+    assert!(free.results.ooo_max_segments[0] > 14, "without a window it holds more ({})", free.results.ooo_max_segments[0]);
+    assert!(out.results.ooo_max_segments[0] <= 14, "{} segments held", out.results.ooo_max_segments[0]);
+    assert!(out.stats.ooo_host_max_bytes[1] <= 14 * 1460);
+    assert_ne!(out.results.finish_ps[0], NEVER);
+    assert_eq!(out.results.bytes_sent[0], out.results.bytes_delivered[0] + out.results.bytes_dropped[0]);
 }

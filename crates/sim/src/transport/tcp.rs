@@ -13,6 +13,10 @@
 //!   here a lost ACK loses its one block, which at worst makes the sender retransmit that segment again.
 //! - Slow start and congestion avoidance in segments (cwnd += newly acked segments below ssthresh, else
 //!   cwnd += newly acked / cwnd), optional window cap.
+//! - Flow control (`transport.rwnd_bytes`, off by default): a fixed receive window. A new segment goes out only
+//!   if its last byte lies within the cumulative ACK plus the window (SND.UNA + SND.WND); retransmissions
+//!   are not limited. SACKed data leaves `pipe` but not the window, so a hole at the cumulative ACK stops the
+//!   sender once the window is used up, and the receiver never holds more than the window out of order.
 //! - Loss recovery: `dupack_threshold` duplicate ACKs start fast recovery (ssthresh = cwnd / 2, cwnd =
 //!   ssthresh, fast retransmit of the first hole). The scoreboard marks a segment lost once `dupack_threshold`
 //!   segments above it are SACKed (FACK-style), and a partial ACK marks the new first hole lost (NewReno)
@@ -47,6 +51,9 @@ pub struct TcpParams {
     pub init_cwnd: f64,
     /// Window cap in segments (f64::INFINITY when none).
     pub max_cwnd: f64,
+    /// The receiver's advertised window in bytes (u64::MAX when none): no new segment ends beyond
+    /// snd_una + rwnd.
+    pub rwnd: u64,
     pub rto_min: Ps,
     pub rto_init: Ps,
     pub rto_max: Ps,
@@ -114,6 +121,7 @@ impl TcpParams {
             ack_bytes: t.ack_bytes,
             init_cwnd: t.init_cwnd_packets as f64,
             max_cwnd: if t.max_cwnd_packets == 0 { f64::INFINITY } else { t.max_cwnd_packets as f64 },
+            rwnd: if t.rwnd_bytes == 0 { u64::MAX } else { t.rwnd_bytes },
             rto_min: us(t.rto_min_us),
             rto_init: us(t.rto_init_us.unwrap_or(t.rto_min_us)),
             rto_max: us(t.rto_max_us),
@@ -474,14 +482,25 @@ impl Conn {
         None
     }
 
-    /// Send what the window allows: lost segments first, then new data.
+    /// Whether the receive window lets new segment `seg` go out: its last byte lies within snd_una + rwnd.
+    /// (Segments below `seg` are whole, so the byte offsets are `seg * mss`; always true for `seg == snd_una`,
+    /// since rwnd >= mss.)
+    #[inline]
+    fn rwnd_allows(&self, p: &TcpParams, seg: u32) -> bool {
+        let mss = p.mss as u64;
+        let end = ((seg as u64 + 1) * mss).min(self.size);
+        end <= (self.snd_una as u64 * mss).saturating_add(p.rwnd)
+    }
+
+    /// Send what the windows allow: lost segments first (congestion window only), then new data (congestion
+    /// window and receive window).
     fn send_more(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
         let window = (self.cwnd.floor() as u32).max(1);
         while self.pipe() < window {
             if let Some(s) = self.next_lost() {
                 self.send_segment(p, s, now, true, out);
                 self.retx_ptr = s + 1;
-            } else if self.snd_nxt < self.n_segs {
+            } else if self.snd_nxt < self.n_segs && self.rwnd_allows(p, self.snd_nxt) {
                 let s = self.snd_nxt;
                 self.snd_nxt += 1;
                 self.send_segment(p, s, now, false, out);
@@ -1147,6 +1166,39 @@ mod tests {
         assert_eq!(c.cwnd, 4.0, "cwnd = ssthresh when fast recovery ends");
         assert_eq!(c.scoreboard(), (0, 0, 0));
         assert_eq!(c.counters.retransmits, 1);
+    }
+
+    #[test]
+    fn the_receive_window_stops_new_data_at_the_hole_but_not_its_retransmission() {
+        let mut p = params(false);
+        p.rwnd = 8 * p.mss as u64;
+        let mut c = conn(&p, 100);
+        let mut rx = conn(&p, 100);
+        c.cwnd = 50.0;
+        let mut out = Vec::new();
+        c.start(&p, 0, &mut out);
+        let sent: Vec<Packet> = out.drain(..).collect();
+        assert_eq!(sent.iter().map(|x| x.seq).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>(), "one window");
+        // segment 0 is lost; the SACKs of 1..7 empty the pipe, but the window's right edge stays at 8
+        let mut retx = vec![];
+        for d in &sent[1..] {
+            let a = deliver(&p, &mut rx, d);
+            c.on_ack(&p, 10, &a, &mut out);
+            for x in out.drain(..) {
+                assert!(x.flags & flags::RETX != 0, "no new segment beyond snd_una + rwnd (got {})", x.seq);
+                retx.push(x.seq);
+            }
+        }
+        assert_eq!(retx, vec![0], "the hole is retransmitted");
+        assert_eq!(c.snd_nxt, 8);
+        // the hole is filled: the window slides to 8..16
+        let mut rt = sent[0];
+        rt.flags |= flags::RETX;
+        let a = deliver(&p, &mut rx, &rt);
+        assert_eq!(a.seq, 8);
+        c.on_ack(&p, 20, &a, &mut out);
+        assert_eq!(out.iter().map(|x| x.seq).max(), Some(15));
+        assert_eq!(c.snd_nxt, 16);
     }
 
     #[test]
