@@ -466,6 +466,20 @@ pub enum OooHandling {
     Tcp,
 }
 
+/// Which losses a QCLIMB receiver's priority-based detection reports (section 3.2.3).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorityLossRepair {
+    /// As section 3.2.3 describes it: only the gap at the cumulative ACK; the sender retransmits that hole, and
+    /// the next one only on a later ACK with a higher cumulative ACK and the retransmission flag (one lost
+    /// segment per round trip).
+    Cumulative,
+    /// fctlab's variant, not in the paper: the receiver also applies the priority test to the gap just below
+    /// each out-of-order segment it receives, and the sender retransmits every segment of such a gap (window
+    /// permitting), as SACK recovery repairs all the holes of a window in one round trip.
+    EveryGap,
+}
+
 /// What pFabric's packets are ranked by.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -505,6 +519,8 @@ pub struct SchemeConfig {
     pub qclimb_info: QclimbInfo,
     pub slack_bytes: u64,
     pub ooo_handling: OooHandling,
+    /// QCLIMB: which priority-detected losses are repaired at once (see [`PriorityLossRepair`]).
+    pub priority_loss_repair: PriorityLossRepair,
 }
 
 impl Default for SchemeConfig {
@@ -523,6 +539,7 @@ impl Default for SchemeConfig {
             qclimb_info: QclimbInfo::Bounds,
             slack_bytes: 100_000,
             ooo_handling: OooHandling::Qclimb,
+            priority_loss_repair: PriorityLossRepair::Cumulative,
         }
     }
 }

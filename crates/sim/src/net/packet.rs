@@ -18,6 +18,8 @@ pub mod flags {
     pub const QC_UPDATE: u8 = 1 << 6;
     /// QCLIMB customized ACK: the gap at the cumulative ACK is a loss, retransmit it.
     pub const QC_RETX: u8 = 1 << 7;
+    /// QCLIMB customized ACK, both flags (`every_gap` repair): the gap just below the SACKed segment is a loss.
+    pub const QC_GAP: u8 = QC_UPDATE | QC_RETX;
 }
 
 /// No SACK information on this ACK.

@@ -34,7 +34,7 @@
 //!   cwnd <- cwnd (1 - alpha / 2) and ssthresh <- cwnd. A loss is handled as TCP handles it.
 
 use super::bitset::BitSet;
-use crate::config::{Config, OooHandling, SchemeName, TransportKind};
+use crate::config::{Config, OooHandling, PriorityLossRepair, SchemeName, TransportKind};
 use crate::policy::{Bounds, Rank, Tagging};
 use crate::net::packet::{flags, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
@@ -76,6 +76,9 @@ pub struct TcpParams {
     /// QCLIMB's out-of-order handling (section 3.2): priority-based loss detection at the receiver, customized
     /// ACKs (scoreboard update or retransmit), no duplicate ACKs for reordered data.
     pub qclimb_ooo: bool,
+    /// QCLIMB's receiver also reports a same-priority gap just below each out-of-order segment, and the sender
+    /// repairs all of it (`scheme.priority_loss_repair = "every_gap"`; off: only the gap at the cumulative ACK).
+    pub qclimb_every_gap: bool,
     /// Retransmissions travel at the highest priority (QCLIMB).
     pub retx_top_priority: bool,
     /// A SYN / SYN-ACK round trip before the data (`transport.handshake`).
@@ -135,6 +138,7 @@ impl TcpParams {
             loss_cuts_window: !cfg.scheme.name.rank_queue(),
             probe_after: cfg.scheme.probe_after_timeouts,
             qclimb_ooo: cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.ooo_handling == OooHandling::Qclimb,
+            qclimb_every_gap: cfg.scheme.priority_loss_repair == PriorityLossRepair::EveryGap,
             retx_top_priority: cfg.scheme.name == SchemeName::Qclimb,
             handshake: t.handshake,
             delack_segments: t.delayed_ack_segments,
@@ -673,8 +677,11 @@ impl Conn {
             self.dupacks += 1;
             self.grow_on_sack(p);
         }
-        if ack.flags & flags::QC_RETX != 0 && !self.sender_done() {
+        let qc = ack.flags & (flags::QC_RETX | flags::QC_UPDATE);
+        if qc == flags::QC_RETX && !self.sender_done() {
             self.priority_detected_loss(p, now, cum, out);
+        } else if qc == flags::QC_GAP && new_sack && !self.sender_done() {
+            self.priority_detected_gap(p, ack.sack);
         }
 
         if self.sender_done() {
@@ -731,6 +738,9 @@ impl Conn {
             return;
         }
         self.prio_retx_upto = hole + 1;
+        if p.qclimb_every_gap && (self.lost.get(hole) || self.retx.get(hole)) {
+            return; // already reported as the gap below a SACKed segment
+        }
         self.counters.priority_losses += 1;
         if !self.lost.get(hole) {
             self.lost.set(hole);
@@ -745,6 +755,36 @@ impl Conn {
             self.cwnd = self.ssthresh;
             self.prio_cut_end = self.snd_nxt;
             self.cut_end = self.snd_nxt; // no DCTCP cut on top of it in this window
+        }
+    }
+
+    /// QCLIMB, `every_gap` repair: the receiver saw the same priority on both sides of the gap just below
+    /// SACKed segment `s`: every un-SACKed segment between the SACKed (or acknowledged) one below it and `s` is
+    /// lost. Mark them lost; `send_more` retransmits them before new data, as the window allows. The window is
+    /// halved as for a loss at the cumulative ACK (at most once per window of data).
+    fn priority_detected_gap(&mut self, p: &TcpParams, s: u32) {
+        let _ = p;
+        let mut h = s;
+        while h > self.snd_una && !self.sacked.get(h - 1) {
+            h -= 1;
+        }
+        if h == s {
+            return;
+        }
+        for seg in h..s {
+            if !self.lost.get(seg) && !self.retx.get(seg) {
+                self.lost.set(seg);
+                self.lost_out += 1;
+                self.counters.priority_losses += 1;
+            }
+        }
+        self.lost_mark_upto = self.lost_mark_upto.max(s);
+        self.retx_ptr = self.retx_ptr.min(h);
+        if self.snd_una >= self.prio_cut_end {
+            self.ssthresh = (self.cwnd / 2.0).max(2.0);
+            self.cwnd = self.ssthresh;
+            self.prio_cut_end = self.snd_nxt;
+            self.cut_end = self.snd_nxt;
         }
     }
 
@@ -923,7 +963,11 @@ impl Conn {
         }
         let mut f = flags::ACK | (pkt.flags & flags::RETX);
         if self.qclimb_ooo && self.ooo_held > 0 {
-            f |= self.qclimb_gap_flag();
+            f |= if p.qclimb_every_gap && sack != NO_SACK && self.gap_below_is_loss(sack) {
+                flags::QC_GAP
+            } else {
+                self.qclimb_gap_flag()
+            };
         }
         if ce {
             f |= flags::ECE;
@@ -1046,6 +1090,23 @@ impl Conn {
             Some(first) if self.rx_prio[(self.rcv_nxt - 1) as usize] == self.rx_prio[first as usize] => flags::QC_RETX,
             _ => flags::QC_UPDATE,
         }
+    }
+
+    /// `every_gap` repair: whether segment `s`, just received out of order, has a gap right below it with the
+    /// same priority on both sides (the segment received last below the gap, which may be the last in-order one).
+    /// A gap with nothing received below it is left alone, as at the cumulative ACK.
+    fn gap_below_is_loss(&self, s: u32) -> bool {
+        if s == 0 || self.rcvd.get(s - 1) {
+            return false;
+        }
+        let mut r = s - 1;
+        while r >= self.rcv_nxt && !self.rcvd.get(r) {
+            if r == 0 {
+                return false;
+            }
+            r -= 1;
+        }
+        self.rx_prio[r as usize] == self.rx_prio[s as usize]
     }
 
     /// Free the scoreboards once the flow is over.
@@ -1277,6 +1338,39 @@ mod tests {
                 let _ = alpha_before;
             }
         }
+    }
+
+    /// QCLIMB, three losses in one priority (segments 2, 5, 7 of a 20-segment window): the paper's repair
+    /// (section 3.2.3) resends only the hole at the cumulative ACK until the cumulative ACK rises; `every_gap`
+    /// resends all three in the same round trip.
+    fn qclimb_retransmissions(repair: PriorityLossRepair) -> (Vec<u32>, u32) {
+        let mut cfg = Config::for_scheme(SchemeName::Qclimb, crate::config::Preset::Native);
+        cfg.transport.init_cwnd_packets = 20;
+        cfg.scheme.priority_loss_repair = repair;
+        let p = TcpParams::from_config(&cfg);
+        let mut tx = conn(&p, 40);
+        let mut rx = conn(&p, 40);
+        let mut out = Vec::new();
+        tx.start(&p, 0, &mut out);
+        let first: Vec<Packet> = std::mem::take(&mut out);
+        assert_eq!(first.len(), 20);
+        assert!(first.iter().all(|x| x.prio == first[0].prio));
+        let mut retx = Vec::new();
+        for d in first.iter().filter(|d| ![2, 5, 7].contains(&d.seq)) {
+            let a = deliver(&p, &mut rx, d);
+            let mut sent = Vec::new();
+            tx.on_ack(&p, 10, &a, &mut sent);
+            retx.extend(sent.iter().filter(|x| x.flags & flags::RETX != 0).map(|x| x.seq));
+        }
+        (retx, tx.counters.priority_losses)
+    }
+
+    #[test]
+    fn qclimb_priority_detected_losses_one_hole_per_cumulative_ack_or_every_gap() {
+        let (retx, n) = qclimb_retransmissions(PriorityLossRepair::Cumulative);
+        assert_eq!((retx, n), (vec![2], 1));
+        let (retx, n) = qclimb_retransmissions(PriorityLossRepair::EveryGap);
+        assert_eq!((retx, n), (vec![2, 5, 7], 3));
     }
 
     #[test]
