@@ -182,88 +182,98 @@ pub struct ConnCounters {
 }
 
 /// Both ends of one flow.
+///
+/// Field order is layout (`repr(C)`, cache-line aligned): line 0 holds what every packet of the flow reads at
+/// either end (ids, sequence state, deadlines), line 1 the sender's per-ACK window and RTT state, line 2 its
+/// recovery bookkeeping and flags; the scoreboards, the receiver's out-of-order state and the counters follow.
+/// Rust's default layout sorts fields by alignment instead, which spread one ACK's work over six lines.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Conn {
+    // --- line 0: both ends, every packet ---
     pub flow: u32,
     pub src: u32,
     pub dst: u32,
     hash_fwd: u32,
     hash_rev: u32,
     pub n_segs: u32,
-    last_payload: u32,
-    size: u64,
-    /// Estimated size (pFabric ranked by estimate).
-    estimate: u64,
-    /// Predicted bounds and estimate (QCLIMB's tagging).
-    bounds: Bounds,
-    /// The flow's own priority (fixed tagging; PIAS computes per packet).
-    pub prio: u8,
-
-    // --- sender ---
     pub snd_una: u32,
     /// Next new segment.
     pub snd_nxt: u32,
+    /// When the retransmission timer expires (NEVER when it is not running).
+    pub rto_deadline: Ps,
+    /// Time of this flow's timer entry in the engine's event queue (NEVER when none): lazy timers.
+    pub timer_queued_at: Ps,
+    pub delack_deadline: Ps,
+    pub rcv_nxt: u32,
+    ooo_held: u32,
+
+    // --- line 1: the sender, every ACK ---
     pub cwnd: f64,
     pub ssthresh: f64,
+    srtt: f64,
+    rttvar: f64,
+    pub rto: Ps,
+    pub alpha: f64,
     dupacks: u32,
-    pub recovery: Option<Recovery>,
-    recover: u32,
-    sacked: BitSet,
-    lost: BitSet,
-    retx: BitSet,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
+
+    // --- line 2: the sender's recovery and window bookkeeping, flags ---
     /// One past the highest SACKed segment.
     fack: u32,
     /// Segments below this have been examined for loss marking.
     lost_mark_upto: u32,
     /// Lost segments below this have been retransmitted in the current recovery.
     retx_ptr: u32,
-    srtt: f64,
-    rttvar: f64,
-    have_rtt: bool,
-    pub rto: Ps,
-    /// When the retransmission timer expires (NEVER when it is not running).
-    pub rto_deadline: Ps,
-    /// Time of this flow's timer entry in the engine's event queue (NEVER when none): lazy timers.
-    pub timer_queued_at: Ps,
-    pub alpha: f64,
-    /// Timeouts since the last ACK that advanced the cumulative ACK.
-    consecutive_timeouts: u32,
-    /// In probe mode: retransmissions are held; probes go out every RTO until an ACK comes back.
-    pub probing: bool,
+    recover: u32,
     win_end: u32,
     win_acks: u32,
     win_marks: u32,
     cut_end: u32,
-
     /// QCLIMB: highest cumulative ACK whose hole was retransmitted on a priority-detected loss (+1; 0 = none),
     /// and the end of the window in which the window was last halved for such a loss.
     prio_retx_upto: u32,
     prio_cut_end: u32,
-
-    // --- receiver ---
-    pub rcv_nxt: u32,
-    rcvd: BitSet,
-    /// QCLIMB: the priority each received segment carried, and how many segments are held out of order.
-    rx_prio: Vec<u8>,
-    ooo_held: u32,
-    /// Payload bytes held out of order.
-    pub ooo_bytes: u64,
-    /// Delayed ACKs: in-order segments not yet acknowledged, the send time echoed by their ACK (the first's)
-    /// and whether any was a retransmission; the receiver's DCTCP CE state; when the ACK is due.
-    ack_pending: u32,
-    ack_pending_ts: Ps,
-    ack_pending_retx: bool,
-    ce_state: bool,
-    pub delack_deadline: Ps,
+    /// Timeouts since the last ACK that advanced the cumulative ACK.
+    consecutive_timeouts: u32,
+    /// Bytes of the last segment.
+    last_payload: u32,
+    pub recovery: Option<Recovery>,
+    have_rtt: bool,
+    /// In probe mode: retransmissions are held; probes go out every RTO until an ACK comes back.
+    pub probing: bool,
+    /// The flow's own priority (fixed tagging; PIAS computes per packet).
+    pub prio: u8,
     /// The handshake is done (always, when there is none).
     established: bool,
     /// This flow uses QCLIMB's out-of-order handling and top-priority retransmissions (the scheme's setting,
     /// unless the flow was handed to PIAS with [`Conn::use_pias`]).
     qclimb_ooo: bool,
     retx_top: bool,
+    ack_pending_retx: bool,
+    ce_state: bool,
+
+    // --- the scoreboards (sender), then the receiver ---
+    sacked: BitSet,
+    lost: BitSet,
+    retx: BitSet,
+    rcvd: BitSet,
+    size: u64,
+    /// Estimated size (pFabric ranked by estimate).
+    estimate: u64,
+    /// Predicted bounds and estimate (QCLIMB's tagging).
+    bounds: Bounds,
+    /// QCLIMB: the priority each received segment carried (how many are held out of order: `ooo_held`).
+    rx_prio: Vec<u8>,
+    /// Payload bytes held out of order.
+    pub ooo_bytes: u64,
+    /// Delayed ACKs: in-order segments not yet acknowledged, the send time echoed by their ACK (the first's)
+    /// and whether any was a retransmission (`ack_pending_retx`); the receiver's DCTCP CE state (`ce_state`);
+    /// when the ACK is due (`delack_deadline`).
+    ack_pending: u32,
+    ack_pending_ts: Ps,
 
     pub counters: ConnCounters,
 }
