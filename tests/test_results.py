@@ -87,6 +87,19 @@ def test_flow_table_converts_and_joins():
     assert df["query_id"].tolist() == [0, 0, 1, 1]
 
 
+def test_flow_table_consuming_the_engine_columns_gives_the_same_table():
+    workload, columns = synthetic()
+    kept = flow_table(workload, dict(columns), warmup_flows=2, default_priority=3)
+    taken = dict(columns)
+    consumed = flow_table(workload, taken, warmup_flows=2, default_priority=3, consume=True)
+    pd.testing.assert_frame_equal(consumed, kept)
+    assert taken == {}  # every engine column was taken out (and so can be freed) as it was converted
+    # without consume, the caller's columns are left alone
+    again = dict(columns)
+    flow_table(workload, again, warmup_flows=2, default_priority=3)
+    assert again.keys() == columns.keys()
+
+
 def test_warmup_is_by_start_time_then_flow_id():
     workload, columns = synthetic()
     df = flow_table(workload, columns, warmup_flows=2, default_priority=0)

@@ -110,21 +110,37 @@ def _ns(ps: np.ndarray) -> np.ndarray:
 
 
 def flow_table(
-    workload: pd.DataFrame, columns: dict[str, np.ndarray], *, warmup_flows: int, default_priority: int
+    workload: pd.DataFrame,
+    columns: dict[str, np.ndarray],
+    *,
+    warmup_flows: int,
+    default_priority: int,
+    consume: bool = False,
 ) -> pd.DataFrame:
     """Join the workload table and the engine's result columns (both in flow-id order) into the result table.
 
     Warm-up: the ``warmup_flows`` flows that start first (ties broken by flow id) get ``warmup = True``.
+    ``consume``: take the engine's columns out of ``columns`` as they are converted, so that each is freed as
+    soon as its converted copy exists (the table is built without a second, consolidated copy either); this
+    keeps the peak memory of a large run near one table's worth.
     """
     n = len(workload)
+
+    def take(name: str, *default: Any) -> Any:
+        """The engine's column ``name`` (``default`` if given and it is missing), removed when consuming."""
+        if consume:
+            return columns.pop(name, *default)
+        return columns.get(name, *default) if default else columns[name]
+
     # the actual start: later than the workload's for a flow that waited for another; a flow that never began
     # (its parent did not finish, or the run stopped first) keeps the workload's start time, with started False
     requested_ps = workload["start_ps"].to_numpy(dtype=np.uint64)
-    start_ps = np.asarray(columns.get("start_ps", requested_ps), dtype=np.uint64)
+    start_ps = take("start_ps", None)
+    start_ps = requested_ps if start_ps is None else np.asarray(start_ps, dtype=np.uint64)
     started = start_ps != NEVER_PS
     start_ps = np.where(started, start_ps, requested_ps)
-    finish_ps = np.asarray(columns["finish_ps"], dtype=np.uint64)
-    ideal_ps = np.asarray(columns["ideal_fct_ps"], dtype=np.uint64)
+    finish_ps = np.asarray(take("finish_ps"), dtype=np.uint64)
+    ideal_ps = np.asarray(take("ideal_fct_ps"), dtype=np.uint64)
     finished = finish_ps != NEVER_PS
     fct_ps = np.where(finished, finish_ps - np.where(finished, start_ps, 0), 0)
     fct_ns = np.where(finished, fct_ps.astype(np.float64) / 1000.0, np.nan)
@@ -142,7 +158,7 @@ def flow_table(
         priority = np.full(n, default_priority, dtype=np.int64)
 
     def ints(name: str) -> np.ndarray:
-        return np.asarray(columns[name]).astype(np.int64)
+        return np.asarray(take(name)).astype(np.int64)
 
     size = workload["size_bytes"].to_numpy(dtype=np.int64)
     data: dict[str, Any] = {
@@ -157,7 +173,7 @@ def flow_table(
         "slowdown": slowdown,
         "finished": finished,
         "started": started,
-        "sender_done_ns": _ns(np.asarray(columns["sender_done_ps"], dtype=np.uint64)),
+        "sender_done_ns": _ns(np.asarray(take("sender_done_ps"), dtype=np.uint64)),
         "retransmits": ints("retransmits"),
         "timeouts": ints("timeouts"),
         "bytes_sent": ints("bytes_sent"),
@@ -176,7 +192,8 @@ def flow_table(
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
             data[extra] = workload[extra].to_numpy()
-    return pd.DataFrame(data)
+    # copy=False: one block per column, no consolidated second copy of the whole table
+    return pd.DataFrame(data, copy=False)
 
 
 def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None) -> Result:
@@ -240,6 +257,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         columns,
         warmup_flows=exp.workload.warmup_flows,
         default_priority=int(exp.engine["scheme"]["priority"]),
+        consume=True,
     )
+    del columns
     config = exp.to_dict()
     return Result(flows=table, summary=summarize(table, stats, config), stats=stats, config=config, experiment=exp)
