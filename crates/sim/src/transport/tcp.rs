@@ -181,6 +181,18 @@ pub struct ConnCounters {
     pub ooo_max_segments: u32,
 }
 
+/// `x.round() as Ps` for x >= 0 (half away from zero) without the libm call that baseline x86-64 makes for
+/// `round`: the cast truncates, and `x - trunc(x)` is exact.
+#[inline]
+fn round_ps(x: f64) -> Ps {
+    let t = x as Ps;
+    if x - t as f64 >= 0.5 {
+        t + 1
+    } else {
+        t
+    }
+}
+
 /// Both ends of one flow.
 ///
 /// Field order is layout (`repr(C)`, cache-line aligned): line 0 holds what every packet of the flow reads at
@@ -509,7 +521,8 @@ impl Conn {
     /// Send what the windows allow: lost segments first (congestion window only), then new data (congestion
     /// window and receive window).
     fn send_more(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
-        let window = (self.cwnd.floor() as u32).max(1);
+        // cwnd >= 1 > 0, so the truncating cast is floor (without a libm call on baseline x86-64)
+        let window = (self.cwnd as u32).max(1);
         while self.pipe() < window {
             if let Some(s) = self.next_lost() {
                 self.send_segment(p, s, now, true, out);
@@ -560,7 +573,7 @@ impl Conn {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
         }
-        let rto = (self.srtt + 4.0 * self.rttvar).round() as Ps;
+        let rto = round_ps(self.srtt + 4.0 * self.rttvar);
         self.rto = rto.clamp(p.rto_min, p.rto_max);
     }
 
@@ -691,7 +704,7 @@ impl Conn {
         if qc == flags::QC_RETX && !self.sender_done() {
             self.priority_detected_loss(p, now, cum, out);
         } else if qc == flags::QC_GAP && new_sack && !self.sender_done() {
-            self.priority_detected_gap(p, ack.sack);
+            self.priority_detected_gap(ack.sack);
         }
 
         if self.sender_done() {
@@ -772,8 +785,7 @@ impl Conn {
     /// SACKed segment `s`: every un-SACKed segment between the SACKed (or acknowledged) one below it and `s` is
     /// lost. Mark them lost; `send_more` retransmits them before new data, as the window allows. The window is
     /// halved as for a loss at the cumulative ACK (at most once per window of data).
-    fn priority_detected_gap(&mut self, p: &TcpParams, s: u32) {
-        let _ = p;
+    fn priority_detected_gap(&mut self, s: u32) {
         let mut h = s;
         while h > self.snd_una && !self.sacked.get(h - 1) {
             h -= 1;
@@ -1237,6 +1249,17 @@ mod tests {
         assert_eq!(c.cwnd, 4.0, "cwnd = ssthresh when fast recovery ends");
         assert_eq!(c.scoreboard(), (0, 0, 0));
         assert_eq!(c.counters.retransmits, 1);
+    }
+
+    #[test]
+    fn round_ps_matches_round() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        let edges = [0.0, 0.49999999999999994, 0.5, 1.5, 2.5, 1e7 + 0.5, 4503599627370495.5, 1e15 + 0.25];
+        let random = (0..100_000).map(|_| rng.gen_range(0.0..1e13) * if rng.gen_bool(0.5) { 1.0 } else { 1e-6 });
+        for x in edges.into_iter().chain(random) {
+            assert_eq!(round_ps(x), x.round() as Ps, "{x}");
+        }
     }
 
     #[test]
