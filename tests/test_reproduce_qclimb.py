@@ -162,9 +162,12 @@ def test_testbed_tiny_end_to_end(tmp_path):
 def test_sim_tiny_end_to_end(tmp_path):
     out = tmp_path / "sim"
     report, _ = reproduce.reproduce("qclimb-sim", out, scale="tiny", workers=2)
-    assert report.ok and report.total == 5
+    assert report.ok and report.total == 6
     runs = rq.load_runs(out)
-    assert {r.variant for r in runs} == {"PIAS", "QCLIMB", "QCLIMB-PS", "pFabric", "pFabric (estimated sizes)"}
+    assert {r.variant for r in runs} == {"PIAS", "QCLIMB", "QCLIMB-PS", "pFabric", "pFabric (estimated sizes)",
+                                         "QCLIMB (every gap)"}
+    gap = next(r for r in runs if r.variant == "QCLIMB (every gap)")
+    assert gap.config["scheme"]["priority_loss_repair"] == "every_gap"
     cfg = runs[0].config
     assert cfg["topology"]["host_link_gbps"] == 40 and cfg["topology"]["core_link_gbps"] == 100
     assert cfg["topology"]["leaves"] * cfg["topology"]["hosts_per_leaf"] == 144
