@@ -321,6 +321,26 @@ def test_a_run_dir_of_another_config_is_an_error(swept, tmp_path):
     assert report.ran == [] and len(report.skipped) == 4
 
 
+def test_runs_written_before_an_engine_key_existed_are_resumed(swept, tmp_path):
+    """A run folder whose config.json lacks an engine key added later (here the QCLIMB loss-repair option and the
+    receive window, removed by hand) counts as done when the key's default is what is asked; asking for another
+    value is still a conflict."""
+    tmp, done_out, _ = swept
+    out = tmp_path / "out"
+    shutil.copytree(done_out, out)
+    for run_id in IDS:
+        path = run_dir(out, run_id) / "config.json"
+        cfg = json.loads(path.read_text())
+        del cfg["scheme"]["priority_loss_repair"]
+        del cfg["transport"]["rwnd_bytes"]
+        path.write_text(json.dumps(cfg))
+    report = run_sweep(load_sweep(tmp / "exp.toml"), out)
+    assert report.ran == [] and len(report.skipped) == 4
+    result = sweep_cli(tmp / "exp.toml", "--out", out, "--set", "transport.rwnd_bytes=100000")
+    assert result.exit_code == 2
+    assert "transport.rwnd_bytes: stored 0, now 100000" in result.stderr  # the default it ran with
+
+
 def test_a_failed_run_is_reported_and_the_others_are_kept(tmp_path):
     # Two traces; the second disappears after validation, so its run fails in the worker.
     for name, size in (("a.csv", 20_000), ("b.csv", 30_000)):

@@ -316,7 +316,25 @@ def run_state(run_dir: Path, config: Mapping[str, Any]) -> tuple[str, str]:
     have = {k: v for k, v in stored.items() if k not in PROVENANCE_KEYS} if isinstance(stored, dict) else stored
     if have == want:
         return "done", ""
-    return "conflict", f"it holds results of another configuration ({_first_difference(have, want)})"
+    # keys added to the engine since the run was written take their defaults; the message names a real difference
+    current = _with_new_engine_keys(have) if isinstance(have, dict) else None
+    if current == want:
+        return "done", ""
+    return "conflict", f"it holds results of another configuration ({_first_difference(current or have, want)})"
+
+
+def _with_new_engine_keys(have: dict[str, Any]) -> dict[str, Any] | None:
+    """A stored config as today's engine resolves it: engine keys added since the run was written take their
+    defaults (for the stored scheme and preset); every key the run stored keeps its value. An engine key is only
+    ever added with a default that reproduces the behaviour before it, so such a run is still a run of the
+    requested config. None when today's engine refuses the stored config (e.g. a key since removed)."""
+    from fctlab.config import ConfigError, _validate_engine
+
+    try:
+        engine, _, _ = _validate_engine(have)
+    except (ConfigError, ValueError):
+        return None
+    return comparable_config({**have, **{k: v for k, v in engine.items() if k != "seed"}})
 
 
 def _clean_temporaries(run_dir: Path) -> None:
