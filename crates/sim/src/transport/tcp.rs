@@ -773,11 +773,17 @@ impl Conn {
         if !self.retx.get(hole) {
             self.send_segment(p, hole, now, true, out);
         }
+        self.halve_for_priority_loss();
+    }
+
+    /// QCLIMB's rate control on a priority-detected loss (section 4.1): halve the window, at most once per
+    /// window of data, and no DCTCP cut on top of it in that window.
+    fn halve_for_priority_loss(&mut self) {
         if self.snd_una >= self.prio_cut_end {
             self.ssthresh = (self.cwnd / 2.0).max(2.0);
             self.cwnd = self.ssthresh;
             self.prio_cut_end = self.snd_nxt;
-            self.cut_end = self.snd_nxt; // no DCTCP cut on top of it in this window
+            self.cut_end = self.snd_nxt;
         }
     }
 
@@ -802,12 +808,7 @@ impl Conn {
         }
         self.lost_mark_upto = self.lost_mark_upto.max(s);
         self.retx_ptr = self.retx_ptr.min(h);
-        if self.snd_una >= self.prio_cut_end {
-            self.ssthresh = (self.cwnd / 2.0).max(2.0);
-            self.cwnd = self.ssthresh;
-            self.prio_cut_end = self.snd_nxt;
-            self.cut_end = self.snd_nxt;
-        }
+        self.halve_for_priority_loss();
     }
 
     fn grow(&mut self, p: &TcpParams, segs: u32) {
