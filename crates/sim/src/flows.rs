@@ -186,4 +186,26 @@ impl FlowResults {
             ooo_max_segments: vec![0; n],
         }
     }
+
+    /// Only `bytes_dropped` (for `n` flows), every other column empty: what the switches' side of a two-thread
+    /// run records (`engine::parallel`).
+    pub fn drops_only(n: usize) -> Self {
+        FlowResults {
+            start_ps: Vec::new(),
+            finish_ps: Vec::new(),
+            sender_done_ps: Vec::new(),
+            ideal_fct_ps: Vec::new(),
+            retransmits: Vec::new(),
+            timeouts: Vec::new(),
+            bytes_sent: Vec::new(),
+            bytes_delivered: Vec::new(),
+            bytes_dropped: vec![0; n],
+            ecn_marked: Vec::new(),
+            probes: Vec::new(),
+            fast_recoveries: Vec::new(),
+            priority_losses: Vec::new(),
+            duplicate_data: Vec::new(),
+            ooo_max_segments: Vec::new(),
+        }
+    }
 }

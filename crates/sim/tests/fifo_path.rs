@@ -1,10 +1,11 @@
 //! The FIFO fast path (ports whose traffic all maps to one queue put packets on the wire at enqueue, with no
 //! "transmitter free" events) must give bit-identical results to the event-driven path, and both must follow
 //! the tie rule: an arrival at the instant the transmitter becomes free is admitted after the next waiting
-//! packet has started.
+//! packet has started. Every scenario also runs on two threads (`engine::parallel`), on both paths, with
+//! bit-identical results.
 
 use fctlab_sim::config::*;
-use fctlab_sim::engine::run_event_driven;
+use fctlab_sim::engine::{run_event_driven, run_threads};
 use fctlab_sim::units::PS_PER_US;
 use fctlab_sim::{run, FlowSet, RunOutput, RunStats};
 mod common;
@@ -44,13 +45,21 @@ fn packet_level(s: &RunStats) -> RunStats {
     }
 }
 
-/// Run both ways; assert identical results; return (fast path, event-driven).
+/// Run both ways, each on one and on two threads; assert identical results; return (fast path,
+/// event-driven) of the one-thread runs.
 fn both(name: &str, cfg: &Config, f: &FlowSet) -> (RunOutput, RunOutput) {
     let fast = run(cfg, f, None).unwrap();
-    let slow = run_event_driven(cfg, f).unwrap();
+    let slow = run_event_driven(cfg, f, 1).unwrap();
     assert_eq!(fast.results, slow.results, "{name}: per-flow results differ");
     assert_eq!(packet_level(&fast.stats), packet_level(&slow.stats), "{name}: packet-level stats differ");
     assert!(fast.stats.events <= slow.stats.events, "{name}");
+    for (one, two, path) in
+        [(&fast, run_threads(cfg, f, None, 2).unwrap(), "fast"), (&slow, run_event_driven(cfg, f, 2).unwrap(), "event-driven")]
+    {
+        assert_eq!(one.results, two.results, "{name}, {path} path: per-flow results differ on two threads");
+        assert_eq!(packet_level(&one.stats), packet_level(&two.stats), "{name}, {path} path: stats differ on two threads");
+        assert_eq!(one.stats.events, two.stats.events, "{name}, {path} path: event counts differ on two threads");
+    }
     (fast, slow)
 }
 

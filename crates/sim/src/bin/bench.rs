@@ -1,16 +1,25 @@
-//! `fctlab-bench CONFIG.json FLOWS.csv`: run the engine alone (no Python) on a config and a flow file
-//! (`src,dst,size_bytes,start_ps[,priority]` with a header line), print the run's stats as JSON. Used to
-//! profile the core (perf, callgrind) on the same inputs the Python front would pass.
+//! `fctlab-bench CONFIG.json FLOWS.csv [THREADS]`: run the engine alone (no Python) on a config and a flow
+//! file (`src,dst,size_bytes,start_ps[,priority]` with a header line) on THREADS threads (default 1), print
+//! the run's stats as JSON. Used to profile the core (perf, callgrind) on the same inputs the Python front
+//! would pass.
 
 use fctlab_sim::{Config, FlowSet};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 3 {
-        eprintln!("usage: fctlab-bench CONFIG.json FLOWS.csv");
+    if args.len() != 3 && args.len() != 4 {
+        eprintln!("usage: fctlab-bench CONFIG.json FLOWS.csv [THREADS]");
         return ExitCode::from(2);
     }
+    let threads = match args.get(3).map(|t| t.parse::<usize>()) {
+        None => 1,
+        Some(Ok(t)) if t >= 1 => t,
+        _ => {
+            eprintln!("THREADS must be a positive integer");
+            return ExitCode::from(2);
+        }
+    };
     let cfg = match std::fs::read_to_string(&args[1]).map_err(|e| e.to_string()).and_then(|t| Config::from_json(&t).map_err(|e| e.to_string())) {
         Ok(c) => c,
         Err(e) => {
@@ -46,7 +55,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    match fctlab_sim::run(&cfg, &flows, None) {
+    match fctlab_sim::engine::run_threads(&cfg, &flows, None, threads) {
         Ok(out) => {
             println!("{}", serde_json::to_string_pretty(&out.stats).unwrap());
             ExitCode::SUCCESS

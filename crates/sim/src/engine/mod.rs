@@ -20,6 +20,7 @@
 //! busy when it fires and re-arms itself at the new end of transmission (a port has at most one such event
 //! pending at any time).
 
+pub mod parallel;
 pub mod queue;
 
 use crate::config::{Config, QclimbInfo, RoutingMode, SchemeName};
@@ -171,21 +172,30 @@ struct Sim<'a> {
     nic_buffer: u64,
     /// Scratch buffer the transports write packets into (reused: no allocation per packet).
     out: Vec<Packet>,
+    /// Two-thread runs: packets handed to the other thread since the last exchange.
+    outbox: Vec<parallel::Msg>,
     stats: RunStats,
     ooo: OooHosts,
     progress: Option<&'a AtomicU64>,
 }
 
-/// Simulate `flows` on the fabric `cfg` describes. Deterministic: same inputs, same results.
+/// Simulate `flows` on the fabric `cfg` describes, on one thread. Deterministic: same inputs, same results.
 pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
-    run_with(cfg, flows, progress, true)
+    run_with(cfg, flows, progress, true, 1)
 }
 
-/// [`run`] with every port event-driven (no FIFO fast path): for the tests that check that both paths give
-/// bit-identical results.
+/// [`run`] on up to `threads` threads (1 or 2; see [`parallel`]). The results are bit-identical to [`run`]'s
+/// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that
+/// cannot be split (a host link without propagation delay) runs on one thread.
+pub fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+    run_with(cfg, flows, progress, true, threads)
+}
+
+/// [`run`] with every port event-driven (no FIFO fast path), on `threads` threads: for the tests that check
+/// that all paths give bit-identical results.
 #[doc(hidden)]
-pub fn run_event_driven(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
-    run_with(cfg, flows, None, false)
+pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
+    run_with(cfg, flows, None, false, threads)
 }
 
 /// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
@@ -205,7 +215,13 @@ fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
     }
 }
 
-fn run_with(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, fifo_fast_path: bool) -> Result<RunOutput, FlowError> {
+fn run_with(
+    cfg: &Config,
+    flows: &FlowSet,
+    progress: Option<&AtomicU64>,
+    fifo_fast_path: bool,
+    threads: usize,
+) -> Result<RunOutput, FlowError> {
     flows.validate(cfg.topology.hosts())?;
     if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
         return Err(FlowError(
@@ -231,60 +247,107 @@ fn run_with(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, fifo_fa
         }
     }
     let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
-    let mut order: Vec<u32> = (0..flows.len() as u32).filter(|&i| flows.parent(i as usize).is_none()).collect();
-    order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
-    let (child_start, children) = dependency_lists(flows);
-    let queues = cfg.switch.queues as usize;
-    let rank_queues = if cfg.scheme.name.rank_queue() {
-        (0..net.ports.len()).map(|_| RankQueue::new()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut sim = Sim {
-        net,
-        events: EventQueue::new(),
-        now: 0,
-        flows,
-        order,
-        next_start: 0,
-        child_start,
-        children,
-        conns: (0..flows.len()).map(|_| None).collect(),
-        open_flows: 0,
-        results: FlowResults::new(flows.len()),
-        params,
-        default_prio: cfg.scheme.priority,
-        bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
-            (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
-            (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
-            _ => BoundsFrom::Estimate,
-        },
-        spray: cfg.routing.mode == RoutingMode::Spray,
-        rng,
-        rank_queues,
-        switch_buffer: cfg.switch.buffer_bytes,
-        nic_buffer: cfg.host.nic_buffer_bytes,
-        out: Vec::with_capacity(256),
-        stats: RunStats {
-            flows: flows.len() as u64,
-            drops_per_queue: vec![0; queues],
-            marks_per_queue: vec![0; queues],
-            ..RunStats::default()
-        },
-        ooo: OooHosts::new(cfg.topology.hosts() as usize),
-        progress,
-    };
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
+    if threads >= 2 {
+        if let Some(lookahead) = parallel::lookahead(&net) {
+            let hosts = Sim::new(cfg, flows, progress, net.clone(), params.clone(), rng.clone(), parallel::Side::Hosts);
+            let switches = Sim::new(cfg, flows, None, net, params, rng, parallel::Side::Switches);
+            let mut sim = parallel::run(hosts, switches, limit, lookahead);
+            sim.finish(wall.elapsed().as_secs_f64());
+            return Ok(RunOutput { results: sim.results, stats: sim.stats });
+        }
+    }
+    let mut sim = Sim::new(cfg, flows, progress, net, params, rng, parallel::Side::All);
     sim.run_loop(limit);
     sim.finish(wall.elapsed().as_secs_f64());
     Ok(RunOutput { results: sim.results, stats: sim.stats })
 }
 
+impl<'a> Sim<'a> {
+    /// A run's state; `side` is the part of the fabric it simulates (`All` on one thread).
+    fn new(
+        cfg: &Config,
+        flows: &'a FlowSet,
+        progress: Option<&'a AtomicU64>,
+        mut net: Network,
+        params: TcpParams,
+        rng: Xoshiro256PlusPlus,
+        side: parallel::Side,
+    ) -> Self {
+        let hosts_here = side != parallel::Side::Switches;
+        let mut order: Vec<u32> = Vec::new();
+        let (mut child_start, mut children) = (Vec::new(), Vec::new());
+        if hosts_here {
+            order = (0..flows.len() as u32).filter(|&i| flows.parent(i as usize).is_none()).collect();
+            order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
+            (child_start, children) = dependency_lists(flows);
+        }
+        if side != parallel::Side::All {
+            // the ports whose far end the other thread simulates
+            for p in &mut net.ports {
+                p.remote = (side == parallel::Side::Hosts) == net_is_host(net.hosts, p.owner)
+                    && net_is_host(net.hosts, p.owner) != net_is_host(net.hosts, p.peer);
+            }
+        }
+        let queues = cfg.switch.queues as usize;
+        let rank_queues = if cfg.scheme.name.rank_queue() {
+            (0..net.ports.len()).map(|_| RankQueue::new()).collect()
+        } else {
+            Vec::new()
+        };
+        Sim {
+            net,
+            events: EventQueue::new(),
+            now: 0,
+            flows,
+            order,
+            next_start: 0,
+            child_start,
+            children,
+            conns: if hosts_here { (0..flows.len()).map(|_| None).collect() } else { Vec::new() },
+            open_flows: 0,
+            // the switches' side records only drops
+            results: if hosts_here { FlowResults::new(flows.len()) } else { FlowResults::drops_only(flows.len()) },
+            params,
+            default_prio: cfg.scheme.priority,
+            bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
+                (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
+                (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
+                _ => BoundsFrom::Estimate,
+            },
+            spray: cfg.routing.mode == RoutingMode::Spray,
+            rng,
+            rank_queues,
+            switch_buffer: cfg.switch.buffer_bytes,
+            nic_buffer: cfg.host.nic_buffer_bytes,
+            out: Vec::with_capacity(256),
+            outbox: Vec::new(),
+            stats: RunStats {
+                flows: flows.len() as u64,
+                drops_per_queue: vec![0; queues],
+                marks_per_queue: vec![0; queues],
+                ..RunStats::default()
+            },
+            ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
+            progress,
+        }
+    }
+}
+
+fn net_is_host(hosts: u32, node: u32) -> bool {
+    node < hosts
+}
+
 impl Sim<'_> {
-    fn run_loop(&mut self, limit: Ps) {
+    /// Queue the first flow arrival (the flows' side of a run only).
+    fn schedule_first_flow(&mut self) {
         if let Some(&first) = self.order.first() {
             self.events.push(self.flows.start_ps[first as usize], Event::FlowStart(NEXT_IN_ORDER));
         }
+    }
+
+    fn run_loop(&mut self, limit: Ps) {
+        self.schedule_first_flow();
         while let Some((t, ev)) = self.events.pop() {
             if t > limit {
                 self.stats.hit_time_limit = true;
@@ -292,22 +355,27 @@ impl Sim<'_> {
             }
             self.now = t;
             self.stats.events += 1;
-            match ev {
-                Event::Arrive(port) => self.on_arrive(port),
-                Event::TxFree(port) => self.on_tx_free(port),
-                Event::Timer(flow) => self.on_timer(flow),
-                Event::FlowStart(NEXT_IN_ORDER) => {
-                    let id = self.order[self.next_start];
-                    self.next_start += 1;
-                    if let Some(&next) = self.order.get(self.next_start) {
-                        self.events.push(self.flows.start_ps[next as usize], Event::FlowStart(NEXT_IN_ORDER));
-                    }
-                    self.start_flow(id);
-                }
-                Event::FlowStart(id) => self.start_flow(id),
-            }
+            self.dispatch(ev);
         }
         self.stats.max_event_queue_len = self.events.max_len() as u64;
+    }
+
+    #[inline(always)]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::Arrive(port) => self.on_arrive(port),
+            Event::TxFree(port) => self.on_tx_free(port),
+            Event::Timer(flow) => self.on_timer(flow),
+            Event::FlowStart(NEXT_IN_ORDER) => {
+                let id = self.order[self.next_start];
+                self.next_start += 1;
+                if let Some(&next) = self.order.get(self.next_start) {
+                    self.events.push(self.flows.start_ps[next as usize], Event::FlowStart(NEXT_IN_ORDER));
+                }
+                self.start_flow(id);
+            }
+            Event::FlowStart(id) => self.start_flow(id),
+        }
     }
 
     fn start_flow(&mut self, id: u32) {
@@ -414,9 +482,8 @@ impl Sim<'_> {
                 self.net.pools[i as usize].used -= next.wire as u64;
             }
             let p = &mut self.net.ports[port as usize];
-            if let Some(at) = p.transmit(now, next) {
-                self.events.push(at, Event::Arrive(port));
-            }
+            let arrival = p.transmit(now, next);
+            self.launched(port, arrival);
             // the pending TxFree (at `now`) stays pending: it re-arms itself at the new `busy_until`
         }
         let p = &mut self.net.ports[port as usize];
@@ -431,9 +498,8 @@ impl Sim<'_> {
         }
         let p = &mut self.net.ports[port as usize];
         if p.can_send_now(now) {
-            if let Some(at) = p.transmit(now, pkt) {
-                self.events.push(at, Event::Arrive(port));
-            }
+            let arrival = p.transmit(now, pkt);
+            self.launched(port, arrival);
         } else {
             p.push(pkt);
             if let Some(i) = p.pool() {
@@ -445,6 +511,23 @@ impl Sim<'_> {
                 self.events.push(at, Event::TxFree(port));
             }
         }
+    }
+
+    /// A packet just went onto port `port`'s wire (`arrival`: its arrival time if the wire was empty): schedule
+    /// the arrival, or, on a remote port of a two-thread run, hand the packet to the other thread.
+    #[inline(always)]
+    fn launched(&mut self, port: u32, arrival: Option<Ps>) {
+        if self.net.port_mut(port).remote {
+            self.hand_over(port);
+        } else if let Some(at) = arrival {
+            self.events.push(at, Event::Arrive(port));
+        }
+    }
+
+    #[inline(never)]
+    fn hand_over(&mut self, port: u32) {
+        let (at, pkt) = self.net.port_mut(port).hand_over();
+        self.outbox.push(parallel::Msg { port, at, pkt });
     }
 
     /// Count what a port's admission decided for a packet of queue `q`; `false` if it was dropped.
@@ -477,9 +560,7 @@ impl Sim<'_> {
                 let arrival = p.commit(now, pkt);
                 self.stats.ecn_marks += marked as u64;
                 self.stats.marks_per_queue[q] += marked as u64;
-                if let Some(at) = arrival {
-                    self.events.push(at, Event::Arrive(port));
-                }
+                self.launched(port, arrival);
             }
             Admission::Dropped => self.count_drop(q, &pkt),
         }
@@ -505,17 +586,17 @@ impl Sim<'_> {
         if p.tx_event_pending && p.busy_until <= now {
             // The tie rule (see the module docs): serve the waiting packet first, then admit the arrival.
             let next = rq.pop().expect("a TxFree is pending with nothing queued");
-            if let Some(at) = p.transmit(now, next) {
-                self.events.push(at, Event::Arrive(port));
-            }
+            let arrival = p.transmit(now, next);
+            self.launched(port, arrival);
         }
+        let rq = &mut self.rank_queues[port as usize];
+        let p = &mut self.net.ports[port as usize];
         // Same test as "queue empty and port idle", without reading the rank queue: a waiting packet always
         // has a TxFree pending, and with one pending the port is busy past `now` (the tie rule above saw to it).
         debug_assert!(p.tx_event_pending || rq.is_empty());
         if !p.tx_event_pending && p.can_send_now(now) {
-            if let Some(at) = p.transmit(now, pkt) {
-                self.events.push(at, Event::Arrive(port));
-            }
+            let arrival = p.transmit(now, pkt);
+            self.launched(port, arrival);
             return;
         }
         let limit = if at_host { self.nic_buffer } else { self.switch_buffer };
@@ -556,9 +637,10 @@ impl Sim<'_> {
                 return;
             }
             let Some(pkt) = rq.pop() else { return };
-            if let Some(at) = p.transmit(now, pkt) {
-                self.events.push(at, Event::Arrive(port));
-            }
+            let arrival = p.transmit(now, pkt);
+            self.launched(port, arrival);
+            let rq = &mut self.rank_queues[port as usize];
+            let p = &mut self.net.ports[port as usize];
             if !rq.is_empty() {
                 p.tx_event_pending = true;
                 let at = p.busy_until;
@@ -581,9 +663,9 @@ impl Sim<'_> {
             self.net.pools[i as usize].used -= pkt.wire as u64;
         }
         let p = &mut self.net.ports[port as usize];
-        if let Some(at) = p.transmit(now, pkt) {
-            self.events.push(at, Event::Arrive(port));
-        }
+        let arrival = p.transmit(now, pkt);
+        self.launched(port, arrival);
+        let p = &mut self.net.ports[port as usize];
         if p.bytes > 0 {
             p.tx_event_pending = true;
             let at = p.busy_until;

@@ -1,4 +1,14 @@
-//! The event queue: events ordered by (time, insertion sequence), so that ties are deterministic and FIFO.
+//! The event queue: events ordered by (time, event key), so that ties are deterministic.
+//!
+//! **Ties.** Events at the same picosecond are served in the order of their key: kind first (arrivals, then
+//! "transmitter free", then timers, then flow starts), then the id (port or flow) ascending. The key depends
+//! only on the event, not on when or by which handler it was pushed, so the order of a run's events does not
+//! depend on how the run is divided among threads (`engine::parallel`): a two-thread run processes exactly the
+//! events of the one-thread run, in the same order on each side. (An insertion-order tie rule would not have
+//! that property: the order in which two threads push same-time events is a race.) The physics is no less
+//! arbitrary than with insertion order: which of two packets that reach a switch in the same picosecond is
+//! enqueued first has no right answer; the ports' own tie rule (a packet arriving as the transmitter frees
+//! is admitted after the departure) does not depend on the event order either.
 //!
 //! The queue stays small by construction (DESIGN.md): one entry per link for the packet at the head of its
 //! wire, one per busy transmitter with packets waiting, at most one per flow for its retransmission timer
@@ -9,18 +19,16 @@
 //! queue holds ~1-2k entries. A ring of `RING` buckets, each `2^SHIFT` ps wide, covers the next
 //! `RING << SHIFT` ps; an event within that horizon goes to its bucket, a later one (retransmission timers,
 //! far flow arrivals, the odd long-delay hop) to a small binary heap. A bucket is a linked list (in a slab,
-//! no allocation in the steady state) kept in (time, insertion) order: a new entry goes after every entry
-//! with time <= its own, so equal times stay FIFO without storing a sequence number. A bitmap of non-empty
+//! no allocation in the steady state) kept in (time, key) order: a new entry goes after every entry with
+//! (time, key) <= its own. A bitmap of non-empty
 //! buckets finds the next one from the current time's bucket in a few word scans. What `BinaryHeap` spent its
 //! time on (sifting 32-byte entries through ~11 levels) becomes a couple of list splices.
 //!
 //! Order between the two parts: the ring holds the events in [now, bucket(now) + RING) (every entry was
 //! within the horizon when pushed, and time only moves forward), so its earliest entry is the head of the
-//! first non-empty bucket at or after now's bucket. An event that went to the far heap at time t was pushed
-//! when t was beyond the horizon, hence strictly earlier in simulated time (so earlier in insertion order)
-//! than any ring entry with the same time t: on a tie the far heap goes first. Inside the far heap a sequence
-//! number breaks ties. The randomized test below checks the whole against a `BinaryHeap` keyed by
-//! (time, sequence).
+//! first non-empty bucket at or after now's bucket; the far heap is keyed by (time, key) too, and `pop`
+//! compares the two heads by (time, key). The randomized test below checks the whole against a `BinaryHeap`
+//! keyed by (time, key).
 
 use crate::units::Ps;
 use std::cmp::Reverse;
@@ -43,7 +51,8 @@ pub enum Event {
 /// `Event::FlowStart` of the next independent flow in start order.
 pub const NEXT_IN_ORDER: u32 = ID_MASK;
 
-/// Ids travel in 30 bits next to a 2-bit kind (a slab node is then 16 bytes).
+/// Ids travel in 30 bits next to a 2-bit kind (a slab node is then 16 bytes). The encoded value is also the
+/// tie key: kind in the high bits, so kinds order as listed in [`Event`], then ids ascending.
 const ID_BITS: u32 = 30;
 const ID_MASK: u32 = (1 << ID_BITS) - 1;
 
@@ -102,9 +111,8 @@ pub struct EventQueue {
     ring_len: usize,
     /// The most entries there ever were (both parts).
     max_len: usize,
-    /// Events beyond the horizon, keyed by (time << 64 | far_seq).
-    far: BinaryHeap<Reverse<(u128, u32)>>,
-    far_seq: u64,
+    /// Events beyond the horizon, keyed by (time, code).
+    far: BinaryHeap<Reverse<(Ps, u32)>>,
     /// Earliest time in `far` (NEVER when empty), so that `pop` compares without touching the heap.
     far_min: Ps,
 }
@@ -126,7 +134,6 @@ impl EventQueue {
             ring_len: 0,
             max_len: 0,
             far: BinaryHeap::with_capacity(1024),
-            far_seq: 0,
             far_min: Ps::MAX,
         }
     }
@@ -150,6 +157,7 @@ impl EventQueue {
     #[inline(always)]
     pub fn push(&mut self, time: Ps, event: Event) {
         assert!(time >= self.now, "event scheduled in the past ({time} < {})", self.now);
+        debug_assert!(time < Ps::MAX, "an event at the end of time");
         let code = event.encode();
         if (time >> SHIFT) - (self.now >> SHIFT) >= RING as u64 {
             self.push_far(time, code);
@@ -164,10 +172,10 @@ impl EventQueue {
             (self.nodes.len() - 1) as u32
         };
         let b = ((time >> SHIFT) as usize) & (RING - 1);
-        // after every entry with time <= ours (FIFO among equal times); buckets hold ~1 entry
+        // after every entry with (time, code) <= ours; buckets hold ~1 entry
         let mut prev = NIL;
         let mut cur = self.heads[b];
-        while cur != NIL && self.node(cur).time <= time {
+        while cur != NIL && (self.node(cur).time, self.node(cur).code) <= (time, code) {
             prev = cur;
             cur = self.node(cur).next;
         }
@@ -185,8 +193,7 @@ impl EventQueue {
     #[cold]
     #[inline(never)]
     fn push_far(&mut self, time: Ps, code: u32) {
-        self.far.push(Reverse((((time as u128) << 64) | self.far_seq as u128, code)));
-        self.far_seq += 1;
+        self.far.push(Reverse((time, code)));
         self.far_min = self.far_min.min(time);
         self.max_len = self.max_len.max(self.ring_len + self.far.len());
     }
@@ -206,17 +213,26 @@ impl EventQueue {
         }
     }
 
-    /// The earliest event (the first inserted among equal times).
+    /// The earliest event (the smallest key among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
+        self.pop_before(Ps::MAX)
+    }
+
+    /// The earliest event if its time is before `bound`; otherwise `None`, and the queue is unchanged.
+    #[inline]
+    pub fn pop_before(&mut self, bound: Ps) -> Option<(Ps, Event)> {
         if self.ring_len == 0 {
-            return self.pop_far();
+            return if self.far_min < bound { self.pop_far() } else { None };
         }
         let b = self.first_bucket();
         let n = self.heads[b];
         let node = *self.node(n);
-        if self.far_min <= node.time {
-            return self.pop_far();
+        if self.far_min <= node.time && self.far_first(node.time, node.code) {
+            return if self.far_min < bound { self.pop_far() } else { None };
+        }
+        if node.time >= bound {
+            return None;
         }
         self.heads[b] = node.next;
         if node.next == NIL {
@@ -230,13 +246,20 @@ impl EventQueue {
         Some((node.time, Event::decode(node.code)))
     }
 
+    /// Does the far heap's head come before the ring entry (time, code)? (`far_min <= time`.)
+    #[cold]
+    #[inline(never)]
+    fn far_first(&self, time: Ps, code: u32) -> bool {
+        self.far.peek().is_some_and(|r| r.0 < (time, code))
+    }
+
     #[cold]
     #[inline(never)]
     fn pop_far(&mut self) -> Option<(Ps, Event)> {
-        let Reverse((key, code)) = self.far.pop()?;
-        self.far_min = self.far.peek().map_or(Ps::MAX, |r| (r.0 .0 >> 64) as Ps);
-        self.now = (key >> 64) as Ps;
-        Some((self.now, Event::decode(code)))
+        let Reverse((time, code)) = self.far.pop()?;
+        self.far_min = self.far.peek().map_or(Ps::MAX, |r| r.0 .0);
+        self.now = time;
+        Some((time, Event::decode(code)))
     }
 
     /// Time of the earliest event, if any.
@@ -266,12 +289,14 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     #[test]
-    fn orders_by_time_then_insertion() {
+    fn orders_by_time_then_event_key() {
         let mut q = EventQueue::new();
-        q.push(5, Event::Timer(1));
-        q.push(3, Event::Timer(2));
         q.push(5, Event::Timer(3));
-        q.push(3, Event::Timer(4));
+        q.push(3, Event::FlowStart(2));
+        q.push(5, Event::Timer(1));
+        q.push(3, Event::Arrive(9));
+        q.push(3, Event::TxFree(4));
+        q.push(3, Event::Arrive(4));
         q.push(0, Event::FlowStart(NEXT_IN_ORDER));
         assert_eq!(q.peek_time(), Some(0));
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
@@ -279,8 +304,10 @@ mod tests {
             got,
             vec![
                 (0, Event::FlowStart(NEXT_IN_ORDER)),
-                (3, Event::Timer(2)),
-                (3, Event::Timer(4)),
+                (3, Event::Arrive(4)),
+                (3, Event::Arrive(9)),
+                (3, Event::TxFree(4)),
+                (3, Event::FlowStart(2)),
                 (5, Event::Timer(1)),
                 (5, Event::Timer(3))
             ]
@@ -290,24 +317,25 @@ mod tests {
     }
 
     #[test]
-    fn equal_times_pushed_while_serving_that_time_come_last() {
+    fn equal_times_pushed_while_serving_that_time_take_their_key_order() {
         let mut q = EventQueue::new();
-        for i in 0..5 {
+        for i in [1, 3, 5, 7] {
             q.push(10, Event::Arrive(i));
         }
-        q.push(11, Event::Arrive(99));
-        assert_eq!(q.pop(), Some((10, Event::Arrive(0))));
-        q.push(10, Event::TxFree(7)); // same time as the one being served: after the four still queued
+        q.push(11, Event::Arrive(0));
+        assert_eq!(q.pop(), Some((10, Event::Arrive(1))));
+        q.push(10, Event::Arrive(4)); // same time as the one being served: by key, before 5 and 7
+        q.push(10, Event::TxFree(0)); // after every arrival of that time
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             got,
             vec![
-                (10, Event::Arrive(1)),
-                (10, Event::Arrive(2)),
                 (10, Event::Arrive(3)),
                 (10, Event::Arrive(4)),
-                (10, Event::TxFree(7)),
-                (11, Event::Arrive(99))
+                (10, Event::Arrive(5)),
+                (10, Event::Arrive(7)),
+                (10, Event::TxFree(0)),
+                (11, Event::Arrive(0))
             ]
         );
     }
@@ -315,11 +343,11 @@ mod tests {
     #[test]
     fn far_future_timers_and_extreme_times() {
         let mut q = EventQueue::new();
-        q.push(u64::MAX - 1, Event::Timer(1));
-        q.push(2_000_000_000, Event::Timer(2));
-        q.push(1, Event::Arrive(3));
         q.push(u64::MAX - 1, Event::Timer(4));
         q.push(2_000_000_000, Event::Timer(5));
+        q.push(1, Event::Arrive(3));
+        q.push(u64::MAX - 1, Event::Timer(1));
+        q.push(2_000_000_000, Event::Timer(2));
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             got,
@@ -333,25 +361,32 @@ mod tests {
         );
     }
 
-    /// Drive the queue and a `BinaryHeap` keyed by (time << 64 | sequence) with the same random operations,
-    /// shaped like a simulation: mostly near-future events on a coarse lattice (many exact ties), some far
-    /// timers, pushes interleaved with pops at the current time.
     #[test]
-    fn matches_a_binary_heap_with_sequence_numbers() {
+    fn pop_before_leaves_later_events_in_place() {
+        let mut q = EventQueue::new();
+        q.push(100, Event::Arrive(1));
+        q.push(50_000_000_000, Event::Timer(2)); // far
+        assert_eq!(q.pop_before(100), None);
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.pop_before(101), Some((100, Event::Arrive(1))));
+        assert_eq!(q.pop_before(50_000_000_000), None);
+        assert_eq!(q.peek_time(), Some(50_000_000_000));
+        assert_eq!(q.pop_before(50_000_000_001), Some((50_000_000_000, Event::Timer(2))));
+        assert_eq!(q.pop_before(Ps::MAX), None);
+    }
+
+    /// Drive the queue and a `BinaryHeap` keyed by (time, key) with the same random operations, shaped like a
+    /// simulation: mostly near-future events on a coarse lattice (many exact ties, between the ring and the
+    /// far heap too), events of every kind with few ids (many ties of the key's parts), some far timers,
+    /// pushes interleaved with pops at the current time, some pops bounded.
+    #[test]
+    fn matches_a_binary_heap_keyed_by_time_and_event() {
         for seed in 0..20u64 {
             let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
             let mut q = EventQueue::new();
-            let mut reference: BinaryHeap<Reverse<(u128, u32)>> = BinaryHeap::new();
-            let mut seq = 0u64;
+            let mut reference: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
             let mut now = 0u64;
-            let mut id = 0u32;
             let mut max_len = 0;
-            let mut push = |q: &mut EventQueue, r: &mut BinaryHeap<Reverse<(u128, u32)>>, t: u64| {
-                q.push(t, Event::Arrive(id));
-                r.push(Reverse((((t as u128) << 64) | seq as u128, id)));
-                seq += 1;
-                id += 1;
-            };
             for _ in 0..20_000 {
                 let pushes = rng.gen_range(0..3);
                 for _ in 0..pushes {
@@ -365,21 +400,33 @@ mod tests {
                         6 => now + rng.gen_range(0..30_000_000),
                         _ => now + rng.gen_range(0..3_000_000),
                     };
-                    push(&mut q, &mut reference, t);
+                    let id = rng.gen_range(0..6);
+                    let ev = match rng.gen_range(0..4) {
+                        0 => Event::Arrive(id),
+                        1 => Event::TxFree(id),
+                        2 => Event::Timer(id),
+                        _ => Event::FlowStart(id),
+                    };
+                    q.push(t, ev);
+                    reference.push(Reverse((t, ev.encode())));
                 }
                 assert_eq!(q.len(), reference.len());
                 max_len = max_len.max(reference.len());
                 assert_eq!(q.max_len(), max_len);
-                assert_eq!(q.peek_time(), reference.peek().map(|r| (r.0 .0 >> 64) as u64));
-                let a = q.pop();
-                let b = reference.pop().map(|Reverse((k, i))| ((k >> 64) as u64, Event::Arrive(i)));
+                assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
+                let bound = if rng.gen_bool(0.2) { now + rng.gen_range(0..2_000_000) } else { Ps::MAX };
+                let a = q.pop_before(bound);
+                let b = match reference.peek() {
+                    Some(r) if r.0 .0 < bound => reference.pop().map(|Reverse((t, c))| (t, Event::decode(c))),
+                    _ => None,
+                };
                 assert_eq!(a, b, "seed {seed}");
                 if let Some((t, _)) = a {
                     now = t;
                 }
             }
-            while let Some(b) = reference.pop() {
-                assert_eq!(q.pop(), Some(((b.0 .0 >> 64) as u64, Event::Arrive(b.0 .1))));
+            while let Some(Reverse((t, c))) = reference.pop() {
+                assert_eq!(q.pop(), Some((t, Event::decode(c))));
             }
             assert_eq!(q.pop(), None);
         }

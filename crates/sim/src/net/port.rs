@@ -103,6 +103,11 @@ pub struct Port {
     fifo_queue: u8,
     /// Index of the last queue (queues - 1), here so that mapping a priority reads no other line.
     last_queue: u8,
+    /// Two-thread runs (`engine::parallel`): the far end belongs to the other thread. Its packets are handed
+    /// over (with their arrival times) as they go onto the wire, and the wire here keeps only what the FIFO
+    /// bookkeeping needs (see [`Port::hand_over`]); the other thread's copy of this port holds the packets in
+    /// flight.
+    pub remote: bool,
     // --- line 2: the event-driven discipline ---
     queues: Box<[Fifo]>,
     /// Bit q set when queue q is non-empty.
@@ -155,6 +160,7 @@ impl Port {
             tx_event_pending: false,
             fifo_queue: 0,
             last_queue: (k - 1) as u8,
+            remote: false,
             fifo_dropped: 0,
             owner,
             rate_bps,
@@ -374,6 +380,20 @@ impl Port {
         self.wire.push_back((arrival, pkt));
         self.transmitted += 1;
         was_empty.then_some(arrival)
+    }
+
+    /// A remote port (see [`Port::remote`]): the packet just put on the wire (by `transmit` or `commit`) with its
+    /// arrival time, for the other thread. The wire then keeps only the packets still waiting to start, the
+    /// ones [`Port::retire_started`] reads (FIFO mode; none in event-driven mode): the far end's copy of the
+    /// port is where they arrive.
+    #[inline]
+    pub fn hand_over(&mut self) -> (Ps, Packet) {
+        debug_assert!(self.remote);
+        let sent = *self.wire.back().expect("hand_over with nothing sent");
+        while self.wire.len() > self.waiting as usize {
+            self.wire.pop_front();
+        }
+        sent
     }
 
     /// Take the packet at the head of the wire, which reaches the far end now.

@@ -1,0 +1,237 @@
+//! Two-thread runs: the hosts on one thread, the switches on the other, with results bit-identical to one
+//! thread's.
+//!
+//! **The split.** Every link between a host and a switch is cut: the hosts' thread simulates the hosts (flow
+//! arrivals, transports and their timers, the NIC ports, and the packets arriving at hosts), the switches'
+//! thread every switch port and the packets arriving at switches. A packet crosses a cut when it goes onto a
+//! *remote* port's wire (a NIC port, or a switch port facing a host): the sending side hands it over, with its
+//! arrival time, to the other side, which puts it on its own copy of that wire and schedules its arrival as
+//! the one-thread engine would. No other state is shared: connections and their results live on the hosts'
+//! side, switch queues, shared buffers and the spraying generator (only switches draw from it) on the
+//! switches' side; counters are kept per side and added up at the end.
+//!
+//! **Synchronization** (conservative, in the manner of Chandy and Misra): a packet handed over at time t
+//! arrives no earlier than t + the cut link's propagation delay (its *lookahead*, the PIAS fabric's 20.2 us
+//! per host link). Each side publishes a *clock*, a lower bound on the time of every event it will still
+//! process, and processes only events earlier than the other side's clock plus the lookahead: nothing the
+//! other side sends later can arrive before that. Clocks, handed-over packets and an idle flag are exchanged
+//! under one lock every [`BATCH`] events or when a side can go no further; a side that can go no further
+//! republishes its clock (so two waiting sides always let one of them advance: with lookahead L > 0, both
+//! cannot wait at once with up-to-date clocks) and then waits for the other's clock to move. The run is over
+//! when both sides are idle (no event left before the time limit, no packet received) with no packet in
+//! transit between them.
+//!
+//! **Why the results are identical.** Each side processes its own events in the one-thread order: events
+//! are ordered by (time, event key) (`queue`), which does not depend on which thread pushed an event or
+//! when, and an event at t is processed only once every packet that can arrive at or before t has been
+//! received. The two sides' events touch disjoint state, so interleaving them differently changes nothing.
+//! The tests check this bit for bit on every kind of port and scheme (`tests/parallel.rs`).
+//!
+//! What differs: `max_event_queue_len` (the larger of the two queues' maxima) and the wall-clock fields. A
+//! fabric whose host links have no propagation delay has no lookahead and runs on one thread.
+
+use super::queue::Event;
+use super::Sim;
+use crate::net::packet::Packet;
+use crate::net::Network;
+use crate::units::{Ps, NEVER};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Events a side processes between two exchanges (when it is not blocked earlier).
+const BATCH: u32 = 256;
+
+/// Which part of the fabric a `Sim` simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Side {
+    /// Everything (a one-thread run).
+    All,
+    Hosts,
+    Switches,
+}
+
+const HOSTS: usize = 0;
+const SWITCHES: usize = 1;
+
+/// A packet handed over a cut link: it goes onto the far side's copy of port `port`'s wire, arriving at `at`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Msg {
+    pub port: u32,
+    pub at: Ps,
+    pub pkt: Packet,
+}
+
+/// The lookahead into each side (indexed HOSTS, SWITCHES): the shortest propagation delay of the cut links
+/// that lead into it. `None` when the fabric cannot be split (no cut link one way, or one without delay).
+pub(super) fn lookahead(net: &Network) -> Option<[Ps; 2]> {
+    let mut into = [NEVER; 2];
+    for p in &net.ports {
+        match (net.is_host(p.owner), net.is_host(p.peer)) {
+            (true, false) => into[SWITCHES] = into[SWITCHES].min(p.delay_ps),
+            (false, true) => into[HOSTS] = into[HOSTS].min(p.delay_ps),
+            _ => {}
+        }
+    }
+    into.iter().all(|&l| l > 0 && l != NEVER).then_some(into)
+}
+
+/// An atomic on a cache line of its own (the two sides spin on each other's clock).
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+struct State {
+    clock: [Ps; 2],
+    /// Packets handed over to each side, not yet taken.
+    mail: [Vec<Msg>; 2],
+    idle: [bool; 2],
+}
+
+/// What the two sides share.
+struct Exchange {
+    state: Mutex<State>,
+    /// Copies of `State::clock`, read by a waiting side without taking the lock.
+    clock: [Padded; 2],
+    /// The run is over (or a side panicked).
+    done: AtomicBool,
+}
+
+/// Sets `done` when its side's loop ends, normally or by a panic, so that the other side never waits forever.
+struct Finish<'a>(&'a Exchange);
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        self.0.done.store(true, Ordering::Release);
+    }
+}
+
+/// Run the two sides to the end on two threads (the switches' on a new one) and return the hosts' side with
+/// the switches' counters and drops merged in.
+pub(super) fn run<'a>(hosts: Sim<'a>, switches: Sim<'a>, limit: Ps, lookahead: [Ps; 2]) -> Sim<'a> {
+    let ex = Exchange {
+        state: Mutex::new(State { clock: [0; 2], mail: [Vec::new(), Vec::new()], idle: [false; 2] }),
+        clock: [Padded(AtomicU64::new(0)), Padded(AtomicU64::new(0))],
+        done: AtomicBool::new(false),
+    };
+    // each side's `Sim` lives in its own thread's stack frame (no false sharing of their hot counters)
+    let (mut hosts, switches) = std::thread::scope(|s| {
+        let ex = &ex;
+        let sw = s.spawn(move || {
+            let mut sw = switches;
+            sw.run_side(limit, ex, SWITCHES, lookahead[SWITCHES]);
+            sw
+        });
+        let mut h = hosts;
+        h.schedule_first_flow();
+        h.run_side(limit, ex, HOSTS, lookahead[HOSTS]);
+        (h, sw.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    });
+    merge(&mut hosts, &switches);
+    hosts
+}
+
+/// Fold the switches' side into the hosts' side.
+fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
+    h.now = h.now.max(sw.now);
+    let (a, b) = (&mut h.stats, &sw.stats);
+    a.events += b.events;
+    a.packet_hops += b.packet_hops;
+    a.data_packets_sent += b.data_packets_sent;
+    a.ack_packets_sent += b.ack_packets_sent;
+    a.drops += b.drops;
+    a.ecn_marks += b.ecn_marks;
+    a.flows_finished += b.flows_finished;
+    for (x, y) in a.drops_per_queue.iter_mut().zip(&b.drops_per_queue) {
+        *x += y;
+    }
+    for (x, y) in a.marks_per_queue.iter_mut().zip(&b.marks_per_queue) {
+        *x += y;
+    }
+    let switch_ports = sw.net.ports.iter().filter(|p| !sw.net.is_host(p.owner)).map(|p| p.max_bytes).max();
+    a.max_port_occupancy_bytes = a.max_port_occupancy_bytes.max(b.max_port_occupancy_bytes).max(switch_ports.unwrap_or(0));
+    a.max_concurrent_flows = a.max_concurrent_flows.max(b.max_concurrent_flows);
+    a.max_event_queue_len = a.max_event_queue_len.max(b.max_event_queue_len);
+    a.hit_time_limit |= b.hit_time_limit;
+    for (x, y) in h.results.bytes_dropped.iter_mut().zip(&sw.results.bytes_dropped) {
+        *x += y;
+    }
+}
+
+impl Sim<'_> {
+    /// One side's loop (see the module docs).
+    fn run_side(&mut self, limit: Ps, ex: &Exchange, me: usize, lookahead_in: Ps) {
+        let _finish = Finish(ex);
+        let other = 1 - me;
+        let end = limit.saturating_add(1);
+        let mut inbox: Vec<Msg> = Vec::new();
+        // the other side's clock starts at 0
+        let mut horizon = lookahead_in;
+        let mut published = 0;
+        loop {
+            let mut n = 0;
+            while n < BATCH {
+                let Some((t, ev)) = self.events.pop_before(horizon.min(end)) else { break };
+                self.now = t;
+                self.stats.events += 1;
+                self.dispatch(ev);
+                n += 1;
+            }
+            let next = match self.events.peek_time() {
+                Some(t) if t <= limit => t,
+                _ => NEVER,
+            };
+            // every later event here is at or after `next`, or comes from a packet the other side has yet to
+            // send, which arrives at or after `horizon`
+            let clock = next.min(horizon);
+            let other_clock = {
+                let mut st = ex.state.lock().unwrap_or_else(|e| e.into_inner());
+                st.mail[other].append(&mut self.outbox);
+                st.clock[me] = clock;
+                ex.clock[me].0.store(clock, Ordering::Release);
+                std::mem::swap(&mut st.mail[me], &mut inbox);
+                st.idle[me] = next == NEVER && inbox.is_empty();
+                if st.idle[me] && st.idle[other] && st.mail[other].is_empty() {
+                    ex.done.store(true, Ordering::Release);
+                }
+                st.clock[other]
+            };
+            published = published.max(clock);
+            if ex.done.load(Ordering::Acquire) {
+                break;
+            }
+            horizon = other_clock.saturating_add(lookahead_in);
+            let got_mail = !inbox.is_empty();
+            for m in inbox.drain(..) {
+                self.receive(m);
+            }
+            if got_mail || n > 0 {
+                continue;
+            }
+            if next < horizon.min(end) || published < next.min(horizon) {
+                continue; // the horizon moved, or a better clock is to be published
+            }
+            // blocked: wait for the other side to move
+            let mut spins = 0u32;
+            while ex.clock[other].0.load(Ordering::Acquire) == other_clock && !ex.done.load(Ordering::Acquire) {
+                if spins < 2000 {
+                    std::hint::spin_loop();
+                    spins += 1;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        self.stats.hit_time_limit = !self.events.is_empty();
+        self.stats.max_event_queue_len = self.events.max_len() as u64;
+    }
+
+    /// A packet handed over by the other side: onto this side's copy of its wire.
+    #[inline]
+    fn receive(&mut self, m: Msg) {
+        let p = self.net.port_mut(m.port);
+        let was_empty = p.wire.is_empty();
+        p.wire.push_back((m.at, m.pkt));
+        if was_empty {
+            self.events.push(m.at, Event::Arrive(m.port));
+        }
+    }
+}
