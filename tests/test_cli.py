@@ -56,6 +56,7 @@ BAD = [
     ("--set unknown key", TINY, ["--set", "switch.queus=2"], "switch.queus"),
     ("--set out of range", TINY, ["--set", "workload.load=2"], "workload.load"),
     ("--set through a value", TINY, ["--set", "workload.cdf.x=1"], "--set workload.cdf.x=1"),
+    ("--threads 0", TINY, ["--threads", "0"], "--threads"),
 ]
 
 

@@ -9,6 +9,7 @@ the output directory). Exit code 1 means the engine or the file system failed af
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from pathlib import Path
@@ -38,6 +39,20 @@ _OutOption = Annotated[
     Optional[Path],
     typer.Option("--out", "-o", help="Results directory (default: output.dir of the experiment)."),
 ]
+_ThreadsOption = Annotated[
+    Optional[int],
+    typer.Option("--threads", "-t", help="Engine threads, 1 or 2 (default: 2 when the machine has 2 cores). "
+                 "The results are the same either way."),
+]
+
+
+def _threads(requested: int | None) -> int:
+    """The engine threads for one run at a time: as asked, else 2 on a machine with at least 2 cores."""
+    if requested is None:
+        return min(2, os.cpu_count() or 1)
+    if requested < 1:
+        raise _fail(f"--threads: must be >= 1 (got {requested})", EXIT_BAD_INPUT)
+    return requested
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -69,7 +84,7 @@ def _out_dir(out: Path | None, exp: Experiment) -> Path:
     return out
 
 
-def _run_with_progress(exp: Experiment, flows: Any, label: str) -> Result:
+def _run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1) -> Result:
     """Run the engine in a worker thread; on a terminal, show flows finished / total polled from the engine."""
     from fctlab import _core
     from fctlab.simulation import simulate
@@ -79,7 +94,7 @@ def _run_with_progress(exp: Experiment, flows: Any, label: str) -> Result:
 
     def work() -> None:
         try:
-            box["result"] = simulate(exp, progress=progress, flows=flows)
+            box["result"] = simulate(exp, progress=progress, flows=flows, threads=threads)
         except BaseException as e:  # handed to the main thread
             box["error"] = e
 
@@ -128,17 +143,19 @@ def run(
     experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
     out: _OutOption = None,
     sets: _SetOption = None,
+    threads: _ThreadsOption = None,
 ) -> None:
     """Run one experiment; write flows.parquet, summary.json and config.json to the results directory."""
     from fctlab.config import ConfigError
 
+    n_threads = _threads(threads)
     try:
         exp, flows = _prepare(experiment, sets)
         out_dir = _out_dir(out, exp)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
     try:
-        result = _run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})")
+        result = _run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", n_threads)
     except typer.Exit:  # (a RuntimeError subclass in click)
         raise
     except (ValueError, RuntimeError) as e:
@@ -178,11 +195,13 @@ def compare(
     ] = None,
     out: _OutOption = None,
     sets: _SetOption = None,
+    threads: _ThreadsOption = None,
 ) -> None:
     """Run the same experiment (same flows, same seed) once per scheme; print a per-bin comparison and write
     DIR/<scheme>/ for each run plus DIR/fct_bins.png and .svg."""
     from fctlab.config import ConfigError
 
+    n_threads = _threads(threads)
     try:
         if not schemes:
             raise ConfigError("--scheme", "give at least one scheme, e.g. --scheme tcp --scheme dctcp")
@@ -211,7 +230,7 @@ def compare(
     summaries = {}
     for scheme, exp in variants.items():
         try:
-            result = _run_with_progress(exp, flows, f"{exp.name} ({scheme})")
+            result = _run_with_progress(exp, flows, f"{exp.name} ({scheme})", n_threads)
             write_results(result, out_dir / scheme)
         except typer.Exit:
             raise

@@ -196,13 +196,17 @@ def flow_table(
     return pd.DataFrame(data, copy=False)
 
 
-def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None) -> Result:
+def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None, threads: int = 1) -> Result:
     """Run an experiment and return its :class:`Result`.
 
     ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
     this call runs (the engine releases the GIL). ``flows`` reuses a workload table from :func:`build_flows`
-    (e.g. to run several schemes on the same flows); by default it is built from the experiment.
+    (e.g. to run several schemes on the same flows); by default it is built from the experiment. ``threads``
+    (1 or 2) only changes the speed: on two threads the engine simulates the hosts and the switches side by
+    side, with bit-identical results (a fabric whose host links have no propagation delay runs on one).
     """
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
     from fctlab import _core
 
     if flows is None:
@@ -250,6 +254,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         upper,
         after,
         qclimb,
+        threads,
     )
     stats = json.loads(stats_json)
     table = flow_table(

@@ -106,11 +106,12 @@ fn optional<T: numpy::Element + Copy>(a: &Option<PyReadonlyArray1<'_, T>>) -> Py
     })
 }
 
-/// Run one simulation. Releases the GIL while simulating.
+/// Run one simulation on `threads` threads (1 or 2: the results are the same). Releases the GIL while
+/// simulating.
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None))]
+#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None, threads=1))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -126,8 +127,12 @@ fn run<'py>(
     upper_bytes: Option<PyReadonlyArray1<'py, u64>>,
     after_flow: Option<PyReadonlyArray1<'py, u32>>,
     qclimb: Option<PyReadonlyArray1<'py, bool>>,
+    threads: usize,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
+    if threads < 1 {
+        return Err(PyValueError::new_err(format!("threads: must be >= 1 (got {threads})")));
+    }
     let flows = FlowSet {
         src: src.as_slice()?.to_vec(),
         dst: dst.as_slice()?.to_vec(),
@@ -143,7 +148,7 @@ fn run<'py>(
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());
     let outcome = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(|| fctlab_sim::run(&cfg, &flows, counter.as_deref())))
+        catch_unwind(AssertUnwindSafe(|| fctlab_sim::engine::run_threads(&cfg, &flows, counter.as_deref(), threads)))
     });
     let out = match outcome {
         Ok(Ok(out)) => out,

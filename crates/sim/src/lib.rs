@@ -11,12 +11,13 @@
 //! 5. [`transport`]: TCP NewReno with a SACK scoreboard, and DCTCP, as state machines: a packet in, packets out,
 //!    and a deadline for the retransmission timer. They never touch the event queue.
 //! 6. [`policy`]: host-side tagging: the priority each data packet carries.
-//! 7. [`engine`]: the event queue (ordered by time, then insertion order), the run loop that wires the above
-//!    together, and the counters that make up a run's summary. Tie rule: a packet that reaches a port at the
-//!    instant its transmitter becomes free is admitted after the next waiting packet has started.
+//! 7. [`engine`]: the event queue (ordered by time, then by a key of the event itself), the run loop that
+//!    wires the above together, and the counters that make up a run's summary. Tie rule: a packet that
+//!    reaches a port at the instant its transmitter becomes free is admitted after the next waiting packet
+//!    has started. [`engine::parallel`] runs the hosts and the switches on two threads.
 //!
 //! Determinism: one seeded generator per run, no hash maps anywhere, results in flow-id order; the same
-//! config, flows and seed give bit-identical results on any machine.
+//! config, flows and seed give bit-identical results on any machine, on one thread or two.
 
 pub mod config;
 pub mod engine;

@@ -41,6 +41,7 @@ fn packet_level(s: &RunStats) -> RunStats {
         wall_seconds: 0.0,
         events_per_second: 0.0,
         htsim_equivalent_events_per_second: 0.0,
+        threads: 0,
         ..s.clone()
     }
 }

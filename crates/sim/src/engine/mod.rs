@@ -1,4 +1,5 @@
-//! The run loop: pops events in (time, insertion) order and hands them to the fabric and the transports.
+//! The run loop: pops events in (time, event key) order (`queue`) and hands them to the fabric and the
+//! transports; on two threads, see `parallel`.
 //!
 //! A packet's life: the sender's transport emits it; it joins the source host's NIC port (straight onto the
 //! wire when the port is idle and empty, else into its priority queue with a "transmitter free" event at the
@@ -68,8 +69,10 @@ pub struct RunStats {
     pub max_concurrent_flows: u64,
     /// The run stopped at `run.time_limit_ms` with flows still open.
     pub hit_time_limit: bool,
-    /// The largest number of entries the event queue held.
+    /// The largest number of entries the event queue held (two threads: the larger of their two queues).
     pub max_event_queue_len: u64,
+    /// Threads the engine ran on (1, or 2 when asked and the fabric could be split: `engine::parallel`).
+    pub threads: u64,
     /// Payload bytes each receiving host held out of order (indexed by host): the most at once, the
     /// time-weighted mean over the run (from t = 0 to the last event), and the mean of the values right after
     /// each out-of-order segment was stored (what a kernel's out-of-order queue length averages to when
@@ -253,11 +256,13 @@ fn run_with(
             let hosts = Sim::new(cfg, flows, progress, net.clone(), params.clone(), rng.clone(), parallel::Side::Hosts);
             let switches = Sim::new(cfg, flows, None, net, params, rng, parallel::Side::Switches);
             let mut sim = parallel::run(hosts, switches, limit, lookahead);
+            sim.stats.threads = 2;
             sim.finish(wall.elapsed().as_secs_f64());
             return Ok(RunOutput { results: sim.results, stats: sim.stats });
         }
     }
     let mut sim = Sim::new(cfg, flows, progress, net, params, rng, parallel::Side::All);
+    sim.stats.threads = 1;
     sim.run_loop(limit);
     sim.finish(wall.elapsed().as_secs_f64());
     Ok(RunOutput { results: sim.results, stats: sim.stats })
