@@ -288,10 +288,19 @@ impl<'a> Sim<'a> {
             (child_start, children) = dependency_lists(flows);
         }
         if side != parallel::Side::All {
-            // the ports whose far end the other thread simulates
+            let hosts = net.hosts;
             for p in &mut net.ports {
-                p.remote = (side == parallel::Side::Hosts) == net_is_host(net.hosts, p.owner)
-                    && net_is_host(net.hosts, p.owner) != net_is_host(net.hosts, p.peer);
+                let (owner_host, peer_host) = (net_is_host(hosts, p.owner), net_is_host(hosts, p.peer));
+                if owner_host == peer_host {
+                    continue; // not a host link: both ends on the switches' side
+                }
+                match side {
+                    // NIC ports: their far end is a switch
+                    parallel::Side::Hosts => p.remote = owner_host,
+                    // switch ports facing hosts: a FIFO's whole queue goes to the hosts' side, else its wire
+                    _ if !owner_host && p.is_fifo() => p.remote_queue = true,
+                    _ => p.remote = !owner_host,
+                }
             }
         }
         let queues = cfg.switch.queues as usize;
@@ -535,6 +544,12 @@ impl Sim<'_> {
         self.outbox.push(parallel::Msg { port, at, pkt });
     }
 
+    /// A packet for a port whose queue the other side runs (`Port::remote_queue`): enqueued there at `now`.
+    #[inline(never)]
+    fn hand_over_enqueue(&mut self, port: u32, pkt: Packet) {
+        self.outbox.push(parallel::Msg { port: port | parallel::ENQUEUE, at: self.now, pkt });
+    }
+
     /// Count what a port's admission decided for a packet of queue `q`; `false` if it was dropped.
     #[inline(always)]
     fn count_admission(&mut self, q: usize, admission: Admission, pkt: &Packet) -> bool {
@@ -555,8 +570,17 @@ impl Sim<'_> {
 
     /// A port in FIFO mode (see `net::port`): admit, then straight onto the wire with its future start time.
     #[inline(always)]
-    fn enqueue_fifo(&mut self, port: u32, mut pkt: Packet) {
-        let now = self.now;
+    fn enqueue_fifo(&mut self, port: u32, pkt: Packet) {
+        if self.net.port_mut(port).remote_queue {
+            return self.hand_over_enqueue(port, pkt);
+        }
+        self.enqueue_fifo_at(port, pkt, self.now);
+    }
+
+    /// [`Sim::enqueue_fifo`] at time `now` (a packet handed over by the switches' side of a two-thread run
+    /// is enqueued at the time it reached the switch, which may differ from this side's clock).
+    #[inline(always)]
+    fn enqueue_fifo_at(&mut self, port: u32, mut pkt: Packet, now: Ps) {
         let p = self.net.port_mut(port);
         p.retire_started(now);
         let q = p.queue_of(pkt.prio);

@@ -53,13 +53,17 @@ pub(super) enum Side {
 const HOSTS: usize = 0;
 const SWITCHES: usize = 1;
 
-/// A packet handed over a cut link: it goes onto the far side's copy of port `port`'s wire, arriving at `at`.
+/// A packet handed over a cut link: it goes onto the far side's copy of port `port`'s wire, arriving at `at`;
+/// or, with [`ENQUEUE`] set in `port`, it joins the port's queue, which the far side runs, at time `at`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Msg {
     pub port: u32,
     pub at: Ps,
     pub pkt: Packet,
 }
+
+/// Flag bit of [`Msg::port`] (port ids are below 2^30: `queue` encodes them in 30 bits).
+pub(super) const ENQUEUE: u32 = 1 << 31;
 
 /// The lookahead into each side (indexed HOSTS, SWITCHES): the shortest propagation delay of the cut links
 /// that lead into it. `None` when the fabric cannot be split (no cut link one way, or one without delay).
@@ -224,9 +228,13 @@ impl Sim<'_> {
         self.stats.max_event_queue_len = self.events.max_len() as u64;
     }
 
-    /// A packet handed over by the other side: onto this side's copy of its wire.
+    /// A packet handed over by the other side: into the queue it joined, or onto this side's copy of its wire.
     #[inline]
     fn receive(&mut self, m: Msg) {
+        if m.port & ENQUEUE != 0 {
+            // at the time it joined, which may be earlier or later than this side's clock (module docs)
+            return self.enqueue_fifo_at(m.port & !ENQUEUE, m.pkt, m.at);
+        }
         let p = self.net.port_mut(m.port);
         let was_empty = p.wire.is_empty();
         p.wire.push_back((m.at, m.pkt));

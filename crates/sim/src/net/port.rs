@@ -108,6 +108,11 @@ pub struct Port {
     /// bookkeeping needs (see [`Port::hand_over`]); the other thread's copy of this port holds the packets in
     /// flight.
     pub remote: bool,
+    /// Two-thread runs, on the switches' side, for a FIFO-mode port facing a host: the whole queue belongs to
+    /// the hosts' side, which performs each enqueue (at the time it happened) when it receives the packet. A
+    /// FIFO port's admission and departure times follow from its enqueues alone, in order; nothing on the
+    /// switches' side reads them (see `engine::parallel`).
+    pub remote_queue: bool,
     // --- line 2: the event-driven discipline ---
     queues: Box<[Fifo]>,
     /// Bit q set when queue q is non-empty.
@@ -161,6 +166,7 @@ impl Port {
             fifo_queue: 0,
             last_queue: (k - 1) as u8,
             remote: false,
+            remote_queue: false,
             fifo_dropped: 0,
             owner,
             rate_bps,

@@ -1,0 +1,124 @@
+//! Two-thread runs (`engine::parallel`) give the one-thread results bit for bit; the cases that
+//! `fifo_path.rs` (which runs all its scenarios on two threads too) does not cover: QCLIMB's reordering
+//! and priority-detected losses, flow dependencies, a run cut short by the time limit, mixed host-link
+//! delays, and fabrics that cannot be split.
+
+mod common;
+
+use common::{dumbbell, flows};
+use fctlab_sim::config::*;
+use fctlab_sim::engine::{run_event_driven, run_threads};
+use fctlab_sim::flows::NO_PARENT;
+use fctlab_sim::units::{NEVER, PS_PER_US};
+use fctlab_sim::{FlowSet, RunOutput, RunStats};
+
+/// The stats that do not depend on the thread count.
+fn comparable(s: &RunStats) -> RunStats {
+    RunStats {
+        max_event_queue_len: 0,
+        wall_seconds: 0.0,
+        events_per_second: 0.0,
+        htsim_equivalent_events_per_second: 0.0,
+        threads: 0,
+        ..s.clone()
+    }
+}
+
+/// Run on one and on two threads, on both port paths; assert the same results; return the one-thread run.
+fn same(name: &str, cfg: &Config, f: &FlowSet, expect_threads: u64) -> RunOutput {
+    let one = run_threads(cfg, f, None, 1).unwrap();
+    assert_eq!(one.stats.threads, 1);
+    for (two, path) in [(run_threads(cfg, f, None, 2).unwrap(), "fast"), (run_event_driven(cfg, f, 2).unwrap(), "event-driven")] {
+        assert_eq!(two.stats.threads, expect_threads, "{name}");
+        if path == "fast" {
+            assert_eq!(one.results, two.results, "{name}: per-flow results differ on two threads");
+            assert_eq!(comparable(&one.stats), comparable(&two.stats), "{name}: stats differ on two threads");
+        } else {
+            let slow = run_event_driven(cfg, f, 1).unwrap();
+            assert_eq!(slow.results, two.results, "{name}, event-driven: per-flow results differ on two threads");
+            assert_eq!(comparable(&slow.stats), comparable(&two.stats), "{name}, event-driven: stats differ");
+        }
+    }
+    one
+}
+
+/// Random pairs and sizes (a fixed LCG), `gap_ps` apart.
+fn random_flows(n: u64, hosts: u32, max_size: u64, gap_ps: u64, seed: u64) -> FlowSet {
+    let mut x = seed;
+    let mut list = Vec::new();
+    for i in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let src = (x >> 33) as u32 % hosts;
+        let dst = (src + 1 + (x >> 13) as u32 % (hosts - 1)) % hosts;
+        let size = 1 + (x >> 20) % max_size;
+        list.push((src, dst, size, i * gap_ps));
+    }
+    flows(&list)
+}
+
+#[test]
+fn qclimb_with_reordering_and_losses() {
+    let mut cfg = Config::for_scheme(SchemeName::Qclimb, Preset::Native);
+    cfg.scheme.qclimb_info = QclimbInfo::Precise;
+    cfg.scheme.thresholds_bytes = vec![20_000, 100_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000];
+    cfg.switch.buffer_bytes = 50_000;
+    let f = random_flows(300, 144, 3_000_000, PS_PER_US, 31);
+    let out = same("qclimb", &cfg, &f, 2);
+    assert!(out.stats.drops > 0, "{:?}", out.stats);
+    assert!(out.results.priority_losses.iter().sum::<u32>() > 0);
+    assert!(out.stats.ooo_host_max_bytes.iter().any(|&b| b > 0));
+}
+
+#[test]
+fn dependencies_start_children_on_the_hosts_side() {
+    let cfg = dumbbell(3, 10.0, 10.0);
+    let mut f = flows(&[(0, 3, 200_000, 0), (1, 3, 50_000, 0), (2, 3, 80_000, 0), (0, 3, 10_000, 5 * PS_PER_US)]);
+    f.after = vec![NO_PARENT, 0, 0, 1];
+    let out = same("dependencies", &cfg, &f, 2);
+    assert_eq!(out.results.start_ps[1], out.results.finish_ps[0]);
+    assert_eq!(out.results.start_ps[3], out.results.finish_ps[1]);
+}
+
+#[test]
+fn a_run_cut_short_by_the_time_limit() {
+    let mut cfg = Config::default();
+    cfg.run.time_limit_ms = 0.3;
+    let f = random_flows(200, 144, 5_000_000, PS_PER_US, 8);
+    let out = same("time limit", &cfg, &f, 2);
+    assert!(out.stats.hit_time_limit);
+    assert!(out.results.finish_ps.iter().any(|&t| t == NEVER));
+    assert!(out.stats.sim_time_ps <= 300 * PS_PER_US);
+}
+
+#[test]
+fn mixed_host_link_delays_take_the_shortest_as_lookahead() {
+    // a fat tree's host links are as long as its core links; here 300 ns, shorter than a 1500 B packet's
+    // serialization at 10G: the sides must stay within 300 ns of each other
+    let mut cfg = Config { topology: TopologyConfig::FatTree(FatTree::default()), ..Config::default() };
+    if let TopologyConfig::FatTree(t) = &mut cfg.topology {
+        t.host_link_delay_ns = 300.0;
+        t.core_link_delay_ns = 2_000.0;
+    }
+    cfg.transport.init_cwnd_packets = 20;
+    let f = random_flows(200, 128, 400_000, PS_PER_US, 77);
+    same("fat tree, short host links", &cfg, &f, 2);
+}
+
+#[test]
+fn a_fabric_without_host_link_delay_runs_on_one_thread() {
+    let mut cfg = dumbbell(3, 10.0, 10.0);
+    if let TopologyConfig::Dumbbell(d) = &mut cfg.topology {
+        d.host_link_delay_ns = 0.0;
+    }
+    let f = flows(&[(0, 3, 100_000, 0), (1, 3, 100_000, 0), (2, 3, 30_000, 2 * PS_PER_US)]);
+    let out = same("zero delay", &cfg, &f, 1);
+    assert!(out.results.finish_ps.iter().all(|&t| t != NEVER));
+}
+
+#[test]
+fn an_empty_run_ends_on_two_threads() {
+    let cfg = Config::default();
+    let f = flows(&[(0, 1, 1_000, 0)]);
+    let out = same("one tiny flow", &cfg, &f, 2);
+    assert_eq!(out.results.finish_ps[0] - out.results.start_ps[0], out.results.ideal_fct_ps[0]);
+}
