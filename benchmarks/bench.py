@@ -6,13 +6,16 @@ Usage (from the repository root, after the README's install step):
     .venv/bin/python benchmarks/bench.py --list
     .venv/bin/python benchmarks/bench.py leafspine144-websearch-0.6-dctcp-200k --repeat 1
     .venv/bin/python benchmarks/bench.py scaling               # flows x2 -> time x2? memory bounded?
+    .venv/bin/python benchmarks/bench.py --threads 1           # the engine on one thread (default: the CLI's)
 
 Each run is a fresh `fctlab run` process (release build of the engine), so its wall time includes Python start-up,
 workload generation, the simulation, and writing Parquet + JSON. Peak memory is the child's maximum resident set
 size (`os.wait4`). Events are the engine's own (events popped from its queue); "htsim-equivalent events" count
 two events per packet-hop, the granularity of htsim (one for the queue's service, one for the pipe), so that
 events per second can be compared with htsim's figures. Results are appended to benchmarks/results/ as JSON lines
-with the machine noted. Not part of the test suite: nothing here asserts a time.
+with the machine noted. The engine runs on the threads `fctlab run` picks (two on a two-core machine: hosts and
+switches side by side, `engine::parallel`) unless --threads says otherwise; each result records the threads
+used. Not part of the test suite: nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -52,10 +55,12 @@ def fctlab_exe() -> str:
     return found
 
 
-def run_once(name: str) -> dict:
+def run_once(name: str, threads: int | None = None) -> dict:
     exp, overrides = SCENARIOS[name]
     out = Path(tempfile.mkdtemp(prefix="fctlab-bench-"))
     cmd = [fctlab_exe(), "run", str(exp), "--out", str(out / "run")]
+    if threads is not None:
+        cmd += ["--threads", str(threads)]
     for o in overrides:
         cmd += ["--set", o]
     start = time.perf_counter()
@@ -87,6 +92,7 @@ def run_once(name: str) -> dict:
         "sim_seconds_per_wall_second": sim_s / wall,
         "peak_rss_mib": usage.ru_maxrss / 1024,
         "max_concurrent_flows": eng["max_concurrent_flows"],
+        "threads": eng.get("threads", 1),
     }
 
 
@@ -109,7 +115,7 @@ def show(m: dict) -> None:
         f"htsim-equivalent {m['htsim_equivalent_events_per_second'] / 1e6:.2f} M events/s, "
         f"{m['events_per_data_packet']:.2f} events per data packet, {m['flows_per_second']:,.0f} flows/s, "
         f"{m['sim_seconds_per_wall_second']:.4f} sim s per wall s, peak RSS {m['peak_rss_mib']:.0f} MiB, "
-        f"max concurrent flows {m['max_concurrent_flows']:,.0f}"
+        f"max concurrent flows {m['max_concurrent_flows']:,.0f}, engine threads {m['threads']}"
     )
 
 
@@ -126,6 +132,7 @@ def main() -> None:
     ap.add_argument("scenarios", nargs="*", default=["leafspine144-websearch-0.6-dctcp"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--threads", type=int, default=None, help="engine threads (default: what fctlab run picks)")
     args = ap.parse_args()
     if args.list:
         for name in SCENARIOS:
@@ -134,8 +141,8 @@ def main() -> None:
         return
     for name in args.scenarios:
         if name == "scaling":
-            small = median_of([run_once("leafspine144-websearch-0.6-dctcp-10k") for _ in range(args.repeat)])
-            big = median_of([run_once("leafspine144-websearch-0.6-dctcp-40k") for _ in range(args.repeat)])
+            small = median_of([run_once("leafspine144-websearch-0.6-dctcp-10k", args.threads) for _ in range(args.repeat)])
+            big = median_of([run_once("leafspine144-websearch-0.6-dctcp-40k", args.threads) for _ in range(args.repeat)])
             for m in (small, big):
                 show(m)
                 record(m)
@@ -146,7 +153,7 @@ def main() -> None:
             continue
         if name not in SCENARIOS:
             sys.exit(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}, scaling")
-        m = median_of([run_once(name) for _ in range(args.repeat)])
+        m = median_of([run_once(name, args.threads) for _ in range(args.repeat)])
         show(m)
         record(m)
 
