@@ -430,7 +430,7 @@ def execute_point(task: Mapping[str, Any]) -> dict[str, Any]:
         exp = experiment_from_dict(
             task["raw"], base_dir=task["base_dir"], source=task["source"], _applied=task["overrides"]
         )
-        result = simulate(exp)
+        result = simulate(exp, threads=int(task.get("threads", 1)))
         result.config[POINT_KEY] = {"run_id": task["run_id"], "axes": task["values"]}
         result.experiment = None
         info = {
@@ -521,13 +521,16 @@ def run_sweep(
                     wall_seconds=float(outcome.get("wall_seconds") or 0.0), info=outcome.get("info", {}), error=error,
                 ))
 
-        tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local")) for p in todo]
+        # one local worker on a machine with two cores or more: its runs use two engine threads (same results)
+        pool = min(workers, len(todo))
+        threads = 2 if executor == "local" and pool == 1 and (os.cpu_count() or 1) >= 2 else 1
+        tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local", threads=threads)) for p in todo]
         try:
             if tasks:
                 if executor == "ray":
                     _run_ray(tasks, workers, address, done)
                 else:
-                    _run_local(tasks, min(workers, len(tasks)), done)
+                    _run_local(tasks, pool, done)
         finally:
             recorder.flush()
             report.catalog_error = recorder.error
@@ -540,7 +543,7 @@ def _expected_config(point: Point) -> dict[str, Any]:
     return point.experiment.to_dict()
 
 
-def _task(point: Point, sweep: Sweep, runs_root: Path, *, write_in_worker: bool) -> dict[str, Any]:
+def _task(point: Point, sweep: Sweep, runs_root: Path, *, write_in_worker: bool, threads: int = 1) -> dict[str, Any]:
     exp = point.experiment
     return {
         "run_id": point.run_id,
@@ -550,6 +553,7 @@ def _task(point: Point, sweep: Sweep, runs_root: Path, *, write_in_worker: bool)
         "source": exp.source,
         "overrides": tuple(sweep.overrides),
         "run_dir": str(runs_root / point.run_id) if write_in_worker else None,
+        "threads": threads,
     }
 
 
