@@ -27,7 +27,14 @@ FABRIC = [
     "switch.buffer_bytes=60000",
 ]
 
-WALL = {"wall_seconds", "events_per_second", "htsim_equivalent_events_per_second", "max_event_queue_len", "threads"}
+WALL = {
+    "wall_seconds",
+    "events_per_second",
+    "htsim_equivalent_events_per_second",
+    "max_event_queue_len",
+    "threads",
+    "thread_wait_seconds",
+}
 
 
 def _run(scheme: str, threads: int, extra: list[str] | None = None):
@@ -56,6 +63,7 @@ def test_two_threads_same_flows_and_stats(scheme, extra):
     }
     assert one.stats["events"] > 0 and one.flows["finished"].all()
     assert (one.stats["threads"], two.stats["threads"]) == (1, 2)
+    assert one.stats["thread_wait_seconds"] == [] and len(two.stats["thread_wait_seconds"]) == 2
 
 
 def test_drops_are_counted_on_both_sides():

@@ -20,6 +20,7 @@ fn comparable(s: &RunStats) -> RunStats {
         events_per_second: 0.0,
         htsim_equivalent_events_per_second: 0.0,
         threads: 0,
+        thread_wait_seconds: Vec::new(),
         ..s.clone()
     }
 }

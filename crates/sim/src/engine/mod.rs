@@ -73,6 +73,9 @@ pub struct RunStats {
     pub max_event_queue_len: u64,
     /// Threads the engine ran on (1, or 2 when asked and the fabric could be split: `engine::parallel`).
     pub threads: u64,
+    /// Two threads: the wall-clock seconds the hosts' and the switches' side each spent waiting for the other
+    /// (a measure of how evenly the work was split); empty on one thread.
+    pub thread_wait_seconds: Vec<f64>,
     /// Payload bytes each receiving host held out of order (indexed by host): the most at once, the
     /// time-weighted mean over the run (from t = 0 to the last event), and the mean of the values right after
     /// each out-of-order segment was stored (what a kernel's out-of-order queue length averages to when

@@ -155,6 +155,7 @@ fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
     a.max_concurrent_flows = a.max_concurrent_flows.max(b.max_concurrent_flows);
     a.max_event_queue_len = a.max_event_queue_len.max(b.max_event_queue_len);
     a.hit_time_limit |= b.hit_time_limit;
+    a.thread_wait_seconds.extend_from_slice(&b.thread_wait_seconds);
     for (x, y) in h.results.bytes_dropped.iter_mut().zip(&sw.results.bytes_dropped) {
         *x += y;
     }
@@ -170,6 +171,7 @@ impl Sim<'_> {
         // the other side's clock starts at 0
         let mut horizon = lookahead_in;
         let mut published = 0;
+        let mut waited = std::time::Duration::ZERO;
         loop {
             let mut n = 0;
             while n < BATCH {
@@ -214,6 +216,7 @@ impl Sim<'_> {
                 continue; // the horizon moved, or a better clock is to be published
             }
             // blocked: wait for the other side to move
+            let since = std::time::Instant::now();
             let mut spins = 0u32;
             while ex.clock[other].0.load(Ordering::Acquire) == other_clock && !ex.done.load(Ordering::Acquire) {
                 if spins < 2000 {
@@ -223,7 +226,9 @@ impl Sim<'_> {
                     std::thread::yield_now();
                 }
             }
+            waited += since.elapsed();
         }
+        self.stats.thread_wait_seconds = vec![waited.as_secs_f64()];
         self.stats.hit_time_limit = !self.events.is_empty();
         self.stats.max_event_queue_len = self.events.max_len() as u64;
     }
