@@ -9,21 +9,7 @@ use fctlab_sim::engine::{run_event_driven, run_threads};
 use fctlab_sim::units::PS_PER_US;
 use fctlab_sim::{run, FlowSet, RunOutput, RunStats};
 mod common;
-use common::{dumbbell, flows};
-
-/// Random pairs and sizes (a fixed LCG), `gap_ps` apart.
-fn random_flows(n: u64, hosts: u32, max_size: u64, gap_ps: u64, seed: u64) -> FlowSet {
-    let mut x = seed;
-    let mut list = Vec::new();
-    for i in 0..n {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let src = (x >> 33) as u32 % hosts;
-        let dst = (src + 1 + (x >> 13) as u32 % (hosts - 1)) % hosts;
-        let size = 1 + (x >> 20) % max_size;
-        list.push((src, dst, size, i * gap_ps));
-    }
-    flows(&list)
-}
+use common::{comparable, dumbbell, flows, random_flows};
 
 fn single_switch(hosts: u32, gbps: f64, delay_ns: f64) -> Config {
     Config {
@@ -35,16 +21,7 @@ fn single_switch(hosts: u32, gbps: f64, delay_ns: f64) -> Config {
 /// The stats that describe the simulated packets (everything but the event count, the event queue's size and
 /// the wall clock).
 fn packet_level(s: &RunStats) -> RunStats {
-    RunStats {
-        events: 0,
-        max_event_queue_len: 0,
-        wall_seconds: 0.0,
-        events_per_second: 0.0,
-        htsim_equivalent_events_per_second: 0.0,
-        threads: 0,
-        thread_wait_seconds: Vec::new(),
-        ..s.clone()
-    }
+    RunStats { events: 0, ..comparable(s) }
 }
 
 /// Run both ways, each on one and on two threads; assert identical results; return (fast path,

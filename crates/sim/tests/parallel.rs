@@ -5,25 +5,12 @@
 
 mod common;
 
-use common::{dumbbell, flows};
+use common::{comparable, dumbbell, flows, random_flows};
 use fctlab_sim::config::*;
 use fctlab_sim::engine::{run_event_driven, run_threads};
 use fctlab_sim::flows::NO_PARENT;
 use fctlab_sim::units::{NEVER, PS_PER_US};
-use fctlab_sim::{FlowSet, RunOutput, RunStats};
-
-/// The stats that do not depend on the thread count.
-fn comparable(s: &RunStats) -> RunStats {
-    RunStats {
-        max_event_queue_len: 0,
-        wall_seconds: 0.0,
-        events_per_second: 0.0,
-        htsim_equivalent_events_per_second: 0.0,
-        threads: 0,
-        thread_wait_seconds: Vec::new(),
-        ..s.clone()
-    }
-}
+use fctlab_sim::{FlowSet, RunOutput};
 
 /// Run on one and on two threads, on both port paths; assert the same results; return the one-thread run.
 fn same(name: &str, cfg: &Config, f: &FlowSet, expect_threads: u64) -> RunOutput {
@@ -43,19 +30,6 @@ fn same(name: &str, cfg: &Config, f: &FlowSet, expect_threads: u64) -> RunOutput
     one
 }
 
-/// Random pairs and sizes (a fixed LCG), `gap_ps` apart.
-fn random_flows(n: u64, hosts: u32, max_size: u64, gap_ps: u64, seed: u64) -> FlowSet {
-    let mut x = seed;
-    let mut list = Vec::new();
-    for i in 0..n {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let src = (x >> 33) as u32 % hosts;
-        let dst = (src + 1 + (x >> 13) as u32 % (hosts - 1)) % hosts;
-        let size = 1 + (x >> 20) % max_size;
-        list.push((src, dst, size, i * gap_ps));
-    }
-    flows(&list)
-}
 
 #[test]
 fn qclimb_with_reordering_and_losses() {

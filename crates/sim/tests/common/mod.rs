@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use fctlab_sim::config::*;
-use fctlab_sim::FlowSet;
+use fctlab_sim::{FlowSet, RunStats};
 
 /// Flows from (src, dst, size_bytes, start_ps) tuples, with no priorities, estimates or bounds.
 pub fn flows(list: &[(u32, u32, u64, u64)]) -> FlowSet {
@@ -27,5 +27,32 @@ pub fn dumbbell(senders: u32, host_gbps: f64, core_gbps: f64) -> Config {
             core_link_delay_ns: 1_000.0,
         }),
         ..Config::default()
+    }
+}
+
+/// Random pairs and sizes (a fixed LCG), `gap_ps` apart.
+pub fn random_flows(n: u64, hosts: u32, max_size: u64, gap_ps: u64, seed: u64) -> FlowSet {
+    let mut x = seed;
+    let mut list = Vec::new();
+    for i in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let src = (x >> 33) as u32 % hosts;
+        let dst = (src + 1 + (x >> 13) as u32 % (hosts - 1)) % hosts;
+        let size = 1 + (x >> 20) % max_size;
+        list.push((src, dst, size, i * gap_ps));
+    }
+    flows(&list)
+}
+
+/// The stats that do not depend on the thread count or the machine (wall clock, the event queue's size).
+pub fn comparable(s: &RunStats) -> RunStats {
+    RunStats {
+        max_event_queue_len: 0,
+        wall_seconds: 0.0,
+        events_per_second: 0.0,
+        htsim_equivalent_events_per_second: 0.0,
+        threads: 0,
+        thread_wait_seconds: Vec::new(),
+        ..s.clone()
     }
 }
