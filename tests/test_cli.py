@@ -176,3 +176,12 @@ def test_real_process_exit_code_and_stderr(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == "error: workload.load: must be > 0 and <= 1 (got 1.5)\n"
     assert not out.exists()
+
+
+def test_run_prepares_the_engine_input_without_pandas(tmp_path):
+    """`run` builds a generated workload without pandas, so pandas can load while the engine runs."""
+    code = ("import sys; from pathlib import Path; from fctlab.cli import _prepare; "
+            f"exp, flows = _prepare(Path({str(exp_file(tmp_path))!r}), ['workload.flows=30']); "
+            "assert len(flows) == 30; assert 'pandas' not in sys.modules, 'pandas imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+

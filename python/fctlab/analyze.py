@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Bin names in report order, with their (lower, upper] edges in bytes.
 SIZE_BINS: dict[str, tuple[float, float]] = {
