@@ -161,3 +161,11 @@ def test_compare_table_lists_every_run_per_bin():
 
 def test_size_bin_accepts_numpy_unsigned():
     assert list(size_bin(np.array([100_000, 100_001], dtype=np.uint64))) == ["small", "medium"]
+
+
+def test_size_bin_shapes_and_nan_like_before():
+    # NaN compares false to both edges: large, as np.where(s <= 100 KB, ..., np.where(s <= 10 MB, ...)) gave
+    assert list(size_bin(np.array([np.nan, 0.5, 2e7]))) == ["large", "small", "large"]
+    zero_d = size_bin(np.uint64(5))
+    assert zero_d.shape == () and zero_d.dtype == object and zero_d.item() == "small"
+    assert size_bin(np.array([], dtype=np.int64)).dtype == object

@@ -67,6 +67,19 @@ def test_record_run_adds_one_row_per_run_and_replaces_on_rerecord(results, tmp_p
     pd.testing.assert_frame_equal(flows[flows.run_id == "dctcp"].drop(columns="run_id").reset_index(drop=True), own)
 
 
+def test_record_run_over_a_runs_table_it_cannot_read_rebuilds_from_the_folders(results, tmp_path):
+    # a catalog whose runs table has another shape (another fctlab version): the run folders are the truth
+    import duckdb
+
+    root = copy_of(results, tmp_path)
+    con = duckdb.connect(str(root / catalog.CATALOG_FILE))
+    con.execute("CREATE TABLE runs (id INTEGER)")
+    con.close()
+    assert catalog.record_run(root, root / "tcp") == "tcp"
+    runs, flows = fctlab.catalog(root)
+    assert list(runs.run_id) == ["dctcp", "tcp"] and len(flows) == 40
+
+
 def test_a_run_in_the_root_itself_is_named_after_the_folder(results, tmp_path):
     root = tmp_path / "quick-tcp"
     shutil.copytree(results / "tcp", root)

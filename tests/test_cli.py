@@ -177,3 +177,31 @@ def test_real_process_exit_code_and_stderr(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == "error: workload.load: must be > 0 and <= 1 (got 1.5)\n"
     assert not out.exists()
+
+
+def test_run_prepares_the_engine_input_without_pandas(tmp_path):
+    """`run` builds a generated workload without pandas, so pandas can load while the engine runs."""
+    code = ("import sys; from pathlib import Path; from fctlab.cli import _prepare; "
+            f"exp, flows = _prepare(Path({str(exp_file(tmp_path))!r}), ['workload.flows=30']); "
+            "assert len(flows) == 30; assert 'pandas' not in sys.modules, 'pandas imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_real_process_success_writes_and_prints_everything(tmp_path):
+    """The entry point's quick exit (no interpreter teardown) still flushes stdout and stderr with code 0."""
+    out = tmp_path / "out"
+    env = dict(os.environ)
+    package_root = str(Path(fctlab.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-c", "from fctlab.cli import main; main()", "run", str(exp_file(tmp_path)), "--out",
+         str(out)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "scheme dctcp, seed 7" in lines[0] and lines[-1].startswith("20 flows")
+    assert proc.stderr.rstrip().endswith(f"results written to {out}")
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".fctlab.lock", "catalog.duckdb", "config.json", "flows.parquet", "summary.json"
+    ]

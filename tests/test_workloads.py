@@ -488,3 +488,34 @@ def test_wire_load_counts_headers_like_the_ns2_scripts():
     raw["workload"]["load_bytes"] = "bytes"
     with pytest.raises(ConfigError, match="workload.load_bytes"):
         experiment_from_dict(raw)
+
+
+@pytest.mark.parametrize("workload", [
+    {"cdf": "websearch", "load": 0.5, "flows": 300},
+    {"pattern": "permutation", "cdf": "datamining", "load": 0.4, "flows": 200},
+    {"pattern": "incast", "fan_in": 3, "response_bytes": 20_000, "queries": 30, "load": 0.3},
+])
+def test_workload_columns_are_build_flows_without_pandas(workload):
+    # the command line's pandas-free workload is the same table as build_flows (and the public generators)
+    from fctlab.config import experiment_from_dict
+    from fctlab.simulation import build_flows, workload_columns
+
+    exp = experiment_from_dict({"seed": 3, "topology": {"kind": "single_switch", "hosts": 8},
+                                "scheme": {"name": "dctcp"}, "workload": workload})
+    cols = workload_columns(exp)
+    assert isinstance(cols, wl.FlowColumns)
+    frame = build_flows(exp)
+    assert cols.frame().equals(frame) and list(cols.columns) == list(frame.columns) and len(cols) == len(frame)
+    assert "priority" not in cols and "src" in cols
+    for name in frame.columns:
+        np.testing.assert_array_equal(wl.column(cols, name, np.int64), wl.column(frame, name, np.int64))
+
+
+def test_import_workloads_does_not_load_pandas():
+    import subprocess
+
+    code = ("import sys, numpy as np, fctlab.workloads as wl; "
+            "t = wl._all_to_all(hosts=4, cdf=wl.load_cdf('websearch'), load=0.5, host_link_bps=1e10, flows=50, "
+            "rng=np.random.default_rng(1)); wl.check_hosts(t, 4); assert len(t) == 50; "
+            "assert 'pandas' not in sys.modules, 'pandas imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

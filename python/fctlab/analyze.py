@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Bin names in report order, with their (lower, upper] edges in bytes.
 SIZE_BINS: dict[str, tuple[float, float]] = {
@@ -28,12 +30,23 @@ PERCENTILE = 99.0
 PERCENTILE_METHOD = "linear"
 
 
-def size_bin(size_bytes: Any) -> np.ndarray:
-    """Bin name ("small" / "medium" / "large") of each flow size; edges belong to the lower bin."""
+#: The bin names as an object array, indexed by :func:`_bin_index`.
+_BIN_NAMES = np.array(list(SIZE_BINS), dtype=object)
+
+
+def _bin_index(size_bytes: Any) -> np.ndarray:
+    """Index into SIZE_BINS (0 small, 1 medium, 2 large) of each flow size; edges belong to the lower bin (and a
+    size that compares false to both edges, such as NaN, is large)."""
     s = np.asarray(size_bytes)
-    small_hi = SIZE_BINS["small"][1]
-    medium_hi = SIZE_BINS["medium"][1]
-    return np.where(s <= small_hi, "small", np.where(s <= medium_hi, "medium", "large")).astype(object)
+    return 2 - (s <= SIZE_BINS["small"][1]).astype(np.intp) - (s <= SIZE_BINS["medium"][1])
+
+
+def size_bin(size_bytes: Any) -> np.ndarray:
+    """Bin name ("small" / "medium" / "large") of each flow size (an object array of str); edges belong to the
+    lower bin."""
+    idx = np.asarray(_bin_index(size_bytes))
+    # indexing shares the three name strings instead of making one str object per flow
+    return _BIN_NAMES[idx.ravel()].reshape(idx.shape)
 
 
 def _stat(values: np.ndarray, kind: str) -> float | None:
@@ -46,11 +59,19 @@ def _stat(values: np.ndarray, kind: str) -> float | None:
 
 def bin_stats(flows: pd.DataFrame) -> dict[str, Any]:
     """Statistics of one group of measured (non-warm-up) flows; FCT and slowdown over the finished ones."""
-    finished = flows["finished"].to_numpy(dtype=bool)
-    fct = flows["fct_ns"].to_numpy(dtype=np.float64)[finished]
-    slow = flows["slowdown"].to_numpy(dtype=np.float64)[finished]
+    return _bin_stats(
+        flows["finished"].to_numpy(dtype=bool),
+        flows["fct_ns"].to_numpy(dtype=np.float64),
+        flows["slowdown"].to_numpy(dtype=np.float64),
+    )
+
+
+def _bin_stats(finished: np.ndarray, fct_ns: np.ndarray, slowdown: np.ndarray) -> dict[str, Any]:
+    """:func:`bin_stats` of the group given as its columns."""
+    fct = fct_ns[finished]
+    slow = slowdown[finished]
     return {
-        "count": int(len(flows)),
+        "count": int(len(finished)),
         "finished": int(finished.sum()),
         "unfinished": int((~finished).sum()),
         "mean_fct_ns": _stat(fct, "mean"),
@@ -76,16 +97,23 @@ def summarize(
     the headline ones copied to the top level in friendlier units.
     """
     warm = flows["warmup"].to_numpy(dtype=bool) if "warmup" in flows else np.zeros(len(flows), dtype=bool)
-    measured = flows.loc[~warm]
-    bins_of = size_bin(measured["size_bytes"].to_numpy())
-    bins: dict[str, Any] = {}
-    for name, (lo, hi) in SIZE_BINS.items():
-        entry = {"min_bytes_exclusive": lo, "max_bytes": None if math.isinf(hi) else hi}
-        entry.update(bin_stats(measured.loc[bins_of == name]))
-        bins[name] = entry
-    bins["all"] = {"min_bytes_exclusive": 0, "max_bytes": None, **bin_stats(measured)}
-
+    # numpy on the three columns used, not DataFrame copies: the same values in the same order, so the same sums
     finished_all = flows["finished"].to_numpy(dtype=bool)
+    fct_all = flows["fct_ns"].to_numpy(dtype=np.float64)
+    slow_all = flows["slowdown"].to_numpy(dtype=np.float64)
+    measured = ~warm
+    bins_of = _bin_index(flows["size_bytes"].to_numpy())
+    bins: dict[str, Any] = {}
+    for i, (name, (lo, hi)) in enumerate(SIZE_BINS.items()):
+        entry = {"min_bytes_exclusive": lo, "max_bytes": None if math.isinf(hi) else hi}
+        rows = measured & (bins_of == i)
+        entry.update(_bin_stats(finished_all[rows], fct_all[rows], slow_all[rows]))
+        bins[name] = entry
+    bins["all"] = {
+        "min_bytes_exclusive": 0, "max_bytes": None,
+        **_bin_stats(finished_all[measured], fct_all[measured], slow_all[measured]),
+    }
+
     stats = dict(engine_stats)
     sim_ps = stats.get("sim_time_ps")
     cfg = dict(config) if config is not None else {}
@@ -95,7 +123,7 @@ def summarize(
         "seed": cfg.get("seed"),
         "flows": int(len(flows)),
         "warmup_flows": int(warm.sum()),
-        "measured_flows": int(len(measured)),
+        "measured_flows": int(measured.sum()),
         "finished_flows": int(finished_all.sum()),
         "unfinished_flows": int((~finished_all).sum()),
         "bins": bins,

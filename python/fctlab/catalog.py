@@ -216,12 +216,14 @@ def _sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _write(root: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+def _write(root: Path, rows: Sequence[Mapping[str, Any]], con: Any = None) -> None:
     """Replace the catalog's ``runs`` table with ``rows`` and its ``flows`` view with their Parquet files, in
-    one transaction."""
+    one transaction (on ``con`` if given, left open; otherwise on a connection of its own)."""
     table = _table(sorted(rows, key=lambda r: r["run_id"]))
     absroot = root.resolve().as_posix()
-    con = _connect(root / CATALOG_FILE, read_only=False)
+    own = con is None
+    if own:
+        con = _connect(root / CATALOG_FILE, read_only=False)
     try:
         con.register("new_runs", table)
         con.execute("BEGIN TRANSACTION")
@@ -240,15 +242,19 @@ def _write(root: Path, rows: Sequence[Mapping[str, Any]]) -> None:
         con.execute("COMMIT")
         con.unregister("new_runs")
     finally:
-        con.close()
+        if own:
+            con.close()
 
 
-def _stored_rows(root: Path) -> list[dict[str, Any]]:
-    """The rows already in the catalog, rebuilt from their stored config and summary JSON."""
-    path = root / CATALOG_FILE
-    if not path.exists():
-        return []
-    con = _connect(path, read_only=False)
+def _stored_rows(root: Path, con: Any = None) -> list[dict[str, Any]]:
+    """The rows already in the catalog, rebuilt from their stored config and summary JSON (read on ``con`` if
+    given, left open)."""
+    own = con is None
+    if own:
+        path = root / CATALOG_FILE
+        if not path.exists():
+            return []
+        con = _connect(path, read_only=False)
     try:
         found = con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_name = 'runs'"
@@ -257,7 +263,8 @@ def _stored_rows(root: Path) -> list[dict[str, Any]]:
             return []
         records = con.execute("SELECT run_id, flows_path, config, summary, recorded_at FROM runs").fetchall()
     finally:
-        con.close()
+        if own:
+            con.close()
     rows = []
     for run_id, flows_path, config, summary, recorded_at in records:
         rows.append(_row(run_id, flows_path, json.loads(config), json.loads(summary), recorded_at))
@@ -268,12 +275,22 @@ def _upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
     """Add or replace the given runs (run id, run dir); the caller holds the writer lock."""
     root = Path(root)
     new = {run_id: _read_run(root, Path(run_dir), run_id) for run_id, run_dir in runs}
+    # one connection reads the stored rows and writes the new table: opening and closing the file costs tens of ms
+    con = None
     try:
-        rows = {r["run_id"]: r for r in _stored_rows(root)}
+        con = _connect(root / CATALOG_FILE, read_only=False)
+        rows = {r["run_id"]: r for r in _stored_rows(root, con)}
     except Exception:  # unreadable or from another version: the run folders are the truth
+        if con is not None:
+            con.close()
+            con = None
         rows = {run_id: _read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root)}
     rows.update(new)
-    _write(root, list(rows.values()))
+    try:
+        _write(root, list(rows.values()), con)
+    finally:
+        if con is not None:
+            con.close()
 
 
 def _rebuild_unlocked(root: Path) -> int:

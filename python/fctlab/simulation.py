@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from fctlab.analyze import size_bin, summarize
 from fctlab.config import ConfigError, Experiment
+from fctlab.workloads import FlowColumns, column
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The engine's "never" (an unfinished flow's finish time).
 NEVER_PS = np.iinfo(np.uint64).max
@@ -48,6 +51,14 @@ def build_flows(exp: Experiment) -> pd.DataFrame:
     """The experiment's flows (the workload table: flow_id in start order, src, dst, size_bytes, start_ps,
     priority, extras), drawn from ``numpy.random.default_rng(exp.seed)``. A workload that does not fit the
     topology raises ConfigError naming the workload key."""
+    flows = workload_columns(exp)
+    return flows.frame() if isinstance(flows, FlowColumns) else flows
+
+
+def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
+    """:func:`build_flows` without pandas for a generated workload: its table as
+    :class:`~fctlab.workloads.FlowColumns` (a trace is read into a DataFrame). :func:`simulate` takes either;
+    the command line uses this so that pandas is imported while the engine runs, not before it starts."""
     from fctlab import workloads
 
     w = exp.workload
@@ -65,7 +76,7 @@ def build_flows(exp: Experiment) -> pd.DataFrame:
             if not _trace_has_priority(Path(w.trace)):
                 flows = flows.drop(columns=["priority"])
         elif w.pattern == "incast":
-            flows = workloads.incast(
+            flows = workloads._incast(
                 hosts=exp.hosts,
                 fan_in=w.fan_in,
                 response_bytes=w.response_bytes,
@@ -80,9 +91,9 @@ def build_flows(exp: Experiment) -> pd.DataFrame:
             cdf = workloads.load_cdf(Path(w.cdf) if Path(w.cdf).is_absolute() else w.cdf)
             common = dict(hosts=exp.hosts, cdf=cdf, load=load, host_link_bps=exp.host_link_bps, flows=w.flows, rng=rng)
             if w.pattern == "permutation":
-                flows = workloads.permutation(**common)
+                flows = workloads._permutation(**common)
             else:
-                flows = workloads.all_to_all(**common, senders=w.senders, receivers=w.receivers)
+                flows = workloads._all_to_all(**common, senders=w.senders, receivers=w.receivers)
             # Generated patterns carry no priority of their own: the scheme's "fixed" priority applies.
             flows = flows.drop(columns=["priority"])
         workloads.check_hosts(flows, exp.hosts)
@@ -99,6 +110,8 @@ def _trace_has_priority(path: Path) -> bool:
         import pyarrow.parquet as pq
 
         return "priority" in pq.read_schema(path).names
+    import pandas as pd
+
     return "priority" in [str(c).strip() for c in pd.read_csv(path, nrows=0).columns]
 
 
@@ -110,7 +123,7 @@ def _ns(ps: np.ndarray) -> np.ndarray:
 
 
 def flow_table(
-    workload: pd.DataFrame,
+    workload: pd.DataFrame | FlowColumns,
     columns: dict[str, np.ndarray],
     *,
     warmup_flows: int,
@@ -134,7 +147,7 @@ def flow_table(
 
     # the actual start: later than the workload's for a flow that waited for another; a flow that never began
     # (its parent did not finish, or the run stopped first) keeps the workload's start time, with started False
-    requested_ps = workload["start_ps"].to_numpy(dtype=np.uint64)
+    requested_ps = column(workload, "start_ps", np.uint64)
     start_ps = take("start_ps", None)
     start_ps = requested_ps if start_ps is None else np.asarray(start_ps, dtype=np.uint64)
     started = start_ps != NEVER_PS
@@ -148,23 +161,23 @@ def flow_table(
     with np.errstate(divide="ignore", invalid="ignore"):
         slowdown = np.where(finished & (ideal_ps > 0), fct_ps.astype(np.float64) / ideal_ps.astype(np.float64), np.nan)
 
-    order = np.lexsort((workload["flow_id"].to_numpy(), requested_ps))
+    order = np.lexsort((column(workload, "flow_id"), requested_ps))
     warm = np.zeros(n, dtype=bool)
     warm[order[:warmup_flows]] = True
 
     if "priority" in workload:
-        priority = workload["priority"].to_numpy(dtype=np.int64)
+        priority = column(workload, "priority", np.int64)
     else:
         priority = np.full(n, default_priority, dtype=np.int64)
 
     def ints(name: str) -> np.ndarray:
         return np.asarray(take(name)).astype(np.int64)
 
-    size = workload["size_bytes"].to_numpy(dtype=np.int64)
+    size = column(workload, "size_bytes", np.int64)
     data: dict[str, Any] = {
-        "flow_id": workload["flow_id"].to_numpy(dtype=np.int64),
-        "src": workload["src"].to_numpy(dtype=np.int64),
-        "dst": workload["dst"].to_numpy(dtype=np.int64),
+        "flow_id": column(workload, "flow_id", np.int64),
+        "src": column(workload, "src", np.int64),
+        "dst": column(workload, "dst", np.int64),
         "size_bytes": size,
         "start_ns": start_ps.astype(np.float64) / 1000.0,
         "finish_ns": _ns(finish_ps),
@@ -191,7 +204,9 @@ def flow_table(
     }
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
-            data[extra] = workload[extra].to_numpy()
+            data[extra] = column(workload, extra)
+    import pandas as pd
+
     # copy=False: one block per column, no consolidated second copy of the whole table
     return pd.DataFrame(data, copy=False)
 
@@ -201,52 +216,56 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
 
     ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
     this call runs (the engine releases the GIL). ``flows`` reuses a workload table from :func:`build_flows`
-    (e.g. to run several schemes on the same flows); by default it is built from the experiment. ``threads``
-    (1 or 2) only changes the speed: on two threads the engine simulates the hosts and the switches side by
-    side, with bit-identical results (a fabric whose host links have no propagation delay runs on one).
+    (e.g. to run several schemes on the same flows), or the :class:`~fctlab.workloads.FlowColumns` of
+    :func:`workload_columns`; by default it is built from the experiment. ``threads`` (1 or 2) only changes
+    the speed: on two threads the engine simulates the hosts and the switches side by side, with bit-identical
+    results (a fabric whose host links have no propagation delay runs on one).
     """
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
     from fctlab import _core
 
     if flows is None:
-        flows = build_flows(exp)
-    if not flows["flow_id"].is_monotonic_increasing:
-        flows = flows.sort_values("flow_id", kind="stable")
-    if not isinstance(flows.index, pd.RangeIndex) or flows.index.start != 0 or flows.index.step != 1:
-        flows = flows.reset_index(drop=True)
-    if not np.array_equal(flows["flow_id"].to_numpy(), np.arange(len(flows))):
+        flows = workload_columns(exp)
+    if not isinstance(flows, FlowColumns):
+        import pandas as pd
+
+        if not flows["flow_id"].is_monotonic_increasing:
+            flows = flows.sort_values("flow_id", kind="stable")
+        if not isinstance(flows.index, pd.RangeIndex) or flows.index.start != 0 or flows.index.step != 1:
+            flows = flows.reset_index(drop=True)
+    if not np.array_equal(column(flows, "flow_id"), np.arange(len(flows))):
         raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
     priority = None
     if "priority" in flows:
-        priority = np.ascontiguousarray(flows["priority"].to_numpy(dtype=np.uint8))
+        priority = np.ascontiguousarray(column(flows, "priority", np.uint8))
     # pFabric ranked by estimate reads the trace's estimate_bytes (the true size where it is missing)
     estimate = None
     if "estimate_bytes" in flows.columns:
-        est = flows["estimate_bytes"].to_numpy(dtype=np.float64)
-        est = np.where(np.isnan(est), flows["size_bytes"].to_numpy(dtype=np.float64), est)
+        est = column(flows, "estimate_bytes", np.float64)
+        est = np.where(np.isnan(est), column(flows, "size_bytes", np.float64), est)
         estimate = np.ascontiguousarray(est.astype(np.uint64))
     # QCLIMB's predicted bounds (a trace annotated by `fctlab predict annotate`)
     lower = upper = None
     if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
-        lower = np.ascontiguousarray(flows["lower_bytes"].to_numpy(dtype=np.uint64))
-        upper = np.ascontiguousarray(flows["upper_bytes"].to_numpy(dtype=np.uint64))
+        lower = np.ascontiguousarray(column(flows, "lower_bytes", np.uint64))
+        upper = np.ascontiguousarray(column(flows, "upper_bytes", np.uint64))
     # flow dependencies (-1: none) and, for scheme qclimb, the flows handed to PIAS
     after = qclimb = None
     if "after_flow" in flows.columns:
-        a = flows["after_flow"].to_numpy(dtype=np.int64)
+        a = column(flows, "after_flow", np.int64)
         bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
         if len(bad):
             raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
         after = np.ascontiguousarray(np.where(a < 0, np.uint32(0xFFFFFFFF), a).astype(np.uint32))
     if "qclimb" in flows.columns:
-        qclimb = np.ascontiguousarray(flows["qclimb"].to_numpy(dtype=bool))
+        qclimb = np.ascontiguousarray(column(flows, "qclimb", bool))
     columns, stats_json = _core.run(
         exp.engine_json(),
-        np.ascontiguousarray(flows["src"].to_numpy(dtype=np.uint32)),
-        np.ascontiguousarray(flows["dst"].to_numpy(dtype=np.uint32)),
-        np.ascontiguousarray(flows["size_bytes"].to_numpy(dtype=np.uint64)),
-        np.ascontiguousarray(flows["start_ps"].to_numpy(dtype=np.uint64)),
+        np.ascontiguousarray(column(flows, "src", np.uint32)),
+        np.ascontiguousarray(column(flows, "dst", np.uint32)),
+        np.ascontiguousarray(column(flows, "size_bytes", np.uint64)),
+        np.ascontiguousarray(column(flows, "start_ps", np.uint64)),
         priority,
         progress,
         estimate,

@@ -27,7 +27,9 @@ an integer) and ``priority`` (uint8), plus pattern-specific columns. Every gener
 ``numpy.random.Generator`` and draws from it in a fixed order, so a seed fixes the table; that order is part of
 the contract (changing it changes every seeded experiment).
 
-This module imports nothing else from fctlab, so it can be used and tested without the compiled core.
+This module imports nothing else from fctlab, so it can be used and tested without the compiled core. pandas is
+imported only when a DataFrame is made: the private generators behind the public ones (``_all_to_all``,
+``_permutation``, ``_incast``) return :class:`FlowColumns`, which needs numpy alone.
 """
 
 from __future__ import annotations
@@ -39,10 +41,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Cdf",
@@ -57,6 +61,8 @@ __all__ = [
     "read_trace",
     "check_hosts",
     "describe",
+    "FlowColumns",
+    "column",
 ]
 
 # The ns-2 tables count TCP payload packets of 1460 bytes (pktSize_ in the PIAS/pFabric scripts).
@@ -411,7 +417,53 @@ def _poisson_starts_ps(rng: np.random.Generator, rate_hz: float, n: int) -> np.n
     return np.cumsum(gaps, dtype=np.int64)
 
 
-def _flow_frame(
+class FlowColumns:
+    """A flow table as numpy columns (name -> array, every one of ``len()`` rows), built without pandas.
+
+    The command line generates its workload as one, so the engine can start before pandas is imported (pandas
+    then loads while the engine runs). It answers the few questions fctlab asks of a flow table: ``t[name]``
+    (the array), ``name in t``, ``t.columns``, ``len(t)``; ``frame()`` is the DataFrame (what the public
+    generators return).
+    """
+
+    __slots__ = ("_cols", "_rows")
+
+    def __init__(self, cols: dict[str, np.ndarray]) -> None:
+        self._cols = dict(cols)
+        self._rows = len(next(iter(self._cols.values()))) if self._cols else 0
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._cols[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._cols
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._cols)
+
+    def drop(self, *, columns: Sequence[str]) -> FlowColumns:
+        """The table without ``columns`` (like ``DataFrame.drop(columns=...)``)."""
+        return FlowColumns({k: v for k, v in self._cols.items() if k not in columns})
+
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self._cols)
+
+
+def column(flows: Any, name: str, dtype: Any = None) -> np.ndarray:
+    """Column ``name`` of a flow table (a DataFrame or :class:`FlowColumns`) as a numpy array of ``dtype``."""
+    values = flows[name]
+    if isinstance(values, np.ndarray):
+        return values if dtype is None else values.astype(dtype, copy=False)
+    return values.to_numpy(dtype=dtype)
+
+
+def _flow_columns(
     src: np.ndarray,
     dst: np.ndarray,
     size: np.ndarray,
@@ -419,7 +471,7 @@ def _flow_frame(
     priority: np.ndarray | None = None,
     sort_ps: np.ndarray | None = None,
     **extra: np.ndarray,
-) -> pd.DataFrame:
+) -> FlowColumns:
     order = np.argsort(start_ps if sort_ps is None else sort_ps, kind="stable")
     cols: dict[str, np.ndarray] = {
         "flow_id": np.arange(len(order), dtype=np.uint32),
@@ -439,7 +491,11 @@ def _flow_frame(
         new_id[order] = np.arange(len(order))
         after = cols["after_flow"].astype(np.int64)
         cols["after_flow"] = np.where(after >= 0, new_id[np.maximum(after, 0)], -1)
-    return pd.DataFrame(cols)
+    return FlowColumns(cols)
+
+
+def _flow_frame(*args: Any, **kwargs: Any) -> pd.DataFrame:
+    return _flow_columns(*args, **kwargs).frame()
 
 
 def _arrival_rate_hz(load: float, host_link_bps: float, n_senders: int, cdf: Cdf) -> float:
@@ -473,6 +529,24 @@ def all_to_all(
 
     Random draws, in order: gaps, sources, destinations, sizes.
     """
+    return _all_to_all(
+        hosts=hosts, cdf=cdf, load=load, host_link_bps=host_link_bps, flows=flows, rng=rng, senders=senders,
+        receivers=receivers,
+    ).frame()
+
+
+def _all_to_all(
+    *,
+    hosts: int,
+    cdf: Cdf,
+    load: float,
+    host_link_bps: float,
+    flows: int,
+    rng: np.random.Generator,
+    senders: list[int] | None = None,
+    receivers: list[int] | None = None,
+) -> FlowColumns:
+    """:func:`all_to_all` as :class:`FlowColumns`."""
     hosts = _check_int("hosts", hosts, minimum=2, maximum=_U32_MAX)
     cdf = _check_cdf(cdf)
     load = _check_load(load)
@@ -495,7 +569,7 @@ def all_to_all(
     k += (pos >= 0) & (k >= pos)
     dst = rcv[k]
     size = cdf.sample(rng, flows)
-    return _flow_frame(src, dst, size, start)
+    return _flow_columns(src, dst, size, start)
 
 
 def _derangement(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -521,6 +595,19 @@ def permutation(
 
     Random draws, in order: the derangement, gaps, sources, sizes.
     """
+    return _permutation(hosts=hosts, cdf=cdf, load=load, host_link_bps=host_link_bps, flows=flows, rng=rng).frame()
+
+
+def _permutation(
+    *,
+    hosts: int,
+    cdf: Cdf,
+    load: float,
+    host_link_bps: float,
+    flows: int,
+    rng: np.random.Generator,
+) -> FlowColumns:
+    """:func:`permutation` as :class:`FlowColumns`."""
     hosts = _check_int("hosts", hosts, minimum=2, maximum=_U32_MAX)
     cdf = _check_cdf(cdf)
     load = _check_load(load)
@@ -533,7 +620,7 @@ def permutation(
     start = _poisson_starts_ps(rng, rate, flows)
     src = rng.integers(0, hosts, flows)
     size = cdf.sample(rng, flows)
-    return _flow_frame(src, partner[src], size, start)
+    return _flow_columns(src, partner[src], size, start)
 
 
 # Rows of random keys drawn at once when picking incast senders; bounds memory to about 32 MB.
@@ -561,6 +648,24 @@ def incast(
 
     Random draws, in order: gaps, aggregators, responders.
     """
+    return _incast(
+        hosts=hosts, fan_in=fan_in, response_bytes=response_bytes, queries=queries, rng=rng,
+        query_rate_hz=query_rate_hz, load=load, host_link_bps=host_link_bps,
+    ).frame()
+
+
+def _incast(
+    *,
+    hosts: int,
+    fan_in: int,
+    response_bytes: int,
+    queries: int,
+    rng: np.random.Generator,
+    query_rate_hz: float | None = None,
+    load: float | None = None,
+    host_link_bps: float | None = None,
+) -> FlowColumns:
+    """:func:`incast` as :class:`FlowColumns`."""
     hosts = _check_int("hosts", hosts, minimum=2, maximum=_U32_MAX)
     fan_in = _check_int("fan_in", fan_in, minimum=1)
     if fan_in >= hosts:
@@ -593,7 +698,7 @@ def incast(
         chosen[lo : lo + len(keys)] = np.sort(pick, axis=1)
     src = chosen + (chosen >= agg[:, None])
     qid = np.repeat(np.arange(queries, dtype=np.uint32), fan_in)
-    return _flow_frame(
+    return _flow_columns(
         src.ravel(),
         np.repeat(agg, fan_in),
         np.full(queries * fan_in, response_bytes, dtype=np.uint64),
@@ -619,6 +724,8 @@ def _row_label(i: int, is_csv: bool) -> str:
 
 def _numeric_column(df: pd.DataFrame, col: str, where: str, is_csv: bool, *, allow_nan: bool = False) -> np.ndarray:
     """The column as float64 (or int64 if stored as integers), with a clear error for the first bad cell."""
+    import pandas as pd
+
     s = df[col]
     if pd.api.types.is_bool_dtype(s.dtype):
         raise WorkloadError(f"{where}: column {col!r}: booleans are not allowed")
@@ -685,6 +792,8 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     if suffix not in (".csv", ".parquet"):
         raise WorkloadError(f"{path}: trace files must end in .csv or .parquet")
     is_csv = suffix == ".csv"
+    import pandas as pd
+
     try:
         df = pd.read_csv(path, skipinitialspace=True) if is_csv else pd.read_parquet(path)
     except FileNotFoundError:
@@ -776,20 +885,20 @@ def _bool_column(df: pd.DataFrame, col: str, where: str, is_csv: bool) -> np.nda
     return text.isin(["true", "1", "1.0"]).to_numpy()
 
 
-def check_hosts(flows: pd.DataFrame, n_hosts: int) -> None:
+def check_hosts(flows: pd.DataFrame | FlowColumns, n_hosts: int) -> None:
     """Raise WorkloadError naming the first flow whose src or dst is not a host of an n_hosts topology."""
     n_hosts = _check_int("n_hosts", n_hosts, minimum=2)
     for col in ("src", "dst"):
         if col not in flows.columns:
             raise WorkloadError(f"flows: missing column {col!r}")
-    src = flows["src"].to_numpy(dtype=np.int64)
-    dst = flows["dst"].to_numpy(dtype=np.int64)
+    src = column(flows, "src", np.int64)
+    dst = column(flows, "dst", np.int64)
     bad = (src >= n_hosts) | (dst >= n_hosts) | (src < 0) | (dst < 0)
     i = _first(bad)
     if i is not None:
         col = "src" if not 0 <= src[i] < n_hosts else "dst"
-        fid = int(flows["flow_id"].iloc[i]) if "flow_id" in flows.columns else i
+        fid = int(column(flows, "flow_id")[i]) if "flow_id" in flows.columns else i
         raise WorkloadError(
-            f"flows: flow_id {fid} (table row {i}): {col} {int(flows[col].iloc[i])} is not a host of this topology "
+            f"flows: flow_id {fid} (table row {i}): {col} {int(column(flows, col)[i])} is not a host of this topology "
             f"(hosts are 0..{n_hosts - 1})"
         )
