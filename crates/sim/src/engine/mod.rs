@@ -27,7 +27,7 @@ pub mod queue;
 use crate::config::{Config, QclimbInfo, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
-use crate::net::port::Admission;
+use crate::net::port::{Admission, HAND_OVER};
 use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{five_tuple_hash, Network};
 use crate::policy::{Rank, Tagging};
@@ -365,16 +365,24 @@ impl Sim<'_> {
 
     fn run_loop(&mut self, limit: Ps) {
         self.schedule_first_flow();
-        while let Some((t, ev)) = self.events.pop() {
-            if t > limit {
-                self.stats.hit_time_limit = true;
-                break;
-            }
+        self.process(limit.saturating_add(1), u64::MAX);
+        self.stats.hit_time_limit = !self.events.is_empty();
+        self.stats.max_event_queue_len = self.events.max_len() as u64;
+    }
+
+    /// Process the events earlier than `bound` in order, at most `max` of them; return how many. The one copy
+    /// of the hot loop, for one thread and for each side of two.
+    #[inline(never)]
+    fn process(&mut self, bound: Ps, max: u64) -> u64 {
+        let mut n = 0;
+        while n < max {
+            let Some((t, ev)) = self.events.pop_before(bound) else { break };
             self.now = t;
             self.stats.events += 1;
             self.dispatch(ev);
+            n += 1;
         }
-        self.stats.max_event_queue_len = self.events.max_len() as u64;
+        n
     }
 
     #[inline(always)]
@@ -531,13 +539,16 @@ impl Sim<'_> {
     }
 
     /// A packet just went onto port `port`'s wire (`arrival`: its arrival time if the wire was empty): schedule
-    /// the arrival, or, on a remote port of a two-thread run, hand the packet to the other thread.
+    /// the arrival, or, on a remote port of a two-thread run ([`HAND_OVER`]), hand the packet to the other
+    /// thread.
     #[inline(always)]
     fn launched(&mut self, port: u32, arrival: Option<Ps>) {
-        if self.net.port_mut(port).remote {
-            self.hand_over(port);
-        } else if let Some(at) = arrival {
-            self.events.push(at, Event::Arrive(port));
+        if let Some(at) = arrival {
+            if at == HAND_OVER {
+                self.hand_over(port);
+            } else {
+                self.events.push(at, Event::Arrive(port));
+            }
         }
     }
 
@@ -574,17 +585,18 @@ impl Sim<'_> {
     /// A port in FIFO mode (see `net::port`): admit, then straight onto the wire with its future start time.
     #[inline(always)]
     fn enqueue_fifo(&mut self, port: u32, pkt: Packet) {
-        if self.net.port_mut(port).remote_queue {
-            return self.hand_over_enqueue(port, pkt);
-        }
-        self.enqueue_fifo_at(port, pkt, self.now);
+        self.enqueue_fifo_at(port, pkt, self.now, true);
     }
 
     /// [`Sim::enqueue_fifo`] at time `now` (a packet handed over by the switches' side of a two-thread run
-    /// is enqueued at the time it reached the switch, which may differ from this side's clock).
+    /// is enqueued at the time it reached the switch, which may differ from this side's clock), handing it
+    /// over if the port's queue is the other side's and `may_hand_over`.
     #[inline(always)]
-    fn enqueue_fifo_at(&mut self, port: u32, mut pkt: Packet, now: Ps) {
+    fn enqueue_fifo_at(&mut self, port: u32, mut pkt: Packet, now: Ps, may_hand_over: bool) {
         let p = self.net.port_mut(port);
+        if may_hand_over && p.remote_queue {
+            return self.hand_over_enqueue(port, pkt);
+        }
         p.retire_started(now);
         let q = p.queue_of(pkt.prio);
         match p.admit_fifo(&mut pkt) {
@@ -705,6 +717,7 @@ impl Sim<'_> {
         }
     }
 
+    #[inline(always)]
     fn on_arrive(&mut self, port: u32) {
         let p = self.net.port_mut(port);
         let pkt = p.take_arrival();

@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Events a side processes between two exchanges (when it is not blocked earlier).
-const BATCH: u32 = 256;
+const BATCH: u64 = 256;
 
 /// Which part of the fabric a `Sim` simulates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,14 +173,7 @@ impl Sim<'_> {
         let mut published = 0;
         let mut waited = std::time::Duration::ZERO;
         loop {
-            let mut n = 0;
-            while n < BATCH {
-                let Some((t, ev)) = self.events.pop_before(horizon.min(end)) else { break };
-                self.now = t;
-                self.stats.events += 1;
-                self.dispatch(ev);
-                n += 1;
-            }
+            let n = self.process(horizon.min(end), BATCH);
             let next = match self.events.peek_time() {
                 Some(t) if t <= limit => t,
                 _ => NEVER,
@@ -238,7 +231,7 @@ impl Sim<'_> {
     fn receive(&mut self, m: Msg) {
         if m.port & ENQUEUE != 0 {
             // at the time it joined, which may be earlier or later than this side's clock (module docs)
-            return self.enqueue_fifo_at(m.port & !ENQUEUE, m.pkt, m.at);
+            return self.enqueue_fifo_at(m.port & !ENQUEUE, m.pkt, m.at, false);
         }
         let p = self.net.port_mut(m.port);
         let was_empty = p.wire.is_empty();

@@ -216,7 +216,16 @@ impl EventQueue {
     /// The earliest event (the smallest key among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
-        self.pop_before(Ps::MAX)
+        if self.ring_len == 0 {
+            return self.pop_far();
+        }
+        let b = self.first_bucket();
+        let n = self.heads[b];
+        let node = *self.node(n);
+        if self.far_min <= node.time && self.far_first(node.time, node.code) {
+            return self.pop_far();
+        }
+        Some(self.unlink(b, n, node))
     }
 
     /// The earliest event if its time is before `bound`; otherwise `None`, and the queue is unchanged.
@@ -234,6 +243,12 @@ impl EventQueue {
         if node.time >= bound {
             return None;
         }
+        Some(self.unlink(b, n, node))
+    }
+
+    /// Remove node `n`, the head of bucket `b`, and make its time the current time.
+    #[inline(always)]
+    fn unlink(&mut self, b: usize, n: u32, node: Node) -> (Ps, Event) {
         self.heads[b] = node.next;
         if node.next == NIL {
             self.bits[b >> 6] &= !(1 << (b & 63));
@@ -243,7 +258,7 @@ impl EventQueue {
         self.free = n;
         self.ring_len -= 1;
         self.now = node.time;
-        Some((node.time, Event::decode(node.code)))
+        (node.time, Event::decode(node.code))
     }
 
     /// Does the far heap's head come before the ring entry (time, code)? (`far_min <= time`.)

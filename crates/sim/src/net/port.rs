@@ -34,6 +34,10 @@ use crate::units::{tx_time, Ps};
 use super::wire::Wire;
 use std::collections::VecDeque;
 
+/// What [`Port::transmit`] and [`Port::commit`] return for a remote port (see [`Port::remote`]): hand the
+/// packet over with [`Port::hand_over`] (no arrival time is `Ps::MAX`).
+pub const HAND_OVER: Ps = Ps::MAX;
+
 /// `Port::pool_id` of a port with its own buffer.
 const NO_POOL: u32 = u32::MAX;
 
@@ -332,8 +336,8 @@ impl Port {
 
     /// FIFO mode: put an admitted packet on the wire now, to start serializing when the packets ahead of it
     /// are done. Returns its arrival time at the far end if the wire was empty, i.e. when the caller must
-    /// schedule that arrival.
-    #[inline]
+    /// schedule that arrival ([`HAND_OVER`] on a remote port).
+    #[inline(always)]
     pub fn commit(&mut self, now: Ps, pkt: Packet) -> Option<Ps> {
         debug_assert!(self.fifo);
         let start = self.busy_until.max(now);
@@ -352,6 +356,9 @@ impl Port {
         self.waiting += waits as u32;
         self.bytes += pkt.wire as u64 * waits as u64;
         self.max_bytes = self.max_bytes.max(self.bytes);
+        if self.remote {
+            return Some(HAND_OVER);
+        }
         was_empty.then_some(arrival)
     }
 
@@ -375,8 +382,8 @@ impl Port {
     }
 
     /// Start serializing `pkt` at `now` (the transmitter must be free). Returns its arrival time at the far end
-    /// if the wire was empty, i.e. when the caller must schedule that arrival.
-    #[inline]
+    /// if the wire was empty, i.e. when the caller must schedule that arrival ([`HAND_OVER`] on a remote port).
+    #[inline(always)]
     pub fn transmit(&mut self, now: Ps, pkt: Packet) -> Option<Ps> {
         debug_assert!(now >= self.busy_until);
         let done = now + self.tx_time(pkt.wire as u32);
@@ -385,6 +392,9 @@ impl Port {
         let was_empty = self.wire.is_empty();
         self.wire.push_back((arrival, pkt));
         self.transmitted += 1;
+        if self.remote {
+            return Some(HAND_OVER);
+        }
         was_empty.then_some(arrival)
     }
 
