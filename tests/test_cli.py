@@ -163,12 +163,18 @@ def test_workloads_lists_shipped_cdfs():
     assert "mean" in result.stdout.splitlines()[0]
 
 
-def test_real_process_exit_code_and_stderr(tmp_path):
-    """The installed entry point behaves the same in a real process (no CliRunner)."""
-    out = tmp_path / "out"
+def _env_with_package() -> dict[str, str]:
+    """The environment for a child Python that imports this fctlab (the tested one, not another install)."""
     env = dict(os.environ)
     package_root = str(Path(fctlab.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    return env
+
+
+def test_real_process_exit_code_and_stderr(tmp_path):
+    """The installed entry point behaves the same in a real process (no CliRunner)."""
+    out = tmp_path / "out"
+    env = _env_with_package()
     proc = subprocess.run(
         [sys.executable, "-m", "fctlab.cli", "run", str(exp_file(tmp_path)), "--out", str(out),
          "--set", "workload.load=1.5"],
@@ -190,9 +196,7 @@ def test_run_prepares_the_engine_input_without_pandas(tmp_path):
 def test_real_process_success_writes_and_prints_everything(tmp_path):
     """The entry point's quick exit (no interpreter teardown) still flushes stdout and stderr with code 0."""
     out = tmp_path / "out"
-    env = dict(os.environ)
-    package_root = str(Path(fctlab.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env = _env_with_package()
     proc = subprocess.run(
         [sys.executable, "-c", "from fctlab.cli import main; main()", "run", str(exp_file(tmp_path)), "--out",
          str(out)],
