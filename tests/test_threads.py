@@ -95,3 +95,19 @@ def test_cli_threads_option_writes_the_same_results(tmp_path):
     pd.testing.assert_frame_equal(a, b)
     sa, sb = (json.loads((o / "summary.json").read_text()) for o in outs)
     assert sa["bins"] == sb["bins"]
+
+
+def test_default_threads_follow_the_fabric_and_the_machine(tmp_path, monkeypatch):
+    from conftest import TINY
+
+    from fctlab import simulation
+
+    reference = fctlab.load_experiment("examples/leafspine144-websearch.toml")
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)  # one switch, 1 us host links: the sides would wait on each other every few events
+    testbed = fctlab.load_experiment(path)
+    monkeypatch.setattr(simulation.os, "cpu_count", lambda: 4)
+    assert simulation.default_threads(reference) == 2
+    assert simulation.default_threads(testbed) == 1
+    monkeypatch.setattr(simulation.os, "cpu_count", lambda: 1)
+    assert simulation.default_threads(reference) == 1

@@ -42,18 +42,21 @@ _OutOption = Annotated[
 ]
 _ThreadsOption = Annotated[
     Optional[int],
-    typer.Option("--threads", "-t", help="Engine threads, 1 or 2 (default: 2 when the machine has 2 cores). "
-                 "The results are the same either way."),
+    typer.Option("--threads", "-t", help="Engine threads, 1 or 2 (default: 2 when the machine has 2 cores and "
+                 "the fabric gains from it). The results are the same either way."),
 ]
 
 
-def _threads(requested: int | None) -> int:
-    """The engine threads for one run at a time: as asked, else 2 on a machine with at least 2 cores."""
-    if requested is None:
-        return min(2, os.cpu_count() or 1)
-    if requested < 1:
+def _check_threads(requested: int | None) -> None:
+    if requested is not None and requested < 1:
         raise _fail(f"--threads: must be >= 1 (got {requested})", EXIT_BAD_INPUT)
-    return requested
+
+
+def _threads(requested: int | None, exp: Experiment) -> int:
+    """The engine threads for one run at a time: as asked, else what suits the experiment's fabric."""
+    from fctlab.simulation import default_threads
+
+    return requested if requested is not None else default_threads(exp)
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -164,14 +167,14 @@ def run(
     """Run one experiment; write flows.parquet, summary.json and config.json to the results directory."""
     from fctlab.config import ConfigError
 
-    n_threads = _threads(threads)
+    _check_threads(threads)
     try:
         exp, flows = _prepare(experiment, sets)
         out_dir = _out_dir(out, exp)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
     try:
-        result = _run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", n_threads)
+        result = _run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
     except typer.Exit:  # (a RuntimeError subclass in click)
         raise
     except (ValueError, RuntimeError) as e:
@@ -219,7 +222,7 @@ def compare(
     DIR/<scheme>/ for each run plus DIR/fct_bins.png and .svg."""
     from fctlab.config import ConfigError
 
-    n_threads = _threads(threads)
+    _check_threads(threads)
     try:
         if not schemes:
             raise ConfigError("--scheme", "give at least one scheme, e.g. --scheme tcp --scheme dctcp")
@@ -248,7 +251,7 @@ def compare(
     summaries = {}
     for scheme, exp in variants.items():
         try:
-            result = _run_with_progress(exp, flows, f"{exp.name} ({scheme})", n_threads)
+            result = _run_with_progress(exp, flows, f"{exp.name} ({scheme})", _threads(threads, exp))
             write_results(result, out_dir / scheme)
         except typer.Exit:
             raise

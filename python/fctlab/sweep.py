@@ -430,7 +430,12 @@ def execute_point(task: Mapping[str, Any]) -> dict[str, Any]:
         exp = experiment_from_dict(
             task["raw"], base_dir=task["base_dir"], source=task["source"], _applied=task["overrides"]
         )
-        result = simulate(exp, threads=int(task.get("threads", 1)))
+        threads = int(task.get("threads", 1))
+        if threads > 1:  # at most this many: two only where the fabric gains from them
+            from fctlab.simulation import default_threads
+
+            threads = min(threads, default_threads(exp))
+        result = simulate(exp, threads=threads)
         result.config[POINT_KEY] = {"run_id": task["run_id"], "axes": task["values"]}
         result.experiment = None
         info = {
@@ -521,7 +526,8 @@ def run_sweep(
                     wall_seconds=float(outcome.get("wall_seconds") or 0.0), info=outcome.get("info", {}), error=error,
                 ))
 
-        # one local worker on a machine with two cores or more: its runs use two engine threads (same results)
+        # one local worker on a machine with two cores or more: its runs may use two engine threads (same
+        # results; only on fabrics that gain from them, see simulation.default_threads)
         pool = min(workers, len(todo))
         threads = 2 if executor == "local" and pool == 1 and (os.cpu_count() or 1) >= 2 else 1
         tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local", threads=threads)) for p in todo]

@@ -76,6 +76,12 @@ fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py,
     Ok(d)
 }
 
+/// Would two engine threads speed a run of this config up (see `engine::two_threads_worthwhile`)?
+#[pyfunction]
+fn two_threads_worthwhile(config_json: &str) -> PyResult<bool> {
+    Ok(fctlab_sim::engine::two_threads_worthwhile(&parse(config_json)?))
+}
+
 /// A counter the engine updates while it runs (flows finished so far), for a progress bar polled from
 /// another Python thread.
 #[pyclass(frozen)]
@@ -190,6 +196,7 @@ fn run<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(two_threads_worthwhile, m)?)?;
     m.add_function(wrap_pyfunction!(default_topology, m)?)?;
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;

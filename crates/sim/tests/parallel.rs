@@ -97,3 +97,12 @@ fn an_empty_run_ends_on_two_threads() {
     let out = same("one tiny flow", &cfg, &f, 2);
     assert_eq!(out.results.finish_ps[0] - out.results.start_ps[0], out.results.ideal_fct_ps[0]);
 }
+
+#[test]
+fn two_threads_are_worthwhile_on_the_pias_fabric_not_on_the_qclimb_testbed() {
+    use fctlab_sim::engine::two_threads_worthwhile;
+    assert!(two_threads_worthwhile(&Config::default()));
+    let testbed = Config { topology: TopologyConfig::SingleSwitch(SingleSwitch::default()), ..Config::default() };
+    assert!(!two_threads_worthwhile(&testbed));
+    assert!(!two_threads_worthwhile(&dumbbell(3, 10.0, 10.0)));
+}

@@ -197,6 +197,14 @@ pub fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, 
     run_with(cfg, flows, progress, true, threads)
 }
 
+/// Would two threads speed this run up? (The fabric can be split and its lookahead holds enough packets:
+/// [`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`].) What the front end's default
+/// thread count follows; [`run_threads`] does as it is told.
+pub fn two_threads_worthwhile(cfg: &Config) -> bool {
+    let net = Network::build(cfg, 0);
+    parallel::window_packets(&net).is_some_and(|w| w >= parallel::WORTHWHILE_WINDOW_PACKETS)
+}
+
 /// [`run`] with every port event-driven (no FIFO fast path), on `threads` threads: for the tests that check
 /// that all paths give bit-identical results.
 #[doc(hidden)]
