@@ -301,7 +301,7 @@ impl<'a> Sim<'a> {
         if side != parallel::Side::All {
             let hosts = net.hosts;
             for p in &mut net.ports {
-                let (owner_host, peer_host) = (net_is_host(hosts, p.owner), net_is_host(hosts, p.peer));
+                let (owner_host, peer_host) = (p.owner < hosts, p.peer < hosts); // hosts are nodes 0..hosts
                 if owner_host == peer_host {
                     continue; // not a host link: both ends on the switches' side
                 }
@@ -357,10 +357,6 @@ impl<'a> Sim<'a> {
             progress,
         }
     }
-}
-
-fn net_is_host(hosts: u32, node: u32) -> bool {
-    node < hosts
 }
 
 impl Sim<'_> {

@@ -213,19 +213,11 @@ impl EventQueue {
         }
     }
 
-    /// The earliest event (the smallest key among equal times).
+    /// The earliest event (the smallest key among equal times). (The run loop uses [`EventQueue::pop_before`];
+    /// no event is ever at `Ps::MAX`.)
     #[inline]
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
-        if self.ring_len == 0 {
-            return self.pop_far();
-        }
-        let b = self.first_bucket();
-        let n = self.heads[b];
-        let node = *self.node(n);
-        if self.far_min <= node.time && self.far_first(node.time, node.code) {
-            return self.pop_far();
-        }
-        Some(self.unlink(b, n, node))
+        self.pop_before(Ps::MAX)
     }
 
     /// The earliest event if its time is before `bound`; otherwise `None`, and the queue is unchanged.
