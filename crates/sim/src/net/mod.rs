@@ -1,11 +1,16 @@
 //! The fabric: nodes (hosts, then switches), directed ports, and routing tables.
 //!
 //! Node ids `0..hosts` are hosts (each with exactly one NIC port), the rest are switches. A duplex link is two
-//! [`port::Port`]s, one per direction. Routing tables are computed once by breadth-first search from every
-//! destination host: a switch's candidates towards host d are its ports whose far end is one hop closer to d
-//! (all shortest paths; hosts never forward). ECMP picks a candidate by hashing the flow's 5-tuple with a
-//! per-switch salt drawn from the run's seed (so that tiers do not polarize); spraying picks one at random
-//! for every packet. Both look up a flat table: no hash map on the per-packet path.
+//! [`port::Port`]s, one per direction. A switch's candidates towards host d are its ports whose far end is
+//! one hop closer to d (all shortest paths; hosts never forward). ECMP picks a candidate by hashing the flow's
+//! 5-tuple with a per-switch salt drawn from the run's seed (so that tiers do not polarize); spraying picks
+//! one at random for every packet. Both look up flat tables: no hash map on the per-packet path.
+//!
+//! The tables are indexed by the destination's *edge switch* (the switch its one link goes to), not by the
+//! host: every path to host d ends with the hop from its edge switch E, so a switch other than E has the same
+//! candidates towards d as towards E, and E's only candidate is its port facing d. Breadth-first search runs
+//! once per edge switch, and the table (switches x edge switches, about 1 KiB for the 144-host leaf-spine
+//! against 15 KiB per host) stays in the L1 cache, where a per-host table missed on half of all events.
 
 pub mod packet;
 pub mod port;
@@ -46,8 +51,15 @@ pub struct Network {
     pub ports: Vec<Port>,
     /// NIC port of each host.
     pub host_port: Vec<u32>,
-    /// `routes[(switch - hosts) * hosts + dst] = (a, len)`: with one next hop (len == 1), `a` is its port
-    /// (a forwarding decision then reads one table entry); with several, they are `route_ports[a..a + len]`.
+    /// For each host: the dense index of its edge switch (see the module docs), and that switch's port
+    /// facing the host.
+    dests: Vec<(u32, u32)>,
+    /// Switches with hosts attached (edge switches).
+    edges: u32,
+    /// `routes[(switch - hosts) * edges + e] = (a, len)` towards the hosts of edge switch `e`: with one next
+    /// hop (len == 1), `a` is its port (a forwarding decision then reads one table entry); with several, they
+    /// are `route_ports[a..a + len]`; len == 0 at the edge switch itself (the port is the destination's in
+    /// `dests`).
     routes: Vec<(u32, u32)>,
     route_ports: Vec<u32>,
     /// Per-switch ECMP salt (indexed by switch - hosts).
@@ -74,7 +86,8 @@ pub fn fast_range(h: u64, n: u32) -> u32 {
 /// flow's ephemeral port, derived from its id.
 pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
     const TCP: u64 = 6;
-    let h = mix64(((src as u64) << 32) | dst as u64) ^ (((sport as u64) << 24) | ((dport as u64) << 8) | TCP);
+    let h = mix64(((src as u64) << 32) | dst as u64)
+        ^ (((sport as u64) << 24) | ((dport as u64) << 8) | TCP);
     (mix64(h) >> 32) as u32
 }
 
@@ -90,15 +103,31 @@ struct Builder {
 
 impl Builder {
     fn add_node(&mut self, kind: NodeKind, tier: u8) -> u32 {
-        self.net.nodes.push(Node { kind, ports: Vec::new(), tier });
+        self.net.nodes.push(Node {
+            kind,
+            ports: Vec::new(),
+            tier,
+        });
         (self.net.nodes.len() - 1) as u32
     }
 
     fn add_port(&mut self, from: u32, to: u32, rate_bps: u64, delay_ps: Ps) {
         let is_host = self.net.nodes[from as usize].kind == NodeKind::Host;
-        let (buffer, ecn) =
-            if is_host { (self.nic_buffer, self.nic_ecn) } else { (self.switch_buffer, self.ecn) };
-        let mut port = Port::new(from, to, rate_bps, delay_ps, self.queues, buffer, ecn, self.ecn_threshold);
+        let (buffer, ecn) = if is_host {
+            (self.nic_buffer, self.nic_ecn)
+        } else {
+            (self.switch_buffer, self.ecn)
+        };
+        let mut port = Port::new(
+            from,
+            to,
+            rate_bps,
+            delay_ps,
+            self.queues,
+            buffer,
+            ecn,
+            self.ecn_threshold,
+        );
         if !is_host && !self.net.pools.is_empty() {
             port.set_pool(from - self.net.hosts);
         }
@@ -106,7 +135,11 @@ impl Builder {
         self.net.ports.push(port);
         self.net.nodes[from as usize].ports.push(id);
         if is_host {
-            assert_eq!(self.net.host_port[from as usize], u32::MAX, "host {from} has two links");
+            assert_eq!(
+                self.net.host_port[from as usize],
+                u32::MAX,
+                "host {from} has two links"
+            );
             self.net.host_port[from as usize] = id;
         }
     }
@@ -131,6 +164,8 @@ impl Network {
                 nodes: Vec::new(),
                 ports: Vec::new(),
                 host_port: vec![u32::MAX; hosts as usize],
+                dests: Vec::new(),
+                edges: 0,
                 routes: Vec::new(),
                 route_ports: Vec::new(),
                 salts: Vec::new(),
@@ -138,10 +173,18 @@ impl Network {
                 dt_alpha: sw.dt_alpha,
             },
             queues: sw.queues,
-            switch_buffer: if sw.buffer == BufferMode::Port { sw.buffer_bytes } else { 0 },
+            switch_buffer: if sw.buffer == BufferMode::Port {
+                sw.buffer_bytes
+            } else {
+                0
+            },
             nic_buffer: cfg.host.nic_buffer_bytes,
             ecn: ecn_mode,
-            nic_ecn: if cfg.host.nic_ecn { ecn_mode } else { EcnMode::Off },
+            nic_ecn: if cfg.host.nic_ecn {
+                ecn_mode
+            } else {
+                EcnMode::Off
+            },
             ecn_threshold: sw.ecn_threshold_bytes,
         };
         for _ in 0..hosts {
@@ -154,7 +197,13 @@ impl Network {
             TopologyConfig::FatTree(t) => t.k * t.k + t.k * t.k / 4,
         };
         if sw.buffer == BufferMode::Shared {
-            b.net.pools = vec![Pool { limit: sw.shared_buffer_bytes, used: 0 }; count_switches as usize];
+            b.net.pools = vec![
+                Pool {
+                    limit: sw.shared_buffer_bytes,
+                    used: 0
+                };
+                count_switches as usize
+            ];
         }
         match &cfg.topology {
             TopologyConfig::SingleSwitch(t) => {
@@ -175,10 +224,19 @@ impl Network {
                 b.link(left, right, t.core_link_gbps, t.core_link_delay_ns);
             }
             TopologyConfig::LeafSpine(t) => {
-                let leaves: Vec<u32> = (0..t.leaves).map(|_| b.add_node(NodeKind::Switch, 1)).collect();
-                let spines: Vec<u32> = (0..t.spines).map(|_| b.add_node(NodeKind::Switch, 2)).collect();
+                let leaves: Vec<u32> = (0..t.leaves)
+                    .map(|_| b.add_node(NodeKind::Switch, 1))
+                    .collect();
+                let spines: Vec<u32> = (0..t.spines)
+                    .map(|_| b.add_node(NodeKind::Switch, 2))
+                    .collect();
                 for h in 0..hosts {
-                    b.link(h, leaves[(h / t.hosts_per_leaf) as usize], t.host_link_gbps, t.host_link_delay_ns);
+                    b.link(
+                        h,
+                        leaves[(h / t.hosts_per_leaf) as usize],
+                        t.host_link_gbps,
+                        t.host_link_delay_ns,
+                    );
                 }
                 for &l in &leaves {
                     for &s in &spines {
@@ -191,12 +249,22 @@ impl Network {
                 let mut edges = Vec::new();
                 let mut aggs = Vec::new();
                 for _pod in 0..t.k {
-                    edges.push((0..half).map(|_| b.add_node(NodeKind::Switch, 1)).collect::<Vec<_>>());
+                    edges.push(
+                        (0..half)
+                            .map(|_| b.add_node(NodeKind::Switch, 1))
+                            .collect::<Vec<_>>(),
+                    );
                 }
                 for _pod in 0..t.k {
-                    aggs.push((0..half).map(|_| b.add_node(NodeKind::Switch, 2)).collect::<Vec<_>>());
+                    aggs.push(
+                        (0..half)
+                            .map(|_| b.add_node(NodeKind::Switch, 2))
+                            .collect::<Vec<_>>(),
+                    );
                 }
-                let cores: Vec<u32> = (0..half * half).map(|_| b.add_node(NodeKind::Switch, 3)).collect();
+                let cores: Vec<u32> = (0..half * half)
+                    .map(|_| b.add_node(NodeKind::Switch, 3))
+                    .collect();
                 let per_edge = t.edge_hosts();
                 for h in 0..hosts {
                     let edge_global = h / per_edge;
@@ -211,7 +279,12 @@ impl Network {
                     }
                     for (j, &a) in aggs[pod].iter().enumerate() {
                         for c in 0..half as usize {
-                            b.link(a, cores[j * half as usize + c], t.core_link_gbps, t.core_link_delay_ns);
+                            b.link(
+                                a,
+                                cores[j * half as usize + c],
+                                t.core_link_gbps,
+                                t.core_link_delay_ns,
+                            );
                         }
                     }
                 }
@@ -220,35 +293,65 @@ impl Network {
         let mut net = b.net;
         net.compute_routes();
         let switches = net.nodes.len() as u32 - hosts;
-        net.salts = (0..switches as u64).map(|s| mix64(salt_seed ^ mix64(s + 1))).collect();
+        net.salts = (0..switches as u64)
+            .map(|s| mix64(salt_seed ^ mix64(s + 1)))
+            .collect();
         net
     }
 
-    /// Equal-cost shortest-path next hops from every switch towards every host.
+    /// Equal-cost shortest-path next hops from every switch towards every edge switch (see the module docs).
     fn compute_routes(&mut self) {
         let n = self.nodes.len();
         let hosts = self.hosts as usize;
         let switches = n - hosts;
-        self.routes = vec![(0, 0); switches * hosts];
+        // dense edge indices, in switch order
+        let mut edge_index = vec![u32::MAX; n];
+        self.dests = vec![(0, 0); hosts];
+        let mut edge_nodes = Vec::new();
+        for h in 0..hosts {
+            let nic = self.host_port[h];
+            assert_ne!(nic, u32::MAX, "host {h} has no link");
+            let e = self.ports[nic as usize].peer as usize;
+            if edge_index[e] == u32::MAX {
+                edge_index[e] = 0; // numbered below, in switch order
+                edge_nodes.push(e);
+            }
+        }
+        edge_nodes.sort_unstable();
+        for (i, &e) in edge_nodes.iter().enumerate() {
+            edge_index[e] = i as u32;
+        }
+        for h in 0..hosts {
+            let e = self.ports[self.host_port[h] as usize].peer;
+            let down = self.nodes[e as usize]
+                .ports
+                .iter()
+                .copied()
+                .find(|&p| self.ports[p as usize].peer == h as u32);
+            self.dests[h] = (
+                edge_index[e as usize],
+                down.expect("a host's switch has a port back to it"),
+            );
+        }
+        let edges = edge_nodes.len();
+        self.edges = edges as u32;
+        self.routes = vec![(0, 0); switches * edges];
         let mut dist = vec![u32::MAX; n];
         let mut frontier: Vec<u32> = Vec::new();
         let mut next: Vec<u32> = Vec::new();
-        for d in 0..hosts {
+        for (ei, &e) in edge_nodes.iter().enumerate() {
             dist.iter_mut().for_each(|x| *x = u32::MAX);
-            dist[d] = 0;
+            dist[e] = 0;
             frontier.clear();
-            frontier.push(d as u32);
-            // Walk backwards: a port u -> v leads towards d if v is closer. Links are symmetric, so expanding
-            // v's neighbours through v's own ports finds them.
+            frontier.push(e as u32);
+            // Walk backwards over switches: a port u -> v leads towards e if v is closer. Links are symmetric,
+            // so expanding v's neighbours through v's own ports finds them.
             while !frontier.is_empty() {
                 next.clear();
                 for &v in &frontier {
-                    if self.nodes[v as usize].kind == NodeKind::Host && v as usize != d {
-                        continue; // hosts do not forward
-                    }
                     for &p in &self.nodes[v as usize].ports {
                         let u = self.ports[p as usize].peer as usize;
-                        if dist[u] == u32::MAX {
+                        if dist[u] == u32::MAX && self.nodes[u].kind == NodeKind::Switch {
                             dist[u] = dist[v as usize] + 1;
                             next.push(u as u32);
                         }
@@ -258,17 +361,20 @@ impl Network {
             }
             for s in hosts..n {
                 let start = self.route_ports.len() as u32;
-                if dist[s] != u32::MAX {
+                assert!(
+                    dist[s] != u32::MAX,
+                    "switch {s} cannot reach switch {e}: the fabric is not connected"
+                );
+                if s != e {
                     for &p in &self.nodes[s].ports {
                         let peer = self.ports[p as usize].peer as usize;
-                        let peer_ok = self.nodes[peer].kind == NodeKind::Switch || peer == d;
-                        if peer_ok && dist[peer] + 1 == dist[s] {
+                        if self.nodes[peer].kind == NodeKind::Switch && dist[peer] + 1 == dist[s] {
                             self.route_ports.push(p);
                         }
                     }
                 }
                 let len = self.route_ports.len() as u32 - start;
-                self.routes[(s - hosts) * hosts + d] = if len == 1 {
+                self.routes[(s - hosts) * edges + ei] = if len == 1 {
                     (self.route_ports.pop().unwrap(), 1)
                 } else {
                     (start, len)
@@ -277,11 +383,22 @@ impl Network {
         }
     }
 
+    /// The table entry of switch `node` towards host `dst`, and the port facing `dst` at its edge switch.
+    #[inline(always)]
+    fn route(&self, node: u32, dst: u32) -> ((u32, u32), u32) {
+        let (e, down) = self.dests[dst as usize];
+        (
+            self.routes[(node - self.hosts) as usize * self.edges as usize + e as usize],
+            down,
+        )
+    }
+
     /// The equal-cost egress ports of switch `node` towards host `dst`.
-    #[inline]
     pub fn candidates(&self, node: u32, dst: u32) -> &[u32] {
-        let r = &self.routes[(node - self.hosts) as usize * self.hosts as usize + dst as usize];
+        let (e, _) = self.dests[dst as usize];
+        let r = &self.routes[(node - self.hosts) as usize * self.edges as usize + e as usize];
         match r.1 {
+            0 => std::slice::from_ref(&self.dests[dst as usize].1),
             1 => std::slice::from_ref(&r.0),
             len => &self.route_ports[r.0 as usize..(r.0 + len) as usize],
         }
@@ -291,9 +408,15 @@ impl Network {
     /// chooses among them (`pick(n)` returns an index below n).
     #[inline(always)]
     pub fn next_port(&self, node: u32, dst: u32, pick: impl FnOnce(u32) -> u32) -> u32 {
-        let (a, len) = self.routes[(node - self.hosts) as usize * self.hosts as usize + dst as usize];
-        if len == 1 {
-            a
+        let ((a, len), down) = self.route(node, dst);
+        if len <= 1 {
+            // one next hop: the entry's port, or at the destination's edge switch the port facing it
+            // (written so that it compiles to a conditional move, not a branch)
+            if len == 0 {
+                down
+            } else {
+                a
+            }
         } else {
             self.route_ports[(a + pick(len)) as usize]
         }
@@ -311,7 +434,10 @@ impl Network {
         let mut path = vec![self.host_port[src as usize]];
         let mut node = self.ports[path[0] as usize].peer;
         while node != dst {
-            assert!(path.len() <= self.nodes.len(), "routing loop from {src} to {dst}");
+            assert!(
+                path.len() <= self.nodes.len(),
+                "routing loop from {src} to {dst}"
+            );
             let p = self.ecmp_port(node, dst, hash);
             path.push(p);
             node = self.ports[p as usize].peer;
@@ -328,7 +454,10 @@ impl Network {
     /// for its ports), and `ports` is never resized after `build`.
     #[inline(always)]
     pub fn port_mut(&mut self, id: u32) -> &mut Port {
-        assert!(cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(), "no port {id}");
+        assert!(
+            cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(),
+            "no port {id}"
+        );
         // SAFETY: see above; debug builds (and the test profile) check it.
         unsafe { self.ports.get_unchecked_mut(id as usize) }
     }
@@ -340,7 +469,10 @@ mod tests {
     use crate::config::*;
 
     fn cfg(t: TopologyConfig) -> Config {
-        Config { topology: t, ..Config::default() }
+        Config {
+            topology: t,
+            ..Config::default()
+        }
     }
 
     #[test]
@@ -374,8 +506,83 @@ mod tests {
     fn dumbbell_and_single_switch() {
         let net = Network::build(&cfg(TopologyConfig::Dumbbell(Dumbbell::default())), 1);
         assert_eq!(net.ecmp_path(0, 4, 0).len(), 3);
-        let net = Network::build(&cfg(TopologyConfig::SingleSwitch(SingleSwitch::default())), 1);
+        let net = Network::build(
+            &cfg(TopologyConfig::SingleSwitch(SingleSwitch::default())),
+            1,
+        );
         assert_eq!(net.ecmp_path(0, 7, 0).len(), 2);
+    }
+
+    /// The candidates of every switch towards every host, by a plain breadth-first search from that host
+    /// (hosts other than it never forward), in the switch's port order.
+    fn per_host_candidates(net: &Network) -> Vec<Vec<Vec<u32>>> {
+        let n = net.nodes.len();
+        let mut all = Vec::new();
+        for d in 0..net.hosts as usize {
+            let mut dist = vec![u32::MAX; n];
+            dist[d] = 0;
+            let mut frontier = vec![d];
+            while !frontier.is_empty() {
+                let mut next = Vec::new();
+                for v in frontier {
+                    if v != d && v < net.hosts as usize {
+                        continue;
+                    }
+                    for &p in &net.nodes[v].ports {
+                        let u = net.ports[p as usize].peer as usize;
+                        if dist[u] == u32::MAX {
+                            dist[u] = dist[v] + 1;
+                            next.push(u);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            let per_switch = (net.hosts as usize..n)
+                .map(|s| {
+                    net.nodes[s]
+                        .ports
+                        .iter()
+                        .copied()
+                        .filter(|&p| {
+                            let peer = net.ports[p as usize].peer as usize;
+                            (peer >= net.hosts as usize || peer == d) && dist[peer] + 1 == dist[s]
+                        })
+                        .collect()
+                })
+                .collect();
+            all.push(per_switch);
+        }
+        all
+    }
+
+    /// The tables indexed by edge switch give every switch the same candidates, in the same order, as a search
+    /// from each destination host would (the order matters: ECMP and spraying pick by index).
+    #[test]
+    fn edge_indexed_routes_match_a_per_host_search() {
+        let topologies = [
+            Config::default().topology,
+            TopologyConfig::FatTree(FatTree::default()),
+            TopologyConfig::Dumbbell(Dumbbell::default()),
+            TopologyConfig::SingleSwitch(SingleSwitch::default()),
+        ];
+        for t in topologies {
+            let net = Network::build(&cfg(t.clone()), 1);
+            let want = per_host_candidates(&net);
+            for d in 0..net.hosts {
+                for s in net.hosts..net.nodes.len() as u32 {
+                    let expect = &want[d as usize][(s - net.hosts) as usize];
+                    assert!(!expect.is_empty(), "{t:?}: switch {s} has no way to host {d}");
+                    assert_eq!(net.candidates(s, d), &expect[..], "{t:?}: switch {s} towards host {d}");
+                    if expect.len() == 1 {
+                        assert_eq!(net.next_port(s, d, |_| unreachable!()), expect[0]);
+                    } else {
+                        let third = |n: u32| n / 3;
+                        assert_eq!(net.next_port(s, d, third), expect[expect.len() / 3]);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
