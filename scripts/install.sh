@@ -23,6 +23,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet "maturin>=1.7,<2"
+# The engine is compiled with profile-guided optimisation when the toolchain allows it (scripts/pgo.sh; about
+# 5% faster, same results); FCTLAB_PGO=0 turns it off.
+if [ "${FCTLAB_PGO:-1}" != 0 ] && profile=$(bash scripts/pgo.sh); then
+    export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-Cprofile-use=$profile"
+    echo "building the engine with profile-guided optimisation ($profile)"
+else
+    echo "building the engine without profile-guided optimisation"
+fi
 # editable install: Python sources stay in python/, the engine is built (release) into python/fctlab/_core*.so
 .venv/bin/python -m pip install --quiet -e ".[test]"
 .venv/bin/python -c "import fctlab, fctlab._core; print('fctlab', fctlab.__version__, 'installed in .venv')"

@@ -265,9 +265,8 @@ impl EventQueue {
     #[inline(always)]
     fn unlink(&mut self, b: usize, n: u32, node: Node) -> (Ps, Event) {
         self.heads[b] = node.next;
-        if node.next == NIL {
-            self.bits[b >> 6] &= !(1 << (b & 63));
-        }
+        // clear the bucket's bit if it is now empty, without a branch (whether it is, is a coin toss)
+        self.bits[b >> 6] &= !(((node.next == NIL) as u64) << (b & 63));
         let free = self.free;
         self.node_mut(n).next = free;
         self.free = n;

@@ -572,8 +572,15 @@ mod tests {
             for d in 0..net.hosts {
                 for s in net.hosts..net.nodes.len() as u32 {
                     let expect = &want[d as usize][(s - net.hosts) as usize];
-                    assert!(!expect.is_empty(), "{t:?}: switch {s} has no way to host {d}");
-                    assert_eq!(net.candidates(s, d), &expect[..], "{t:?}: switch {s} towards host {d}");
+                    assert!(
+                        !expect.is_empty(),
+                        "{t:?}: switch {s} has no way to host {d}"
+                    );
+                    assert_eq!(
+                        net.candidates(s, d),
+                        &expect[..],
+                        "{t:?}: switch {s} towards host {d}"
+                    );
                     if expect.len() == 1 {
                         assert_eq!(net.next_port(s, d, |_| unreachable!()), expect[0]);
                     } else {

@@ -697,7 +697,9 @@ impl Conn {
             // exactly those bits), every newly acknowledged segment is newly delivered: skip the scoreboard.
             let clean = self.sacked_out == 0 && self.lost_out == 0 && self.retrans_out == 0;
             debug_assert!(
-                !clean || (self.snd_una..cum).all(|s| !self.sacked.get(s) && !self.lost.get(s) && !self.retx.get(s)),
+                !clean
+                    || (self.snd_una..cum)
+                        .all(|s| !self.sacked.get(s) && !self.lost.get(s) && !self.retx.get(s)),
                 "scoreboard counters out of step with its bits"
             );
             let mut newly = if clean { cum - self.snd_una } else { 0 };
