@@ -219,6 +219,18 @@ pub fn run_threads(
     run_with(cfg, flows, progress, true, threads)
 }
 
+/// Add the ECN marks of `net`'s FIFO-mode ports to `stats`: they count them only in their own counters, so that
+/// the per-packet path updates one record, not the run's totals too. (Each mark is made by one port on one
+/// side of a two-thread run: the sides' sums add up.)
+fn add_fifo_marks(net: &Network, stats: &mut RunStats) {
+    for p in net.ports.iter().filter(|p| p.is_fifo()) {
+        let q = p.fifo_queue();
+        let marked = p.counters(q).marked;
+        stats.ecn_marks += marked;
+        stats.marks_per_queue[q] += marked;
+    }
+}
+
 /// Would two threads speed this run up? (The fabric can be split and its lookahead holds enough packets:
 /// [`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`].) What the front end's default
 /// thread count follows; [`run_threads`] does as it is told.
@@ -695,15 +707,16 @@ impl Sim<'_> {
             return self.hand_over_enqueue(port, pkt);
         }
         p.retire_started(now);
-        let q = p.queue_of(pkt.prio);
         match p.admit_fifo(&mut pkt) {
-            Admission::Accepted { marked } => {
+            // (the port counts its marks; `add_fifo_marks` adds them to the run's totals at the end)
+            Admission::Accepted { .. } => {
                 let arrival = p.commit(now, pkt);
-                self.stats.ecn_marks += marked as u64;
-                self.stats.marks_per_queue[q] += marked as u64;
                 self.launched(port, arrival);
             }
-            Admission::Dropped => self.count_drop(q, &pkt),
+            Admission::Dropped => {
+                let q = p.fifo_queue();
+                self.count_drop(q, &pkt)
+            }
         }
     }
 
@@ -936,6 +949,7 @@ impl Sim<'_> {
             s.events_per_second = s.events as f64 / wall_seconds;
             s.htsim_equivalent_events_per_second = s.htsim_equivalent_events as f64 / wall_seconds;
         }
+        add_fifo_marks(&self.net, s);
         let fifo_max = self
             .net
             .ports

@@ -162,6 +162,8 @@ pub(super) fn run<'a>(hosts: Sim<'a>, switches: Sim<'a>, limit: Ps, lookahead: [
 
 /// Fold the switches' side into the hosts' side.
 fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
+    // (the hosts' side's FIFO marks are added by `finish`, like a one-thread run's)
+    super::add_fifo_marks(&sw.net, &mut h.stats);
     h.now = h.now.max(sw.now);
     let (a, b) = (&mut h.stats, &sw.stats);
     a.events += b.events;

@@ -205,6 +205,11 @@ impl Port {
         self.fifo
     }
 
+    /// FIFO mode: the queue every packet maps to.
+    pub fn fifo_queue(&self) -> usize {
+        self.fifo_queue as usize
+    }
+
     pub fn num_queues(&self) -> usize {
         self.queues.len()
     }
