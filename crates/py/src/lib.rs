@@ -26,10 +26,7 @@ fn defaults() -> String {
 /// Default parameters of one topology kind as JSON.
 #[pyfunction]
 fn default_topology(kind: &str) -> PyResult<String> {
-    let text = format!(
-        r#"{{"topology": {{"kind": {}}}}}"#,
-        serde_json::to_string(kind).unwrap()
-    );
+    let text = format!(r#"{{"topology": {{"kind": {}}}}}"#, serde_json::to_string(kind).unwrap());
     let cfg = parse(&text)?;
     Ok(serde_json::to_string(&cfg.topology).unwrap())
 }
@@ -82,9 +79,7 @@ fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py,
 /// Would two engine threads speed a run of this config up (see `engine::two_threads_worthwhile`)?
 #[pyfunction]
 fn two_threads_worthwhile(config_json: &str) -> PyResult<bool> {
-    Ok(fctlab_sim::engine::two_threads_worthwhile(&parse(
-        config_json,
-    )?))
+    Ok(fctlab_sim::engine::two_threads_worthwhile(&parse(config_json)?))
 }
 
 /// A counter the engine updates while it runs (flows finished so far), for a progress bar polled from
@@ -142,9 +137,7 @@ fn run<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     if threads < 1 {
-        return Err(PyValueError::new_err(format!(
-            "threads: must be >= 1 (got {threads})"
-        )));
+        return Err(PyValueError::new_err(format!("threads: must be >= 1 (got {threads})")));
     }
     let flows = FlowSet {
         src: src.as_slice()?.to_vec(),
@@ -158,14 +151,10 @@ fn run<'py>(
         after: optional(&after_flow)?,
         qclimb: optional(&qclimb)?,
     };
-    flows
-        .validate(cfg.topology.hosts())
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());
     let outcome = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(|| {
-            fctlab_sim::engine::run_threads(&cfg, &flows, counter.as_deref(), threads)
-        }))
+        catch_unwind(AssertUnwindSafe(|| fctlab_sim::engine::run_threads(&cfg, &flows, counter.as_deref(), threads)))
     });
     let out = match outcome {
         Ok(Ok(out)) => out,

@@ -28,10 +28,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 fn err<T>(key: &str, message: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError {
-        key: key.to_string(),
-        message: message.into(),
-    })
+    Err(ConfigError { key: key.to_string(), message: message.into() })
 }
 
 /// Whole engine configuration. Every field has a default.
@@ -83,11 +80,7 @@ impl Default for SingleSwitch {
     /// The QCLIMB testbed: 8 hosts at 25 Gbps. The paper gives no propagation delay; 1 us per link is a
     /// short rack cable plus NIC latency.
     fn default() -> Self {
-        SingleSwitch {
-            hosts: 8,
-            host_link_gbps: 25.0,
-            host_link_delay_ns: 1000.0,
-        }
+        SingleSwitch { hosts: 8, host_link_gbps: 25.0, host_link_delay_ns: 1000.0 }
     }
 }
 
@@ -175,11 +168,7 @@ impl Default for FatTree {
 impl FatTree {
     /// Hosts under each edge switch.
     pub fn edge_hosts(&self) -> u32 {
-        if self.hosts_per_edge == 0 {
-            self.k / 2
-        } else {
-            self.hosts_per_edge
-        }
+        if self.hosts_per_edge == 0 { self.k / 2 } else { self.hosts_per_edge }
     }
 }
 
@@ -283,10 +272,7 @@ pub struct HostConfig {
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig {
-            nic_buffer_bytes: 0,
-            nic_ecn: false,
-        }
+        HostConfig { nic_buffer_bytes: 0, nic_ecn: false }
     }
 }
 
@@ -307,9 +293,7 @@ pub struct RoutingConfig {
 
 impl Default for RoutingConfig {
     fn default() -> Self {
-        RoutingConfig {
-            mode: RoutingMode::Ecmp,
-        }
+        RoutingConfig { mode: RoutingMode::Ecmp }
     }
 }
 
@@ -616,9 +600,7 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig {
-            time_limit_ms: 60_000.0,
-        }
+        RunConfig { time_limit_ms: 60_000.0 }
     }
 }
 
@@ -652,24 +634,15 @@ impl Config {
             if let Some(at) = message.rfind(" at line ") {
                 message.truncate(at);
             }
-            ConfigError {
-                key: String::new(),
-                message: format!("not valid JSON: {message}"),
-            }
+            ConfigError { key: String::new(), message: format!("not valid JSON: {message}") }
         })?;
         if !value.is_object() {
             return err("", "the config must be a JSON object");
         }
         // peek at the scheme to fill its defaults; a bad name or preset is reported by the typed parse below
         let scheme = value.get("scheme");
-        let name = scheme
-            .and_then(|s| s.get("name"))
-            .cloned()
-            .map(serde_json::from_value::<SchemeName>);
-        let preset = scheme
-            .and_then(|s| s.get("preset"))
-            .cloned()
-            .map(serde_json::from_value::<Preset>);
+        let name = scheme.and_then(|s| s.get("name")).cloned().map(serde_json::from_value::<SchemeName>);
+        let preset = scheme.and_then(|s| s.get("preset")).cloned().map(serde_json::from_value::<Preset>);
         let name = match &name {
             Some(Ok(n)) => *n,
             _ => SchemeConfig::default().name,
@@ -684,16 +657,9 @@ impl Config {
             let mut key = if path == "." { String::new() } else { path };
             let message = e.into_inner().to_string();
             // an internally tagged enum (topology) reports unknown fields at the section: name the field
-            if let Some(field) = message
-                .strip_prefix("unknown field `")
-                .and_then(|r| r.split('`').next())
-            {
+            if let Some(field) = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
                 if !key.ends_with(field) {
-                    key = if key.is_empty() {
-                        field.to_string()
-                    } else {
-                        format!("{key}.{field}")
-                    };
+                    key = if key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
                 }
             }
             ConfigError { key, message }
@@ -714,9 +680,7 @@ impl Config {
     pub fn transport_kind(&self) -> TransportKind {
         self.transport.kind.unwrap_or(match self.scheme.name {
             SchemeName::Tcp | SchemeName::Pfabric | SchemeName::Las => TransportKind::Tcp,
-            SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct | SchemeName::Qclimb => {
-                TransportKind::Dctcp
-            }
+            SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct | SchemeName::Qclimb => TransportKind::Dctcp,
         })
     }
 
@@ -743,10 +707,7 @@ impl Config {
                 check_int("topology.hosts_per_leaf", t.hosts_per_leaf as u64, 1, 4096)?;
                 check_int("topology.spines", t.spines as u64, 1, 4096)?;
                 if t.leaves as u64 * t.hosts_per_leaf as u64 <= 1 {
-                    return err(
-                        "topology.hosts_per_leaf",
-                        "the fabric needs at least 2 hosts",
-                    );
+                    return err("topology.hosts_per_leaf", "the fabric needs at least 2 hosts");
                 }
                 check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
                 check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
@@ -755,10 +716,7 @@ impl Config {
             }
             TopologyConfig::FatTree(t) => {
                 if t.k < 2 || t.k % 2 != 0 || t.k > 64 {
-                    return err(
-                        "topology.k",
-                        format!("must be an even number between 2 and 64 (got {})", t.k),
-                    );
+                    return err("topology.k", format!("must be an even number between 2 and 64 (got {})", t.k));
                 }
                 check_int("topology.hosts_per_edge", t.hosts_per_edge as u64, 0, 4096)?;
                 check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
@@ -775,10 +733,7 @@ impl Config {
                 if s.buffer_bytes < mtu {
                     return err(
                         "switch.buffer_bytes",
-                        format!(
-                            "must hold at least one full packet ({mtu} bytes) (got {})",
-                            s.buffer_bytes
-                        ),
+                        format!("must hold at least one full packet ({mtu} bytes) (got {})", s.buffer_bytes),
                     );
                 }
             }
@@ -799,25 +754,12 @@ impl Config {
         check_int("transport.mss_bytes", t.mss_bytes as u64, 1, 65_000)?;
         check_int("transport.header_bytes", t.header_bytes as u64, 0, 1_000)?;
         check_int("transport.ack_bytes", t.ack_bytes as u64, 1, 1_000)?;
-        check_int(
-            "transport.init_cwnd_packets",
-            t.init_cwnd_packets as u64,
-            1,
-            1 << 20,
-        )?;
-        check_int(
-            "transport.max_cwnd_packets",
-            t.max_cwnd_packets as u64,
-            0,
-            1 << 24,
-        )?;
+        check_int("transport.init_cwnd_packets", t.init_cwnd_packets as u64, 1, 1 << 20)?;
+        check_int("transport.max_cwnd_packets", t.max_cwnd_packets as u64, 0, 1 << 24)?;
         if t.rwnd_bytes != 0 && t.rwnd_bytes < t.mss_bytes as u64 {
             return err(
                 "transport.rwnd_bytes",
-                format!(
-                    "must be 0 (no receive window) or at least mss_bytes ({}) (got {})",
-                    t.mss_bytes, t.rwnd_bytes
-                ),
+                format!("must be 0 (no receive window) or at least mss_bytes ({}) (got {})", t.mss_bytes, t.rwnd_bytes),
             );
         }
         check_pos("transport.rto_min_us", t.rto_min_us, 1e9)?;
@@ -826,35 +768,15 @@ impl Config {
         }
         check_pos("transport.rto_max_us", t.rto_max_us, 1e10)?;
         if t.rto_max_us < t.rto_min_us {
-            return err(
-                "transport.rto_max_us",
-                format!("must be >= rto_min_us ({})", t.rto_min_us),
-            );
+            return err("transport.rto_max_us", format!("must be >= rto_min_us ({})", t.rto_min_us));
         }
         // (a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
-        check_int(
-            "transport.dupack_threshold",
-            t.dupack_threshold as u64,
-            1,
-            u32::MAX as u64,
-        )?;
+        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 1, u32::MAX as u64)?;
         check_pos("transport.dctcp_g", t.dctcp_g, 1.0)?;
-        check_int(
-            "transport.delayed_ack_segments",
-            t.delayed_ack_segments as u64,
-            1,
-            64,
-        )?;
-        check_pos(
-            "transport.delayed_ack_timeout_us",
-            t.delayed_ack_timeout_us,
-            1e9,
-        )?;
+        check_int("transport.delayed_ack_segments", t.delayed_ack_segments as u64, 1, 64)?;
+        check_pos("transport.delayed_ack_timeout_us", t.delayed_ack_timeout_us, 1e9)?;
         if !(0.0..=1.0).contains(&t.dctcp_alpha_init) {
-            return err(
-                "transport.dctcp_alpha_init",
-                format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init),
-            );
+            return err("transport.dctcp_alpha_init", format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init));
         }
         check_pos("run.time_limit_ms", self.run.time_limit_ms, 1e12)?;
         let sc = &self.scheme;
@@ -866,21 +788,13 @@ impl Config {
         }
         let th = &sc.thresholds_bytes;
         if th.windows(2).any(|w| w[0] >= w[1]) || th.first() == Some(&0) {
-            return err(
-                "scheme.thresholds_bytes",
-                format!("must be positive and strictly increasing (got {th:?})"),
-            );
+            return err("scheme.thresholds_bytes", format!("must be positive and strictly increasing (got {th:?})"));
         }
         let tagged = matches!(sc.name, SchemeName::Pias | SchemeName::Qclimb);
         if th.len() >= s.queues as usize && tagged {
             return err(
                 "scheme.thresholds_bytes",
-                format!(
-                    "has {} thresholds but switch.queues = {} allows at most {}",
-                    th.len(),
-                    s.queues,
-                    s.queues - 1
-                ),
+                format!("has {} thresholds but switch.queues = {} allows at most {}", th.len(), s.queues, s.queues - 1),
             );
         }
         if tagged && th.is_empty() && s.queues > 1 {
@@ -896,10 +810,7 @@ impl Config {
         check_pos("scheme.l2dct_w_min", sc.l2dct_w_min, 100.0)?;
         check_pos("scheme.l2dct_w_max", sc.l2dct_w_max, 100.0)?;
         if sc.l2dct_size_max_bytes <= sc.l2dct_size_min_bytes {
-            return err(
-                "scheme.l2dct_size_max_bytes",
-                "must be larger than scheme.l2dct_size_min_bytes",
-            );
+            return err("scheme.l2dct_size_max_bytes", "must be larger than scheme.l2dct_size_min_bytes");
         }
         Ok(())
     }
@@ -941,9 +852,7 @@ mod tests {
         assert_eq!(e.key, "topology.k");
         let e = Config::from_json(r#"{"switch": {"queues": 0}}"#).unwrap_err();
         assert_eq!(e.key, "switch.queues");
-        let e =
-            Config::from_json(r#"{"topology": {"kind": "single_switch", "host_link_gbps": -1}}"#)
-                .unwrap_err();
+        let e = Config::from_json(r#"{"topology": {"kind": "single_switch", "host_link_gbps": -1}}"#).unwrap_err();
         assert_eq!(e.key, "topology.host_link_gbps");
         let e = Config::from_json(r#"{"switch": {"buffer": "shared"}}"#).unwrap_err();
         assert_eq!(e.key, "switch.shared_buffer_bytes");
@@ -956,10 +865,8 @@ mod tests {
         assert_eq!(c.transport.init_cwnd_packets, 12);
         assert_eq!(c.switch.ecn, EcnMode::Off);
         assert_eq!(c.scheme.probe_after_timeouts, 5);
-        let c = Config::from_json(
-            r#"{"scheme": {"name": "pfabric", "preset": "pias"}, "transport": {"rto_min_us": 99}}"#,
-        )
-        .unwrap();
+        let c = Config::from_json(r#"{"scheme": {"name": "pfabric", "preset": "pias"}, "transport": {"rto_min_us": 99}}"#)
+            .unwrap();
         assert_eq!(c.switch.buffer_bytes, 210_000);
         assert_eq!(c.transport.rto_min_us, 99.0, "explicit keys win");
         assert_eq!(c.transport.init_cwnd_packets, 70);
@@ -967,8 +874,7 @@ mod tests {
         assert_eq!(c.switch.buffer_bytes, 360_000);
         let e = Config::from_json(r#"{"scheme": {"name": "pias"}}"#).unwrap_err();
         assert_eq!(e.key, "scheme.thresholds_bytes");
-        let e = Config::from_json(r#"{"scheme": {"name": "pias", "thresholds_bytes": [5, 3]}}"#)
-            .unwrap_err();
+        let e = Config::from_json(r#"{"scheme": {"name": "pias", "thresholds_bytes": [5, 3]}}"#).unwrap_err();
         assert_eq!(e.key, "scheme.thresholds_bytes");
         let e = Config::from_json(r#"{"scheme": {"name": "fifo"}}"#).unwrap_err();
         assert_eq!(e.key, "scheme.name");

@@ -69,9 +69,7 @@ impl FlowSet {
         let n = self.src.len();
         let same = |name: &str, len: usize| {
             if len != n {
-                Err(FlowError(format!(
-                    "flows.{name}: has {len} entries but flows.src has {n}"
-                )))
+                Err(FlowError(format!("flows.{name}: has {len} entries but flows.src has {n}")))
             } else {
                 Ok(())
             }
@@ -111,28 +109,17 @@ impl FlowSet {
             same("qclimb", self.qclimb.len())?;
         }
         if n > MAX_FLOWS {
-            return Err(FlowError(format!(
-                "flows: too many flows ({n}; at most {MAX_FLOWS})"
-            )));
+            return Err(FlowError(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));
         }
         for i in 0..n {
             if self.src[i] >= hosts {
-                return Err(FlowError(format!(
-                    "flow {i} has src {} but the topology has {hosts} hosts",
-                    self.src[i]
-                )));
+                return Err(FlowError(format!("flow {i} has src {} but the topology has {hosts} hosts", self.src[i])));
             }
             if self.dst[i] >= hosts {
-                return Err(FlowError(format!(
-                    "flow {i} has dst {} but the topology has {hosts} hosts",
-                    self.dst[i]
-                )));
+                return Err(FlowError(format!("flow {i} has dst {} but the topology has {hosts} hosts", self.dst[i])));
             }
             if self.src[i] == self.dst[i] {
-                return Err(FlowError(format!(
-                    "flow {i} has src == dst ({})",
-                    self.src[i]
-                )));
+                return Err(FlowError(format!("flow {i} has src == dst ({})", self.src[i])));
             }
             if self.size_bytes[i] == 0 {
                 return Err(FlowError(format!("flow {i} has size_bytes 0")));

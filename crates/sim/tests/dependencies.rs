@@ -18,26 +18,16 @@ fn with_after(list: &[(u32, u32, u64, u64)], after: &[u32]) -> FlowSet {
 fn a_chain_starts_each_flow_when_its_parent_finishes() {
     let cfg = dumbbell(2, 10.0, 10.0);
     // host 2 is the receiver; a three-link chain: 0 -> 2, then 1 -> 2 after it, then 0 -> 2 after that
-    let f = with_after(
-        &[(0, 2, 100_000, 0), (1, 2, 30_000, 0), (0, 2, 5_000, 0)],
-        &[NO_PARENT, 0, 1],
-    );
+    let f = with_after(&[(0, 2, 100_000, 0), (1, 2, 30_000, 0), (0, 2, 5_000, 0)], &[NO_PARENT, 0, 1]);
     let out = run(&cfg, &f, None).unwrap();
     let r = &out.results;
     assert!(r.finish_ps.iter().all(|&t| t != NEVER));
     assert_eq!(r.start_ps[0], 0);
-    assert_eq!(
-        r.start_ps[1], r.finish_ps[0],
-        "flow 1 starts the instant flow 0 finishes"
-    );
+    assert_eq!(r.start_ps[1], r.finish_ps[0], "flow 1 starts the instant flow 0 finishes");
     assert_eq!(r.start_ps[2], r.finish_ps[1]);
     // each runs alone on an idle path: its FCT from its actual start is its ideal FCT
     for i in 0..3 {
-        assert_eq!(
-            r.finish_ps[i] - r.start_ps[i],
-            r.ideal_fct_ps[i],
-            "flow {i}"
-        );
+        assert_eq!(r.finish_ps[i] - r.start_ps[i], r.ideal_fct_ps[i], "flow {i}");
     }
 }
 
@@ -54,18 +44,8 @@ fn a_later_own_start_time_wins() {
 #[test]
 fn several_children_start_together_and_independent_flows_are_unaffected() {
     let cfg = dumbbell(3, 10.0, 10.0);
-    let list = [
-        (0, 3, 50_000, 0),
-        (1, 3, 1_000, 0),
-        (2, 3, 1_000, 0),
-        (1, 3, 2_000, 7 * PS_PER_US),
-    ];
-    let out = run(
-        &cfg,
-        &with_after(&list, &[NO_PARENT, 0, 0, NO_PARENT]),
-        None,
-    )
-    .unwrap();
+    let list = [(0, 3, 50_000, 0), (1, 3, 1_000, 0), (2, 3, 1_000, 0), (1, 3, 2_000, 7 * PS_PER_US)];
+    let out = run(&cfg, &with_after(&list, &[NO_PARENT, 0, 0, NO_PARENT]), None).unwrap();
     let r = &out.results;
     assert_eq!(r.start_ps[1], r.finish_ps[0]);
     assert_eq!(r.start_ps[2], r.finish_ps[0]);
@@ -80,10 +60,7 @@ fn several_children_start_together_and_independent_flows_are_unaffected() {
 fn children_of_an_unfinished_flow_never_start() {
     let mut cfg = dumbbell(2, 10.0, 10.0);
     cfg.run.time_limit_ms = 0.05; // 50 us: flow 0 (10 MB at 10 Gb/s, 8 ms) cannot finish
-    let f = with_after(
-        &[(0, 2, 10_000_000, 0), (1, 2, 1_000, 0), (1, 2, 1_000, 0)],
-        &[NO_PARENT, 0, 1],
-    );
+    let f = with_after(&[(0, 2, 10_000_000, 0), (1, 2, 1_000, 0), (1, 2, 1_000, 0)], &[NO_PARENT, 0, 1]);
     let out = run(&cfg, &f, None).unwrap();
     assert!(out.stats.hit_time_limit);
     assert_eq!(out.results.finish_ps, vec![NEVER; 3]);
@@ -97,14 +74,8 @@ fn a_flow_may_only_wait_for_an_earlier_flow() {
     for after in [[1, NO_PARENT], [0, NO_PARENT]] {
         let f = with_after(&[(0, 2, 1_000, 0), (1, 2, 1_000, 0)], &after);
         let e = run(&cfg, &f, None).unwrap_err().to_string();
-        assert!(
-            e.contains("flow 0 has after_flow") && e.contains("earlier"),
-            "{e}"
-        );
+        assert!(e.contains("flow 0 has after_flow") && e.contains("earlier"), "{e}");
     }
     let f = with_after(&[(0, 2, 1_000, 0)], &[NO_PARENT, NO_PARENT]);
-    assert!(run(&cfg, &f, None)
-        .unwrap_err()
-        .to_string()
-        .contains("flows.after"));
+    assert!(run(&cfg, &f, None).unwrap_err().to_string().contains("flows.after"));
 }

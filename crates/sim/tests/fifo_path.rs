@@ -13,11 +13,7 @@ use common::{comparable, dumbbell, flows, random_flows};
 
 fn single_switch(hosts: u32, gbps: f64, delay_ns: f64) -> Config {
     Config {
-        topology: TopologyConfig::SingleSwitch(SingleSwitch {
-            hosts,
-            host_link_gbps: gbps,
-            host_link_delay_ns: delay_ns,
-        }),
+        topology: TopologyConfig::SingleSwitch(SingleSwitch { hosts, host_link_gbps: gbps, host_link_delay_ns: delay_ns }),
         ..Config::default()
     }
 }
@@ -25,10 +21,7 @@ fn single_switch(hosts: u32, gbps: f64, delay_ns: f64) -> Config {
 /// The stats that describe the simulated packets (everything but the event count, the event queue's size and
 /// the wall clock).
 fn packet_level(s: &RunStats) -> RunStats {
-    RunStats {
-        events: 0,
-        ..comparable(s)
-    }
+    RunStats { events: 0, ..comparable(s) }
 }
 
 /// Run both ways, each on one and on two threads; assert identical results; return (fast path,
@@ -36,33 +29,15 @@ fn packet_level(s: &RunStats) -> RunStats {
 fn both(name: &str, cfg: &Config, f: &FlowSet) -> (RunOutput, RunOutput) {
     let fast = run(cfg, f, None).unwrap();
     let slow = run_event_driven(cfg, f, 1).unwrap();
-    assert_eq!(
-        fast.results, slow.results,
-        "{name}: per-flow results differ"
-    );
-    assert_eq!(
-        packet_level(&fast.stats),
-        packet_level(&slow.stats),
-        "{name}: packet-level stats differ"
-    );
+    assert_eq!(fast.results, slow.results, "{name}: per-flow results differ");
+    assert_eq!(packet_level(&fast.stats), packet_level(&slow.stats), "{name}: packet-level stats differ");
     assert!(fast.stats.events <= slow.stats.events, "{name}");
-    for (one, two, path) in [
-        (&fast, run_threads(cfg, f, None, 2).unwrap(), "fast"),
-        (&slow, run_event_driven(cfg, f, 2).unwrap(), "event-driven"),
-    ] {
-        assert_eq!(
-            one.results, two.results,
-            "{name}, {path} path: per-flow results differ on two threads"
-        );
-        assert_eq!(
-            packet_level(&one.stats),
-            packet_level(&two.stats),
-            "{name}, {path} path: stats differ on two threads"
-        );
-        assert_eq!(
-            one.stats.events, two.stats.events,
-            "{name}, {path} path: event counts differ on two threads"
-        );
+    for (one, two, path) in
+        [(&fast, run_threads(cfg, f, None, 2).unwrap(), "fast"), (&slow, run_event_driven(cfg, f, 2).unwrap(), "event-driven")]
+    {
+        assert_eq!(one.results, two.results, "{name}, {path} path: per-flow results differ on two threads");
+        assert_eq!(packet_level(&one.stats), packet_level(&two.stats), "{name}, {path} path: stats differ on two threads");
+        assert_eq!(one.stats.events, two.stats.events, "{name}, {path} path: event counts differ on two threads");
     }
     (fast, slow)
 }
@@ -87,11 +62,7 @@ fn leaf_spine_spray_dctcp_with_drops_and_marks() {
     let f = random_flows(400, 144, 2_000_000, 2 * PS_PER_US, 12345);
     let (fast, slow) = both("leaf-spine spray", &cfg, &f);
     fast_path_taken("leaf-spine spray", &fast, &slow);
-    assert!(
-        fast.stats.drops > 0 && fast.stats.ecn_marks > 0,
-        "{:?}",
-        fast.stats
-    );
+    assert!(fast.stats.drops > 0 && fast.stats.ecn_marks > 0, "{:?}", fast.stats);
     assert_eq!(fast.stats.flows_finished, 400);
 }
 
@@ -105,21 +76,13 @@ fn leaf_spine_ecmp_tcp_and_l2dct() {
         let f = random_flows(300, 144, 1_000_000, PS_PER_US, 777);
         let (fast, slow) = both(scheme.as_str(), &cfg, &f);
         fast_path_taken(scheme.as_str(), &fast, &slow);
-        assert!(
-            fast.stats.drops > 0,
-            "{}: {:?}",
-            scheme.as_str(),
-            fast.stats
-        );
+        assert!(fast.stats.drops > 0, "{}: {:?}", scheme.as_str(), fast.stats);
     }
 }
 
 #[test]
 fn fat_tree_random_flows() {
-    let mut cfg = Config {
-        topology: TopologyConfig::FatTree(FatTree::default()),
-        ..Config::default()
-    };
+    let mut cfg = Config { topology: TopologyConfig::FatTree(FatTree::default()), ..Config::default() };
     cfg.transport.init_cwnd_packets = 20;
     let f = random_flows(300, 128, 500_000, PS_PER_US, 4242);
     let (fast, slow) = both("fat-tree", &cfg, &f);
@@ -148,10 +111,7 @@ fn incast_bursts_with_timeouts() {
     let (fast, slow) = both("incast", &cfg, &f);
     fast_path_taken("incast", &fast, &slow);
     assert!(fast.stats.drops > 0 && fast.stats.ecn_marks > 0);
-    assert!(
-        fast.results.timeouts.iter().sum::<u32>() > 0
-            || fast.results.retransmits.iter().sum::<u32>() > 0
-    );
+    assert!(fast.results.timeouts.iter().sum::<u32>() > 0 || fast.results.retransmits.iter().sum::<u32>() > 0);
 }
 
 #[test]
@@ -161,12 +121,7 @@ fn dumbbell_bottleneck_drop_tail() {
         cfg.scheme.name = SchemeName::Tcp;
         cfg.switch.buffer_bytes = buffer;
         cfg.transport.rto_min_us = 1_000.0;
-        let f = flows(&[
-            (0, 4, 2_000_000, 0),
-            (1, 4, 300_000, 3 * PS_PER_US),
-            (2, 4, 50_000, 100 * PS_PER_US),
-            (3, 4, 1_000_000, 7),
-        ]);
+        let f = flows(&[(0, 4, 2_000_000, 0), (1, 4, 300_000, 3 * PS_PER_US), (2, 4, 50_000, 100 * PS_PER_US), (3, 4, 1_000_000, 7)]);
         let (fast, slow) = both("dumbbell", &cfg, &f);
         fast_path_taken("dumbbell", &fast, &slow);
         assert!(fast.stats.drops > 0);
@@ -178,11 +133,7 @@ fn priorities_that_share_one_queue_take_the_fast_path_others_do_not() {
     let mut cfg = dumbbell(3, 10.0, 10.0);
     cfg.switch.queues = 4;
     cfg.switch.buffer_bytes = 40_000;
-    let mut f = flows(&[
-        (0, 3, 1_000_000, 0),
-        (1, 3, 1_000_000, 0),
-        (2, 3, 200_000, 50 * PS_PER_US),
-    ]);
+    let mut f = flows(&[(0, 3, 1_000_000, 0), (1, 3, 1_000_000, 0), (2, 3, 200_000, 50 * PS_PER_US)]);
     // priorities 3, 5, 9 and ACKs at 3 all map to queue 3 of 4
     f.priority = vec![3, 5, 9];
     cfg.transport.ack_priority = 3;
@@ -227,10 +178,7 @@ fn tie_rule_arrival_at_the_instant_the_transmitter_frees() {
     let f = flows(&[(0, 3, 1_460, 0), (1, 3, 1_460, 0), (2, 3, 1_460, 1_200_000)]);
     let (fast, slow) = both("tie", &cfg, &f);
     for out in [&fast, &slow] {
-        assert_eq!(
-            out.stats.drops, 0,
-            "the tied arrival saw the departing packet"
-        );
+        assert_eq!(out.stats.drops, 0, "the tied arrival saw the departing packet");
         assert_eq!(out.stats.max_port_occupancy_bytes, 1_500);
         // C waits one serialization behind B: 3.4 + 1.2 (B) + 1.2 (C) + 1.0 us
         assert_eq!(out.results.finish_ps[2] - 1_200_000, 6_800_000 - 1_200_000);
@@ -242,18 +190,11 @@ fn tie_rule_arrival_at_the_instant_the_transmitter_frees() {
 #[test]
 fn tie_rule_in_the_rank_queue() {
     let mut cfg = Config::for_scheme(SchemeName::Pfabric, Preset::Native);
-    cfg.topology = TopologyConfig::SingleSwitch(SingleSwitch {
-        hosts: 4,
-        host_link_gbps: 10.0,
-        host_link_delay_ns: 1_000.0,
-    });
+    cfg.topology = TopologyConfig::SingleSwitch(SingleSwitch { hosts: 4, host_link_gbps: 10.0, host_link_delay_ns: 1_000.0 });
     cfg.switch.buffer_bytes = 1_500;
     cfg.transport.rto_min_us = 1_000.0;
     let f = flows(&[(0, 3, 1_460, 0), (1, 3, 1_460, 0), (2, 3, 1_460, 1_200_000)]);
     let out = run(&cfg, &f, None).unwrap();
-    assert_eq!(
-        out.stats.drops, 0,
-        "the tied arrival saw the departing packet"
-    );
+    assert_eq!(out.stats.drops, 0, "the tied arrival saw the departing packet");
     assert_eq!(out.results.finish_ps[2], 6_800_000);
 }

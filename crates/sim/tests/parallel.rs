@@ -16,44 +16,26 @@ use fctlab_sim::{FlowSet, RunOutput};
 fn same(name: &str, cfg: &Config, f: &FlowSet, expect_threads: u64) -> RunOutput {
     let one = run_threads(cfg, f, None, 1).unwrap();
     assert_eq!(one.stats.threads, 1);
-    for (two, path) in [
-        (run_threads(cfg, f, None, 2).unwrap(), "fast"),
-        (run_event_driven(cfg, f, 2).unwrap(), "event-driven"),
-    ] {
+    for (two, path) in [(run_threads(cfg, f, None, 2).unwrap(), "fast"), (run_event_driven(cfg, f, 2).unwrap(), "event-driven")] {
         assert_eq!(two.stats.threads, expect_threads, "{name}");
         if path == "fast" {
-            assert_eq!(
-                one.results, two.results,
-                "{name}: per-flow results differ on two threads"
-            );
-            assert_eq!(
-                comparable(&one.stats),
-                comparable(&two.stats),
-                "{name}: stats differ on two threads"
-            );
+            assert_eq!(one.results, two.results, "{name}: per-flow results differ on two threads");
+            assert_eq!(comparable(&one.stats), comparable(&two.stats), "{name}: stats differ on two threads");
         } else {
             let slow = run_event_driven(cfg, f, 1).unwrap();
-            assert_eq!(
-                slow.results, two.results,
-                "{name}, event-driven: per-flow results differ on two threads"
-            );
-            assert_eq!(
-                comparable(&slow.stats),
-                comparable(&two.stats),
-                "{name}, event-driven: stats differ"
-            );
+            assert_eq!(slow.results, two.results, "{name}, event-driven: per-flow results differ on two threads");
+            assert_eq!(comparable(&slow.stats), comparable(&two.stats), "{name}, event-driven: stats differ");
         }
     }
     one
 }
 
+
 #[test]
 fn qclimb_with_reordering_and_losses() {
     let mut cfg = Config::for_scheme(SchemeName::Qclimb, Preset::Native);
     cfg.scheme.qclimb_info = QclimbInfo::Precise;
-    cfg.scheme.thresholds_bytes = vec![
-        20_000, 100_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000,
-    ];
+    cfg.scheme.thresholds_bytes = vec![20_000, 100_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000];
     cfg.switch.buffer_bytes = 50_000;
     let f = random_flows(300, 144, 3_000_000, PS_PER_US, 31);
     let out = same("qclimb", &cfg, &f, 2);
@@ -65,12 +47,7 @@ fn qclimb_with_reordering_and_losses() {
 #[test]
 fn dependencies_start_children_on_the_hosts_side() {
     let cfg = dumbbell(3, 10.0, 10.0);
-    let mut f = flows(&[
-        (0, 3, 200_000, 0),
-        (1, 3, 50_000, 0),
-        (2, 3, 80_000, 0),
-        (0, 3, 10_000, 5 * PS_PER_US),
-    ]);
+    let mut f = flows(&[(0, 3, 200_000, 0), (1, 3, 50_000, 0), (2, 3, 80_000, 0), (0, 3, 10_000, 5 * PS_PER_US)]);
     f.after = vec![NO_PARENT, 0, 0, 1];
     let out = same("dependencies", &cfg, &f, 2);
     assert_eq!(out.results.start_ps[1], out.results.finish_ps[0]);
@@ -92,10 +69,7 @@ fn a_run_cut_short_by_the_time_limit() {
 fn mixed_host_link_delays_take_the_shortest_as_lookahead() {
     // a fat tree's host links are as long as its core links; here 300 ns, shorter than a 1500 B packet's
     // serialization at 10G: the sides must stay within 300 ns of each other
-    let mut cfg = Config {
-        topology: TopologyConfig::FatTree(FatTree::default()),
-        ..Config::default()
-    };
+    let mut cfg = Config { topology: TopologyConfig::FatTree(FatTree::default()), ..Config::default() };
     if let TopologyConfig::FatTree(t) = &mut cfg.topology {
         t.host_link_delay_ns = 300.0;
         t.core_link_delay_ns = 2_000.0;
@@ -111,11 +85,7 @@ fn a_fabric_without_host_link_delay_runs_on_one_thread() {
     if let TopologyConfig::Dumbbell(d) = &mut cfg.topology {
         d.host_link_delay_ns = 0.0;
     }
-    let f = flows(&[
-        (0, 3, 100_000, 0),
-        (1, 3, 100_000, 0),
-        (2, 3, 30_000, 2 * PS_PER_US),
-    ]);
+    let f = flows(&[(0, 3, 100_000, 0), (1, 3, 100_000, 0), (2, 3, 30_000, 2 * PS_PER_US)]);
     let out = same("zero delay", &cfg, &f, 1);
     assert!(out.results.finish_ps.iter().all(|&t| t != NEVER));
 }
@@ -125,20 +95,14 @@ fn an_empty_run_ends_on_two_threads() {
     let cfg = Config::default();
     let f = flows(&[(0, 1, 1_000, 0)]);
     let out = same("one tiny flow", &cfg, &f, 2);
-    assert_eq!(
-        out.results.finish_ps[0] - out.results.start_ps[0],
-        out.results.ideal_fct_ps[0]
-    );
+    assert_eq!(out.results.finish_ps[0] - out.results.start_ps[0], out.results.ideal_fct_ps[0]);
 }
 
 #[test]
 fn two_threads_are_worthwhile_on_the_pias_fabric_not_on_the_qclimb_testbed() {
     use fctlab_sim::engine::two_threads_worthwhile;
     assert!(two_threads_worthwhile(&Config::default()));
-    let testbed = Config {
-        topology: TopologyConfig::SingleSwitch(SingleSwitch::default()),
-        ..Config::default()
-    };
+    let testbed = Config { topology: TopologyConfig::SingleSwitch(SingleSwitch::default()), ..Config::default() };
     assert!(!two_threads_worthwhile(&testbed));
     assert!(!two_threads_worthwhile(&dumbbell(3, 10.0, 10.0)));
 }

@@ -10,11 +10,7 @@ use common::{dumbbell, flows};
 
 fn single_switch(hosts: u32, gbps: f64, delay_ns: f64) -> Config {
     Config {
-        topology: TopologyConfig::SingleSwitch(SingleSwitch {
-            hosts,
-            host_link_gbps: gbps,
-            host_link_delay_ns: delay_ns,
-        }),
+        topology: TopologyConfig::SingleSwitch(SingleSwitch { hosts, host_link_gbps: gbps, host_link_delay_ns: delay_ns }),
         ..Config::default()
     }
 }
@@ -42,15 +38,7 @@ fn isolated_flow_finishes_at_its_ideal_fct_to_the_picosecond() {
     for (kind, cfg, src, dst) in [
         ("leaf_spine cross-rack", Config::default(), 0u32, 143u32),
         ("leaf_spine same rack", Config::default(), 0, 5),
-        (
-            "fat_tree cross-pod",
-            Config {
-                topology: TopologyConfig::FatTree(FatTree::default()),
-                ..Config::default()
-            },
-            3,
-            120,
-        ),
+        ("fat_tree cross-pod", Config { topology: TopologyConfig::FatTree(FatTree::default()), ..Config::default() }, 3, 120),
         ("single_switch", single_switch(4, 25.0, 1_000.0), 1, 2),
         ("dumbbell 10G->1G", dumbbell(2, 10.0, 1.0), 0, 2),
     ] {
@@ -88,9 +76,7 @@ fn slowdown_is_at_least_one_and_bytes_are_conserved_under_load() {
     let mut list = Vec::new();
     let mut x: u64 = 12345;
     for i in 0..300u64 {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let src = (x >> 33) as u32 % 144;
         let dst = (src + 1 + (x >> 13) as u32 % 143) % 144;
         let size = 1 + (x >> 20) % 3_000_000;
@@ -101,10 +87,7 @@ fn slowdown_is_at_least_one_and_bytes_are_conserved_under_load() {
     assert_eq!(out.stats.flows_finished, 300);
     for i in 0..f.len() {
         let fct = out.results.finish_ps[i] - f.start_ps[i];
-        assert!(
-            fct >= out.results.ideal_fct_ps[i],
-            "flow {i} beat its ideal FCT"
-        );
+        assert!(fct >= out.results.ideal_fct_ps[i], "flow {i} beat its ideal FCT");
         assert!(out.results.sender_done_ps[i] >= out.results.finish_ps[i]);
     }
     assert_conserved(&out, &f);
@@ -116,12 +99,7 @@ fn long_flows_share_a_bottleneck_fairly_and_never_exceed_line_rate() {
     let mut cfg = dumbbell(4, 10.0, 10.0);
     cfg.switch.ecn_threshold_bytes = 30_000;
     let size = 20_000_000u64;
-    let f = flows(&[
-        (0, 4, size, 0),
-        (1, 4, size, 0),
-        (2, 4, size, 0),
-        (3, 4, size, 0),
-    ]);
+    let f = flows(&[(0, 4, size, 0), (1, 4, size, 0), (2, 4, size, 0), (3, 4, size, 0)]);
     let out = run(&cfg, &f, None).unwrap();
     let fcts: Vec<f64> = (0..4).map(|i| out.results.finish_ps[i] as f64).collect();
     // Fair sharing: every flow gets about a quarter, so they finish at about the same time.
@@ -133,15 +111,9 @@ fn long_flows_share_a_bottleneck_fairly_and_never_exceed_line_rate() {
     let wire_bytes = 4.0 * (size as f64 / 1460.0).ceil() * 1500.0;
     let min_time = wire_bytes * 8.0 / 10e9 * 1e12;
     let last = fcts.iter().cloned().fold(0.0, f64::max);
-    assert!(
-        last >= min_time,
-        "finished faster than line rate: {last} < {min_time}"
-    );
+    assert!(last >= min_time, "finished faster than line rate: {last} < {min_time}");
     // ...and the bottleneck was well used (DCTCP keeps it busy): within 10% of the wire time
-    assert!(
-        last <= 1.10 * min_time,
-        "poor utilisation: {last} vs {min_time}"
-    );
+    assert!(last <= 1.10 * min_time, "poor utilisation: {last} vs {min_time}");
 }
 
 #[test]
@@ -155,27 +127,15 @@ fn strict_priority_starves_the_low_class_while_the_high_class_is_backlogged() {
     let lo = out.results.finish_ps[1];
     // the high flow runs as if alone: within 10% of its ideal
     let ideal = out.results.ideal_fct_ps[0];
-    assert!(
-        (hi as f64) < 1.1 * ideal as f64,
-        "high class slowed: {hi} vs ideal {ideal}"
-    );
+    assert!((hi as f64) < 1.1 * ideal as f64, "high class slowed: {hi} vs ideal {ideal}");
     // the low flow gets (almost) nothing until the high one is done
-    assert!(
-        lo as f64 > 1.8 * ideal as f64,
-        "low class was not starved: {lo}"
-    );
+    assert!(lo as f64 > 1.8 * ideal as f64, "low class was not starved: {lo}");
 }
 
 #[test]
 fn ecmp_spreads_flows_over_every_spine_and_core() {
     use fctlab_sim::net::Network;
-    for cfg in [
-        Config::default(),
-        Config {
-            topology: TopologyConfig::FatTree(FatTree::default()),
-            ..Config::default()
-        },
-    ] {
+    for cfg in [Config::default(), Config { topology: TopologyConfig::FatTree(FatTree::default()), ..Config::default() }] {
         let net = Network::build(&cfg, 99);
         let hosts = net.hosts;
         let mut used = vec![0u32; net.nodes.len()];
@@ -192,26 +152,14 @@ fn ecmp_spreads_flows_over_every_spine_and_core() {
         }
         for (n, node) in net.nodes.iter().enumerate() {
             if node.tier >= 2 {
-                assert!(
-                    used[n] > 0,
-                    "switch {n} (tier {}) carried no flow",
-                    node.tier
-                );
+                assert!(used[n] > 0, "switch {n} (tier {}) carried no flow", node.tier);
             }
         }
         // and roughly evenly across the top tier
         let top = net.nodes.iter().map(|n| n.tier).max().unwrap();
-        let loads: Vec<u32> = (0..net.nodes.len())
-            .filter(|&n| net.nodes[n].tier == top)
-            .map(|n| used[n])
-            .collect();
+        let loads: Vec<u32> = (0..net.nodes.len()).filter(|&n| net.nodes[n].tier == top).map(|n| used[n]).collect();
         let mean = loads.iter().sum::<u32>() as f64 / loads.len() as f64;
-        assert!(
-            loads
-                .iter()
-                .all(|&l| (l as f64) > 0.6 * mean && (l as f64) < 1.4 * mean),
-            "{loads:?}"
-        );
+        assert!(loads.iter().all(|&l| (l as f64) > 0.6 * mean && (l as f64) < 1.4 * mean), "{loads:?}");
     }
 }
 
@@ -222,10 +170,7 @@ fn a_dropped_packet_is_recovered_by_fast_retransmit() {
     // without a timeout. (With a larger initial window some retransmissions are dropped again, which only a
     // timeout detects, as in ns-2's SACK TCP.)
     let mut cfg = dumbbell(1, 10.0, 10.0);
-    cfg.topology = TopologyConfig::Dumbbell(Dumbbell {
-        core_link_gbps: 1.0,
-        ..Dumbbell::default()
-    });
+    cfg.topology = TopologyConfig::Dumbbell(Dumbbell { core_link_gbps: 1.0, ..Dumbbell::default() });
     cfg.switch.buffer_bytes = 9_000;
     cfg.scheme.name = SchemeName::Tcp;
     cfg.transport.init_cwnd_packets = 10;
@@ -251,11 +196,7 @@ fn a_lost_tail_is_recovered_by_the_timeout() {
     let f = flows(&[(0, 1, 3 * 1460, 0)]);
     let out = run(&cfg, &f, None).unwrap();
     assert!(out.results.bytes_dropped[0] > 0);
-    assert!(
-        out.results.timeouts[0] >= 1,
-        "timeouts {}",
-        out.results.timeouts[0]
-    );
+    assert!(out.results.timeouts[0] >= 1, "timeouts {}", out.results.timeouts[0]);
     assert!(out.results.finish_ps[0] >= 1_000 * PS_PER_US);
     assert_conserved(&out, &f);
 }
@@ -267,12 +208,7 @@ fn same_seed_same_bits_different_seed_different_paths() {
     cfg.transport.init_cwnd_packets = 70;
     let mut list = Vec::new();
     for i in 0..200u32 {
-        list.push((
-            i % 144,
-            (i * 7 + 50) % 144,
-            50_000 + (i as u64 * 7919) % 900_000,
-            i as u64 * PS_PER_US,
-        ));
+        list.push((i % 144, (i * 7 + 50) % 144, 50_000 + (i as u64 * 7919) % 900_000, i as u64 * PS_PER_US));
     }
     list.retain(|f| f.0 != f.1);
     let f = flows(&list);
@@ -303,10 +239,7 @@ fn time_limit_reports_open_flows_unfinished() {
 fn bad_flows_are_rejected_with_the_flow_named() {
     let cfg = single_switch(4, 10.0, 0.0);
     let e = run(&cfg, &flows(&[(0, 1, 10, 0), (2, 9, 10, 0)]), None).unwrap_err();
-    assert!(
-        e.to_string().contains("flow 1") && e.to_string().contains("dst 9"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("flow 1") && e.to_string().contains("dst 9"), "{e}");
     let e = run(&cfg, &flows(&[(3, 3, 10, 0)]), None).unwrap_err();
     assert!(e.to_string().contains("src == dst"), "{e}");
     let e = run(&cfg, &flows(&[(0, 1, 0, 0)]), None).unwrap_err();

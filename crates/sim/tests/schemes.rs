@@ -26,11 +26,7 @@ fn conserved(out: &RunOutput) {
     let r = &out.results;
     for i in 0..r.finish_ps.len() {
         if r.sender_done_ps[i] != NEVER {
-            assert_eq!(
-                r.bytes_sent[i],
-                r.bytes_delivered[i] + r.bytes_dropped[i],
-                "flow {i}"
-            );
+            assert_eq!(r.bytes_sent[i], r.bytes_delivered[i] + r.bytes_dropped[i], "flow {i}");
         }
     }
 }
@@ -63,14 +59,8 @@ fn pfabric_lets_a_short_flow_preempt_a_long_one() {
     let ideal = pf.results.ideal_fct_ps[1] as f64;
     let short_pf = fct(&pf, &f, 1) as f64;
     let short_dc = fct(&dc, &f, 1) as f64;
-    assert!(
-        short_pf < 2.0 * ideal,
-        "pFabric short flow {short_pf} vs ideal {ideal}"
-    );
-    assert!(
-        short_pf < short_dc,
-        "pFabric {short_pf} should beat DCTCP {short_dc}"
-    );
+    assert!(short_pf < 2.0 * ideal, "pFabric short flow {short_pf} vs ideal {ideal}");
+    assert!(short_pf < short_dc, "pFabric {short_pf} should beat DCTCP {short_dc}");
     // and the long flow still completes, with every byte accounted for
     fct(&pf, &f, 0);
     conserved(&pf);
@@ -94,21 +84,13 @@ fn pfabric_ranked_by_estimate_follows_the_estimate() {
 fn las_starves_an_old_long_flow_behind_new_ones() {
     // Flow 0 (4 MB) starts alone; from 1 ms, three 2 MB flows arrive one after another, each while the
     // previous one still runs. LAS serves the flow that has sent least, so flow 0 waits for all of them.
-    let list = [
-        (0, 3, 4_000_000, 0),
-        (1, 3, 2_000_000, PS_PER_MS),
-        (2, 3, 2_000_000, 2 * PS_PER_MS),
-        (1, 3, 2_000_000, 3 * PS_PER_MS),
-    ];
+    let list = [(0, 3, 4_000_000, 0), (1, 3, 2_000_000, PS_PER_MS), (2, 3, 2_000_000, 2 * PS_PER_MS), (1, 3, 2_000_000, 3 * PS_PER_MS)];
     let f = flows(&list);
     let out = run(&dumbbell(SchemeName::Las, 3), &f, None).unwrap();
     let finish: Vec<u64> = out.results.finish_ps.clone();
     assert!(finish.iter().all(|&t| t != NEVER));
     for i in 1..4 {
-        assert!(
-            finish[0] > finish[i],
-            "the old flow finished before new flow {i}: {finish:?}"
-        );
+        assert!(finish[0] > finish[i], "the old flow finished before new flow {i}: {finish:?}");
     }
     // all 10 MB cross one 10G link: the old flow ends no earlier than the wire time of everything
     let wire_s = 10_000_000.0 / 1460.0 * 1500.0 * 8.0 / 10e9;
@@ -126,11 +108,7 @@ fn pias_keeps_short_flows_ahead_of_demoted_long_ones() {
     let f = flows(&[(0, 2, 20_000_000, 0), (1, 2, 30_000, 3 * PS_PER_MS)]);
     let out = run(&cfg, &f, None).unwrap();
     let ideal = out.results.ideal_fct_ps[1] as f64;
-    assert!(
-        (fct(&out, &f, 1) as f64) < 1.5 * ideal,
-        "{} vs {ideal}",
-        fct(&out, &f, 1)
-    );
+    assert!((fct(&out, &f, 1) as f64) < 1.5 * ideal, "{} vs {ideal}", fct(&out, &f, 1));
     conserved(&out);
 }
 
@@ -146,11 +124,7 @@ fn probe_mode_rescues_packets_trapped_in_a_low_queue() {
     let mut f = flows(&[(0, 2, 1_000_000, 0), (1, 2, 20_000_000, 50 * PS_PER_US)]);
     f.priority = vec![3, 0];
     let out = run(&cfg, &f, None).unwrap();
-    assert!(
-        out.results.timeouts[0] >= 2,
-        "timeouts {}",
-        out.results.timeouts[0]
-    );
+    assert!(out.results.timeouts[0] >= 2, "timeouts {}", out.results.timeouts[0]);
     assert!(out.results.probes[0] >= 1, "never entered probe mode");
     assert!(out.results.finish_ps[0] > out.results.finish_ps[1] - 2 * PS_PER_MS);
     // without probing every timeout would retransmit; with it retransmissions stay bounded by the data
@@ -170,12 +144,7 @@ fn l2dct_gives_a_late_short_flow_more_than_dctcp_does() {
     }
     let a = run(&l2, &f, None).unwrap();
     let b = run(&dc, &f, None).unwrap();
-    assert!(
-        fct(&a, &f, 1) < fct(&b, &f, 1),
-        "L2DCT {} vs DCTCP {}",
-        fct(&a, &f, 1),
-        fct(&b, &f, 1)
-    );
+    assert!(fct(&a, &f, 1) < fct(&b, &f, 1), "L2DCT {} vs DCTCP {}", fct(&a, &f, 1), fct(&b, &f, 1));
     conserved(&a);
 }
 
@@ -184,36 +153,22 @@ fn every_scheme_runs_a_mixed_workload_and_conserves_bytes() {
     let mut list = Vec::new();
     let mut x: u64 = 7;
     for i in 0..200u64 {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let src = (x >> 33) as u32 % 144;
         let dst = (src + 1 + (x >> 13) as u32 % 143) % 144;
         list.push((src, dst, 1 + (x >> 20) % 2_000_000, i * 3 * PS_PER_US));
     }
     let f = flows(&list);
-    for scheme in [
-        SchemeName::Tcp,
-        SchemeName::Dctcp,
-        SchemeName::Pfabric,
-        SchemeName::Las,
-        SchemeName::Pias,
-        SchemeName::L2dct,
-    ] {
+    for scheme in [SchemeName::Tcp, SchemeName::Dctcp, SchemeName::Pfabric, SchemeName::Las, SchemeName::Pias, SchemeName::L2dct] {
         let mut cfg = Config::for_scheme(scheme, Preset::Native);
         cfg.routing.mode = RoutingMode::Spray;
         if scheme == SchemeName::Pias {
-            cfg.scheme.thresholds_bytes = vec![
-                10_000, 50_000, 100_000, 500_000, 1_000_000, 2_000_000, 5_000_000,
-            ];
+            cfg.scheme.thresholds_bytes = vec![10_000, 50_000, 100_000, 500_000, 1_000_000, 2_000_000, 5_000_000];
         }
         let out = run(&cfg, &f, None).unwrap();
         assert_eq!(out.stats.flows_finished, 200, "{scheme:?}");
         for i in 0..f.len() {
-            assert!(
-                out.results.finish_ps[i] - f.start_ps[i] >= out.results.ideal_fct_ps[i],
-                "{scheme:?} flow {i}"
-            );
+            assert!(out.results.finish_ps[i] - f.start_ps[i] >= out.results.ideal_fct_ps[i], "{scheme:?} flow {i}");
         }
         conserved(&out);
     }

@@ -5,7 +5,7 @@ mod common;
 
 use common::{dumbbell, flows};
 use fctlab_sim::run;
-use fctlab_sim::units::{NEVER, PS_PER_US};
+use fctlab_sim::units::{PS_PER_US, NEVER};
 
 #[test]
 fn the_handshake_adds_exactly_one_round_trip_of_control_packets() {
@@ -18,29 +18,12 @@ fn the_handshake_adds_exactly_one_round_trip_of_control_packets() {
     cfg.transport.handshake = true;
     let hs = run(&cfg, &f, None).unwrap();
     let rtt = 2 * 3 * (32_000 + PS_PER_US);
-    assert_eq!(
-        hs.results.ideal_fct_ps[0],
-        plain.results.ideal_fct_ps[0] + rtt
-    );
+    assert_eq!(hs.results.ideal_fct_ps[0], plain.results.ideal_fct_ps[0] + rtt);
     assert_eq!(hs.results.finish_ps[0], plain.results.finish_ps[0] + rtt);
-    assert_eq!(
-        hs.results.finish_ps[0], hs.results.ideal_fct_ps[0],
-        "alone, it finishes at its ideal FCT"
-    );
-    assert_eq!(
-        hs.stats.ack_packets_sent,
-        plain.stats.ack_packets_sent + 1,
-        "one SYN-ACK more"
-    );
-    assert_eq!(
-        hs.stats.data_packets_sent,
-        plain.stats.data_packets_sent + 1,
-        "one SYN more"
-    );
-    assert_eq!(
-        hs.results.bytes_sent, plain.results.bytes_sent,
-        "control packets carry no payload"
-    );
+    assert_eq!(hs.results.finish_ps[0], hs.results.ideal_fct_ps[0], "alone, it finishes at its ideal FCT");
+    assert_eq!(hs.stats.ack_packets_sent, plain.stats.ack_packets_sent + 1, "one SYN-ACK more");
+    assert_eq!(hs.stats.data_packets_sent, plain.stats.data_packets_sent + 1, "one SYN more");
+    assert_eq!(hs.results.bytes_sent, plain.results.bytes_sent, "control packets carry no payload");
 }
 
 #[test]
@@ -57,10 +40,7 @@ fn delayed_acks_halve_the_acks_and_keep_every_byte() {
     // the receiver's completion does not depend on the ACKs (the window covered the flow)
     assert_eq!(delayed.results.finish_ps, every.results.finish_ps);
     assert!(delayed.results.sender_done_ps[0] != NEVER);
-    assert_eq!(
-        delayed.results.bytes_delivered,
-        every.results.bytes_delivered
-    );
+    assert_eq!(delayed.results.bytes_delivered, every.results.bytes_delivered);
 }
 
 #[test]
@@ -75,10 +55,7 @@ fn a_lone_owed_ack_waits_for_the_delayed_ack_timer() {
     let f = flows(&[(0, 1, 3 * 1460, 0)]);
     let out = run(&cfg, &f, None).unwrap();
     let fct = out.results.finish_ps[0];
-    assert!(
-        fct > 500 * PS_PER_US && fct < 520 * PS_PER_US,
-        "fct {fct} ps"
-    );
+    assert!(fct > 500 * PS_PER_US && fct < 520 * PS_PER_US, "fct {fct} ps");
     assert_eq!(out.results.timeouts[0], 0);
     assert_eq!(out.results.retransmits[0], 0);
     // the first segment (owed, then the timer), then segments 1 and 2: 2 in order ends the flow, at once
@@ -100,16 +77,8 @@ fn a_receive_window_at_or_above_the_bdp_keeps_the_ideal_fct() {
     // after the segment started, which the link fills with 8.08 segments: 9 segments cover the BDP
     let n = 40;
     let ideal = windowed(n, 0).results.ideal_fct_ps[0];
-    assert_eq!(
-        windowed(n, 0).results.finish_ps[0],
-        ideal,
-        "no receive window: line rate"
-    );
-    assert_eq!(
-        windowed(n, 9).results.finish_ps[0],
-        ideal,
-        "9 segments >= BDP: line rate"
-    );
+    assert_eq!(windowed(n, 0).results.finish_ps[0], ideal, "no receive window: line rate");
+    assert_eq!(windowed(n, 9).results.finish_ps[0], ideal, "9 segments >= BDP: line rate");
     assert_eq!(windowed(n, 1000).results.finish_ps[0], ideal);
 }
 
@@ -139,10 +108,7 @@ fn a_window_not_a_multiple_of_the_mss_counts_bytes() {
     cfg.transport.rwnd_bytes = 4 * 1460 + 730;
     let n = 40u64;
     let out = run(&cfg, &flows(&[(0, 1, n * 1460, 0)]), None).unwrap();
-    assert_eq!(
-        out.results.finish_ps[0],
-        windowed(n, 4).results.finish_ps[0]
-    );
+    assert_eq!(out.results.finish_ps[0], windowed(n, 4).results.finish_ps[0]);
     // 5 segments, the last of 700 B: 4 x 1460 + 700 <= 4.5 x 1460, so all five go out at once (line rate)
     let out = run(&cfg, &flows(&[(0, 1, 4 * 1460 + 700, 0)]), None).unwrap();
     assert_eq!(out.results.finish_ps[0], out.results.ideal_fct_ps[0]);
@@ -167,22 +133,13 @@ fn a_timeout_shorter_than_the_round_trip_retransmits_spuriously_and_is_counted()
     cfg.transport.rto_min_us = 3.0;
     let f = flows(&[(0, 1, 1460, 0)]);
     let out = run(&cfg, &f, None).unwrap();
-    assert_eq!(
-        out.results.finish_ps[0], 6_600_000,
-        "the original copy completes the flow"
-    );
+    assert_eq!(out.results.finish_ps[0], 6_600_000, "the original copy completes the flow");
     assert_eq!(out.results.timeouts[0], 2);
     assert_eq!(out.results.retransmits[0], 2);
-    assert_eq!(
-        out.results.duplicate_data[0], 2,
-        "both retransmissions were spurious"
-    );
+    assert_eq!(out.results.duplicate_data[0], 2, "both retransmissions were spurious");
     assert_eq!(out.results.bytes_delivered[0], 3 * 1460);
     // the same flow with an RTO above the round trip: nothing spurious
     cfg.transport.rto_min_us = 20.0;
     let out = run(&cfg, &f, None).unwrap();
-    assert_eq!(
-        (out.results.retransmits[0], out.results.duplicate_data[0]),
-        (0, 0)
-    );
+    assert_eq!((out.results.retransmits[0], out.results.duplicate_data[0]), (0, 0));
 }

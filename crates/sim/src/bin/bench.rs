@@ -20,10 +20,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cfg = match std::fs::read_to_string(&args[1])
-        .map_err(|e| e.to_string())
-        .and_then(|t| Config::from_json(&t).map_err(|e| e.to_string()))
-    {
+    let cfg = match std::fs::read_to_string(&args[1]).map_err(|e| e.to_string()).and_then(|t| Config::from_json(&t).map_err(|e| e.to_string())) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{}: {e}", args[1]);
@@ -41,11 +38,7 @@ fn main() -> ExitCode {
     for (n, line) in text.lines().enumerate().skip(1) {
         let cols: Vec<&str> = line.split(',').collect();
         let parse = |i: usize| -> Result<u64, String> {
-            cols.get(i)
-                .ok_or(format!("line {}: missing column {i}", n + 1))?
-                .trim()
-                .parse::<u64>()
-                .map_err(|e| format!("line {}: {e}", n + 1))
+            cols.get(i).ok_or(format!("line {}: missing column {i}", n + 1))?.trim().parse::<u64>().map_err(|e| format!("line {}: {e}", n + 1))
         };
         let row = (|| -> Result<(), String> {
             flows.src.push(parse(0)? as u32);

@@ -129,23 +129,10 @@ impl OooHosts {
             self.area[h] += self.now_bytes[h] as u128 * (end - self.since[h]) as u128;
         }
         stats.ooo_host_max_bytes = self.max_bytes.clone();
-        stats.ooo_host_mean_bytes = (0..n)
-            .map(|h| {
-                if end > 0 {
-                    self.area[h] as f64 / end as f64
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        stats.ooo_host_mean_bytes =
+            (0..n).map(|h| if end > 0 { self.area[h] as f64 / end as f64 } else { 0.0 }).collect();
         stats.ooo_host_insert_mean_bytes = (0..n)
-            .map(|h| {
-                if self.inserts[h] > 0 {
-                    self.insert_sum[h] as f64 / self.inserts[h] as f64
-                } else {
-                    0.0
-                }
-            })
+            .map(|h| if self.inserts[h] > 0 { self.insert_sum[h] as f64 / self.inserts[h] as f64 } else { 0.0 })
             .collect();
     }
 }
@@ -199,23 +186,14 @@ struct Sim<'a> {
 }
 
 /// Simulate `flows` on the fabric `cfg` describes, on one thread. Deterministic: same inputs, same results.
-pub fn run(
-    cfg: &Config,
-    flows: &FlowSet,
-    progress: Option<&AtomicU64>,
-) -> Result<RunOutput, FlowError> {
+pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, progress, true, 1)
 }
 
 /// [`run`] on up to `threads` threads (1 or 2; see [`parallel`]). The results are bit-identical to [`run`]'s
 /// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that
 /// cannot be split (a host link without propagation delay) runs on one thread.
-pub fn run_threads(
-    cfg: &Config,
-    flows: &FlowSet,
-    progress: Option<&AtomicU64>,
-    threads: usize,
-) -> Result<RunOutput, FlowError> {
+pub fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, progress, true, threads)
 }
 
@@ -242,11 +220,7 @@ pub fn two_threads_worthwhile(cfg: &Config) -> bool {
 /// [`run`] with every port event-driven (no FIFO fast path), on `threads` threads: for the tests that check
 /// that all paths give bit-identical results.
 #[doc(hidden)]
-pub fn run_event_driven(
-    cfg: &Config,
-    flows: &FlowSet,
-    threads: usize,
-) -> Result<RunOutput, FlowError> {
+pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, None, false, threads)
 }
 
@@ -254,8 +228,7 @@ pub fn run_event_driven(
 /// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
 /// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
 fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
-    if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None
-    {
+    if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
         return false;
     }
     let last = cfg.switch.queues as usize - 1;
@@ -276,10 +249,7 @@ fn run_with(
     threads: usize,
 ) -> Result<RunOutput, FlowError> {
     flows.validate(cfg.topology.hosts())?;
-    if cfg.scheme.name == SchemeName::Qclimb
-        && cfg.scheme.qclimb_info == QclimbInfo::Bounds
-        && !flows.has_bounds()
-    {
+    if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
         return Err(FlowError(
             "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
              (a trace annotated by `fctlab predict annotate`)"
@@ -306,33 +276,19 @@ fn run_with(
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     if threads >= 2 {
         if let Some(lookahead) = parallel::lookahead(&net) {
-            let hosts = Sim::new(
-                cfg,
-                flows,
-                progress,
-                net.clone(),
-                params.clone(),
-                rng.clone(),
-                parallel::Side::Hosts,
-            );
+            let hosts = Sim::new(cfg, flows, progress, net.clone(), params.clone(), rng.clone(), parallel::Side::Hosts);
             let switches = Sim::new(cfg, flows, None, net, params, rng, parallel::Side::Switches);
             let mut sim = parallel::run(hosts, switches, limit, lookahead);
             sim.stats.threads = 2;
             sim.finish(wall.elapsed().as_secs_f64());
-            return Ok(RunOutput {
-                results: sim.results,
-                stats: sim.stats,
-            });
+            return Ok(RunOutput { results: sim.results, stats: sim.stats });
         }
     }
     let mut sim = Sim::new(cfg, flows, progress, net, params, rng, parallel::Side::All);
     sim.stats.threads = 1;
     sim.run_loop(limit);
     sim.finish(wall.elapsed().as_secs_f64());
-    Ok(RunOutput {
-        results: sim.results,
-        stats: sim.stats,
-    })
+    Ok(RunOutput { results: sim.results, stats: sim.stats })
 }
 
 impl<'a> Sim<'a> {
@@ -350,9 +306,7 @@ impl<'a> Sim<'a> {
         let mut order: Vec<u32> = Vec::new();
         let (mut child_start, mut children) = (Vec::new(), Vec::new());
         if hosts_here {
-            order = (0..flows.len() as u32)
-                .filter(|&i| flows.parent(i as usize).is_none())
-                .collect();
+            order = (0..flows.len() as u32).filter(|&i| flows.parent(i as usize).is_none()).collect();
             order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
             (child_start, children) = dependency_lists(flows);
         }
@@ -387,18 +341,10 @@ impl<'a> Sim<'a> {
             next_start: 0,
             child_start,
             children,
-            conns: if hosts_here {
-                (0..flows.len()).map(|_| None).collect()
-            } else {
-                Vec::new()
-            },
+            conns: if hosts_here { (0..flows.len()).map(|_| None).collect() } else { Vec::new() },
             open_flows: 0,
             // the switches' side records only drops
-            results: if hosts_here {
-                FlowResults::new(flows.len())
-            } else {
-                FlowResults::drops_only(flows.len())
-            },
+            results: if hosts_here { FlowResults::new(flows.len()) } else { FlowResults::drops_only(flows.len()) },
             params,
             default_prio: cfg.scheme.priority,
             bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
@@ -419,11 +365,7 @@ impl<'a> Sim<'a> {
                 marks_per_queue: vec![0; queues],
                 ..RunStats::default()
             },
-            ooo: OooHosts::new(if hosts_here {
-                cfg.topology.hosts() as usize
-            } else {
-                0
-            }),
+            ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
             progress,
         }
     }
@@ -433,10 +375,7 @@ impl Sim<'_> {
     /// Queue the first flow arrival (the flows' side of a run only).
     fn schedule_first_flow(&mut self) {
         if let Some(&first) = self.order.first() {
-            self.events.push(
-                self.flows.start_ps[first as usize],
-                Event::FlowStart(NEXT_IN_ORDER),
-            );
+            self.events.push(self.flows.start_ps[first as usize], Event::FlowStart(NEXT_IN_ORDER));
         }
     }
 
@@ -453,9 +392,7 @@ impl Sim<'_> {
     fn process(&mut self, bound: Ps, max: u64) -> u64 {
         let mut n = 0;
         while n < max {
-            let Some((t, ev)) = self.events.pop_before(bound) else {
-                break;
-            };
+            let Some((t, ev)) = self.events.pop_before(bound) else { break };
             self.now = t;
             self.stats.events += 1;
             self.dispatch(ev);
@@ -474,10 +411,7 @@ impl Sim<'_> {
                 let id = self.order[self.next_start];
                 self.next_start += 1;
                 if let Some(&next) = self.order.get(self.next_start) {
-                    self.events.push(
-                        self.flows.start_ps[next as usize],
-                        Event::FlowStart(NEXT_IN_ORDER),
-                    );
+                    self.events.push(self.flows.start_ps[next as usize], Event::FlowStart(NEXT_IN_ORDER));
                 }
                 self.start_flow(id);
             }
@@ -488,35 +422,16 @@ impl Sim<'_> {
     fn start_flow(&mut self, id: u32) {
         let i = id as usize;
         self.results.start_ps[i] = self.now;
-        let (src, dst, size) = (
-            self.flows.src[i],
-            self.flows.dst[i],
-            self.flows.size_bytes[i],
-        );
+        let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
         // the flow's ephemeral source port; the well-known destination port is the same for all
         let sport = 1024 + (id % 60_000) as u16;
         let dport = 5001;
         let fwd = five_tuple_hash(src, dst, sport, dport);
         let rev = five_tuple_hash(dst, src, dport, sport);
-        let prio = self
-            .flows
-            .priority
-            .get(i)
-            .copied()
-            .unwrap_or(self.default_prio);
+        let prio = self.flows.priority.get(i).copied().unwrap_or(self.default_prio);
         let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
         self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev);
-        let mut conn = Box::new(Conn::new(
-            &self.params,
-            id,
-            src,
-            dst,
-            size,
-            estimate,
-            prio,
-            fwd,
-            rev,
-        ));
+        let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio, fwd, rev));
         // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
         let (lower, upper) = match self.bounds_from {
             BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
@@ -565,9 +480,7 @@ impl Sim<'_> {
 
     fn on_timer(&mut self, flow: u32) {
         let now = self.now;
-        let Some(c) = self.conns[flow as usize].as_deref_mut() else {
-            return;
-        };
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
         if c.timer_queued_at != now {
             return; // superseded by an earlier entry
         }
@@ -579,9 +492,7 @@ impl Sim<'_> {
             c.on_delack_timer(&self.params, now, &mut self.out);
             self.after_transport(flow, dst);
         }
-        let Some(c) = self.conns[flow as usize].as_deref_mut() else {
-            return;
-        };
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
         if c.rto_deadline > now {
             // the deadline moved later since this entry was queued: re-queue at the real one
             self.sync_timer(flow);
@@ -666,11 +577,7 @@ impl Sim<'_> {
     /// A packet for a port whose queue the other side runs (`Port::remote_queue`): enqueued there at `now`.
     #[inline(never)]
     fn hand_over_enqueue(&mut self, port: u32, pkt: Packet) {
-        self.outbox.push(parallel::Msg {
-            port: port | parallel::ENQUEUE,
-            at: self.now,
-            pkt,
-        });
+        self.outbox.push(parallel::Msg { port: port | parallel::ENQUEUE, at: self.now, pkt });
     }
 
     /// Count what a port's admission decided for a packet of queue `q`; `false` if it was dropped.
@@ -725,8 +632,7 @@ impl Sim<'_> {
         self.stats.drops += 1;
         self.stats.drops_per_queue[q] += 1;
         if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
-            self.results.bytes_dropped[pkt.flow as usize] +=
-                (pkt.wire as u32 - self.params.header) as u64;
+            self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.params.header) as u64;
         }
     }
 
@@ -754,11 +660,7 @@ impl Sim<'_> {
             self.launched(port, arrival);
             return;
         }
-        let limit = if at_host {
-            self.nic_buffer
-        } else {
-            self.switch_buffer
-        };
+        let limit = if at_host { self.nic_buffer } else { self.switch_buffer };
         let dropped = match rq.push(pkt, limit) {
             RankAdmission::Queued => None,
             RankAdmission::Evicted(victim) => Some(victim),
@@ -776,8 +678,7 @@ impl Sim<'_> {
             self.stats.drops += 1;
             self.stats.drops_per_queue[0] += 1;
             if d.flags & (flags::ACK | flags::PROBE) == 0 {
-                self.results.bytes_dropped[d.flow as usize] +=
-                    (d.wire as u32 - self.params.header) as u64;
+                self.results.bytes_dropped[d.flow as usize] += (d.wire as u32 - self.params.header) as u64;
             }
         }
     }
@@ -847,8 +748,7 @@ impl Sim<'_> {
         } else {
             let out = if self.spray {
                 let rng = &mut self.rng;
-                self.net
-                    .next_port(node, pkt.dst, |n| crate::net::fast_range(rng.next_u64(), n))
+                self.net.next_port(node, pkt.dst, |n| crate::net::fast_range(rng.next_u64(), n))
             } else {
                 self.net.ecmp_port(node, pkt.dst, pkt.hash)
             };
@@ -950,13 +850,7 @@ impl Sim<'_> {
             s.htsim_equivalent_events_per_second = s.htsim_equivalent_events as f64 / wall_seconds;
         }
         add_fifo_marks(&self.net, s);
-        let fifo_max = self
-            .net
-            .ports
-            .iter()
-            .filter(|p| !self.net.is_host(p.owner))
-            .map(|p| p.max_bytes)
-            .max();
+        let fifo_max = self.net.ports.iter().filter(|p| !self.net.is_host(p.owner)).map(|p| p.max_bytes).max();
         // (rank queues tracked their own maximum as they went)
         s.max_port_occupancy_bytes = s.max_port_occupancy_bytes.max(fifo_max.unwrap_or(0));
     }
@@ -974,19 +868,12 @@ impl Sim<'_> {
                 })
                 .collect()
         };
-        let data = ideal_fct(
-            &hops(src, dst, hash),
-            size,
-            self.params.mss,
-            self.params.header,
-        );
+        let data = ideal_fct(&hops(src, dst, hash), size, self.params.mss, self.params.header);
         if !self.params.handshake {
             return data;
         }
         let control = |path: Vec<(u64, Ps)>| -> Ps {
-            path.iter()
-                .map(|&(rate, delay)| tx_time(self.params.ack_bytes, rate) + delay)
-                .sum()
+            path.iter().map(|&(rate, delay)| tx_time(self.params.ack_bytes, rate) + delay).sum()
         };
         control(hops(src, dst, hash)) + control(hops(dst, src, hash_rev)) + data
     }
@@ -1038,11 +925,7 @@ pub fn ideal_fct(hops: &[(u64, Ps)], size: u64, mss: u32, header: u32) -> Ps {
         sum_s += s_full;
         max_s = max_s.max(s_full);
         // departure of packet n-1 (the last full one) from this hop, if there is one
-        let prev_done = if n >= 2 {
-            Some(sum_s + sum_d + (n - 2) * max_s)
-        } else {
-            None
-        };
+        let prev_done = if n >= 2 { Some(sum_s + sum_d + (n - 2) * max_s) } else { None };
         let arrive = if i == 0 { 0 } else { d_last };
         let start = match prev_done {
             Some(t) => arrive.max(t),
@@ -1063,25 +946,15 @@ mod tests {
     fn ideal_single_packet_is_sum_of_serialization_and_delays() {
         let hops = [(10_000_000_000u64, 1_000u64), (40_000_000_000, 2_000)];
         // 100 B payload + 40 B header = 140 B: 112 ns at 10G, 28 ns at 40G
-        assert_eq!(
-            ideal_fct(&hops, 100, 1460, 40),
-            112_000 + 1_000 + 28_000 + 2_000
-        );
+        assert_eq!(ideal_fct(&hops, 100, 1460, 40), 112_000 + 1_000 + 28_000 + 2_000);
     }
 
     #[test]
     fn ideal_train_is_paced_by_the_bottleneck() {
-        let hops = [
-            (10_000_000_000u64, 500u64),
-            (1_000_000_000, 500),
-            (10_000_000_000, 500),
-        ];
+        let hops = [(10_000_000_000u64, 500u64), (1_000_000_000, 500), (10_000_000_000, 500)];
         // 10 full packets: 1.2 us at 10G, 12 us at 1G
         let t = ideal_fct(&hops, 14_600, 1460, 40);
-        assert_eq!(
-            t,
-            1_200_000 + 12_000_000 + 1_200_000 + 1_500 + 9 * 12_000_000
-        );
+        assert_eq!(t, 1_200_000 + 12_000_000 + 1_200_000 + 1_500 + 9 * 12_000_000);
     }
 
     #[test]

@@ -84,12 +84,7 @@ pub(super) fn lookahead(net: &Network) -> Option<[Ps; 2]> {
 /// fabric cannot be split.
 pub fn window_packets(net: &Network) -> Option<f64> {
     let shortest = lookahead(net)?.into_iter().min()? as f64 / crate::units::PS_PER_S as f64;
-    let host_bps: f64 = net
-        .ports
-        .iter()
-        .filter(|p| net.is_host(p.owner))
-        .map(|p| p.rate_bps as f64)
-        .sum();
+    let host_bps: f64 = net.ports.iter().filter(|p| net.is_host(p.owner)).map(|p| p.rate_bps as f64).sum();
     Some(host_bps * shortest / (8.0 * 1500.0))
 }
 
@@ -132,11 +127,7 @@ impl Drop for Finish<'_> {
 /// the switches' counters and drops merged in.
 pub(super) fn run<'a>(hosts: Sim<'a>, switches: Sim<'a>, limit: Ps, lookahead: [Ps; 2]) -> Sim<'a> {
     let ex = Exchange {
-        state: Mutex::new(State {
-            clock: [0; 2],
-            mail: [Vec::new(), Vec::new()],
-            idle: [false; 2],
-        }),
+        state: Mutex::new(State { clock: [0; 2], mail: [Vec::new(), Vec::new()], idle: [false; 2] }),
         clock: [Padded(AtomicU64::new(0)), Padded(AtomicU64::new(0))],
         done: AtomicBool::new(false),
     };
@@ -151,10 +142,7 @@ pub(super) fn run<'a>(hosts: Sim<'a>, switches: Sim<'a>, limit: Ps, lookahead: [
         let mut h = hosts;
         h.schedule_first_flow();
         h.run_side(limit, ex, HOSTS, lookahead[HOSTS]);
-        (
-            h,
-            sw.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-        )
+        (h, sw.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
     merge(&mut hosts, &switches);
     hosts
@@ -179,28 +167,13 @@ fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
     for (x, y) in a.marks_per_queue.iter_mut().zip(&b.marks_per_queue) {
         *x += y;
     }
-    let switch_ports = sw
-        .net
-        .ports
-        .iter()
-        .filter(|p| !sw.net.is_host(p.owner))
-        .map(|p| p.max_bytes)
-        .max();
-    a.max_port_occupancy_bytes = a
-        .max_port_occupancy_bytes
-        .max(b.max_port_occupancy_bytes)
-        .max(switch_ports.unwrap_or(0));
+    let switch_ports = sw.net.ports.iter().filter(|p| !sw.net.is_host(p.owner)).map(|p| p.max_bytes).max();
+    a.max_port_occupancy_bytes = a.max_port_occupancy_bytes.max(b.max_port_occupancy_bytes).max(switch_ports.unwrap_or(0));
     a.max_concurrent_flows = a.max_concurrent_flows.max(b.max_concurrent_flows);
     a.max_event_queue_len = a.max_event_queue_len.max(b.max_event_queue_len);
     a.hit_time_limit |= b.hit_time_limit;
-    a.thread_wait_seconds
-        .extend_from_slice(&b.thread_wait_seconds);
-    for (x, y) in h
-        .results
-        .bytes_dropped
-        .iter_mut()
-        .zip(&sw.results.bytes_dropped)
-    {
+    a.thread_wait_seconds.extend_from_slice(&b.thread_wait_seconds);
+    for (x, y) in h.results.bytes_dropped.iter_mut().zip(&sw.results.bytes_dropped) {
         *x += y;
     }
 }
@@ -255,9 +228,7 @@ impl Sim<'_> {
             // blocked: wait for the other side to move
             let since = std::time::Instant::now();
             let mut spins = 0u32;
-            while ex.clock[other].0.load(Ordering::Acquire) == other_clock
-                && !ex.done.load(Ordering::Acquire)
-            {
+            while ex.clock[other].0.load(Ordering::Acquire) == other_clock && !ex.done.load(Ordering::Acquire) {
                 if spins < 2000 {
                     std::hint::spin_loop();
                     spins += 1;

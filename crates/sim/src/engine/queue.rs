@@ -65,10 +65,7 @@ impl Event {
             Event::Timer(f) => (2, f),
             Event::FlowStart(f) => (3, f),
         };
-        assert!(
-            id <= ID_MASK,
-            "event id {id} does not fit in {ID_BITS} bits"
-        );
+        assert!(id <= ID_MASK, "event id {id} does not fit in {ID_BITS} bits");
         kind << ID_BITS | id
     }
 
@@ -159,11 +156,7 @@ impl EventQueue {
     /// Schedule `event` at `time`, which must not be earlier than the last event popped.
     #[inline(always)]
     pub fn push(&mut self, time: Ps, event: Event) {
-        assert!(
-            time >= self.now,
-            "event scheduled in the past ({time} < {})",
-            self.now
-        );
+        assert!(time >= self.now, "event scheduled in the past ({time} < {})", self.now);
         debug_assert!(time < Ps::MAX, "an event at the end of time");
         let code = event.encode();
         if (time >> SHIFT) - (self.now >> SHIFT) >= RING as u64 {
@@ -175,11 +168,7 @@ impl EventQueue {
             self.free = self.node(n).next;
             n
         } else {
-            self.nodes.push(Node {
-                time,
-                next: NIL,
-                code,
-            });
+            self.nodes.push(Node { time, next: NIL, code });
             (self.nodes.len() - 1) as u32
         };
         let b = ((time >> SHIFT) as usize) & (RING - 1);
@@ -190,11 +179,7 @@ impl EventQueue {
             prev = cur;
             cur = self.node(cur).next;
         }
-        *self.node_mut(n) = Node {
-            time,
-            next: cur,
-            code,
-        };
+        *self.node_mut(n) = Node { time, next: cur, code };
         if prev == NIL {
             self.heads[b] = n;
         } else {
@@ -239,21 +224,13 @@ impl EventQueue {
     #[inline]
     pub fn pop_before(&mut self, bound: Ps) -> Option<(Ps, Event)> {
         if self.ring_len == 0 {
-            return if self.far_min < bound {
-                self.pop_far()
-            } else {
-                None
-            };
+            return if self.far_min < bound { self.pop_far() } else { None };
         }
         let b = self.first_bucket();
         let n = self.heads[b];
         let node = *self.node(n);
         if self.far_min <= node.time && self.far_first(node.time, node.code) {
-            return if self.far_min < bound {
-                self.pop_far()
-            } else {
-                None
-            };
+            return if self.far_min < bound { self.pop_far() } else { None };
         }
         if node.time >= bound {
             return None;
@@ -293,11 +270,7 @@ impl EventQueue {
 
     /// Time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<Ps> {
-        let ring = if self.ring_len > 0 {
-            self.node(self.heads[self.first_bucket()]).time
-        } else {
-            Ps::MAX
-        };
+        let ring = if self.ring_len > 0 { self.node(self.heads[self.first_bucket()]).time } else { Ps::MAX };
         let t = ring.min(self.far_min);
         (!self.is_empty()).then_some(t)
     }
@@ -404,10 +377,7 @@ mod tests {
         assert_eq!(q.pop_before(101), Some((100, Event::Arrive(1))));
         assert_eq!(q.pop_before(50_000_000_000), None);
         assert_eq!(q.peek_time(), Some(50_000_000_000));
-        assert_eq!(
-            q.pop_before(50_000_000_001),
-            Some((50_000_000_000, Event::Timer(2)))
-        );
+        assert_eq!(q.pop_before(50_000_000_001), Some((50_000_000_000, Event::Timer(2))));
         assert_eq!(q.pop_before(Ps::MAX), None);
     }
 
@@ -429,10 +399,10 @@ mod tests {
                     // absolute lattices make exact ties common, also between a far entry and a ring entry
                     let lattice = |step: u64, k: u64| (now.div_ceil(step) + k) * step;
                     let t = match rng.gen_range(0..10) {
-                        0 => now,                                            // same time as now
-                        1 => lattice(1000, 2_000_000 + rng.gen_range(0..3)), // a far timer
-                        2..=4 => lattice(32_000, rng.gen_range(0..8)),       // near, many ties
-                        5 => lattice(1_000_000, rng.gen_range(0..12)), // both sides of the horizon
+                        0 => now,                                              // same time as now
+                        1 => lattice(1000, 2_000_000 + rng.gen_range(0..3)),   // a far timer
+                        2..=4 => lattice(32_000, rng.gen_range(0..8)),         // near, many ties
+                        5 => lattice(1_000_000, rng.gen_range(0..12)),         // both sides of the horizon
                         6 => now + rng.gen_range(0..30_000_000),
                         _ => now + rng.gen_range(0..3_000_000),
                     };
@@ -450,16 +420,10 @@ mod tests {
                 max_len = max_len.max(reference.len());
                 assert_eq!(q.max_len(), max_len);
                 assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
-                let bound = if rng.gen_bool(0.2) {
-                    now + rng.gen_range(0..2_000_000)
-                } else {
-                    Ps::MAX
-                };
+                let bound = if rng.gen_bool(0.2) { now + rng.gen_range(0..2_000_000) } else { Ps::MAX };
                 let a = q.pop_before(bound);
                 let b = match reference.peek() {
-                    Some(r) if r.0 .0 < bound => {
-                        reference.pop().map(|Reverse((t, c))| (t, Event::decode(c)))
-                    }
+                    Some(r) if r.0 .0 < bound => reference.pop().map(|Reverse((t, c))| (t, Event::decode(c))),
                     _ => None,
                 };
                 assert_eq!(a, b, "seed {seed}");

@@ -86,8 +86,7 @@ pub fn fast_range(h: u64, n: u32) -> u32 {
 /// flow's ephemeral port, derived from its id.
 pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
     const TCP: u64 = 6;
-    let h = mix64(((src as u64) << 32) | dst as u64)
-        ^ (((sport as u64) << 24) | ((dport as u64) << 8) | TCP);
+    let h = mix64(((src as u64) << 32) | dst as u64) ^ (((sport as u64) << 24) | ((dport as u64) << 8) | TCP);
     (mix64(h) >> 32) as u32
 }
 
@@ -103,31 +102,15 @@ struct Builder {
 
 impl Builder {
     fn add_node(&mut self, kind: NodeKind, tier: u8) -> u32 {
-        self.net.nodes.push(Node {
-            kind,
-            ports: Vec::new(),
-            tier,
-        });
+        self.net.nodes.push(Node { kind, ports: Vec::new(), tier });
         (self.net.nodes.len() - 1) as u32
     }
 
     fn add_port(&mut self, from: u32, to: u32, rate_bps: u64, delay_ps: Ps) {
         let is_host = self.net.nodes[from as usize].kind == NodeKind::Host;
-        let (buffer, ecn) = if is_host {
-            (self.nic_buffer, self.nic_ecn)
-        } else {
-            (self.switch_buffer, self.ecn)
-        };
-        let mut port = Port::new(
-            from,
-            to,
-            rate_bps,
-            delay_ps,
-            self.queues,
-            buffer,
-            ecn,
-            self.ecn_threshold,
-        );
+        let (buffer, ecn) =
+            if is_host { (self.nic_buffer, self.nic_ecn) } else { (self.switch_buffer, self.ecn) };
+        let mut port = Port::new(from, to, rate_bps, delay_ps, self.queues, buffer, ecn, self.ecn_threshold);
         if !is_host && !self.net.pools.is_empty() {
             port.set_pool(from - self.net.hosts);
         }
@@ -135,11 +118,7 @@ impl Builder {
         self.net.ports.push(port);
         self.net.nodes[from as usize].ports.push(id);
         if is_host {
-            assert_eq!(
-                self.net.host_port[from as usize],
-                u32::MAX,
-                "host {from} has two links"
-            );
+            assert_eq!(self.net.host_port[from as usize], u32::MAX, "host {from} has two links");
             self.net.host_port[from as usize] = id;
         }
     }
@@ -173,18 +152,10 @@ impl Network {
                 dt_alpha: sw.dt_alpha,
             },
             queues: sw.queues,
-            switch_buffer: if sw.buffer == BufferMode::Port {
-                sw.buffer_bytes
-            } else {
-                0
-            },
+            switch_buffer: if sw.buffer == BufferMode::Port { sw.buffer_bytes } else { 0 },
             nic_buffer: cfg.host.nic_buffer_bytes,
             ecn: ecn_mode,
-            nic_ecn: if cfg.host.nic_ecn {
-                ecn_mode
-            } else {
-                EcnMode::Off
-            },
+            nic_ecn: if cfg.host.nic_ecn { ecn_mode } else { EcnMode::Off },
             ecn_threshold: sw.ecn_threshold_bytes,
         };
         for _ in 0..hosts {
@@ -197,13 +168,7 @@ impl Network {
             TopologyConfig::FatTree(t) => t.k * t.k + t.k * t.k / 4,
         };
         if sw.buffer == BufferMode::Shared {
-            b.net.pools = vec![
-                Pool {
-                    limit: sw.shared_buffer_bytes,
-                    used: 0
-                };
-                count_switches as usize
-            ];
+            b.net.pools = vec![Pool { limit: sw.shared_buffer_bytes, used: 0 }; count_switches as usize];
         }
         match &cfg.topology {
             TopologyConfig::SingleSwitch(t) => {
@@ -224,19 +189,10 @@ impl Network {
                 b.link(left, right, t.core_link_gbps, t.core_link_delay_ns);
             }
             TopologyConfig::LeafSpine(t) => {
-                let leaves: Vec<u32> = (0..t.leaves)
-                    .map(|_| b.add_node(NodeKind::Switch, 1))
-                    .collect();
-                let spines: Vec<u32> = (0..t.spines)
-                    .map(|_| b.add_node(NodeKind::Switch, 2))
-                    .collect();
+                let leaves: Vec<u32> = (0..t.leaves).map(|_| b.add_node(NodeKind::Switch, 1)).collect();
+                let spines: Vec<u32> = (0..t.spines).map(|_| b.add_node(NodeKind::Switch, 2)).collect();
                 for h in 0..hosts {
-                    b.link(
-                        h,
-                        leaves[(h / t.hosts_per_leaf) as usize],
-                        t.host_link_gbps,
-                        t.host_link_delay_ns,
-                    );
+                    b.link(h, leaves[(h / t.hosts_per_leaf) as usize], t.host_link_gbps, t.host_link_delay_ns);
                 }
                 for &l in &leaves {
                     for &s in &spines {
@@ -249,22 +205,12 @@ impl Network {
                 let mut edges = Vec::new();
                 let mut aggs = Vec::new();
                 for _pod in 0..t.k {
-                    edges.push(
-                        (0..half)
-                            .map(|_| b.add_node(NodeKind::Switch, 1))
-                            .collect::<Vec<_>>(),
-                    );
+                    edges.push((0..half).map(|_| b.add_node(NodeKind::Switch, 1)).collect::<Vec<_>>());
                 }
                 for _pod in 0..t.k {
-                    aggs.push(
-                        (0..half)
-                            .map(|_| b.add_node(NodeKind::Switch, 2))
-                            .collect::<Vec<_>>(),
-                    );
+                    aggs.push((0..half).map(|_| b.add_node(NodeKind::Switch, 2)).collect::<Vec<_>>());
                 }
-                let cores: Vec<u32> = (0..half * half)
-                    .map(|_| b.add_node(NodeKind::Switch, 3))
-                    .collect();
+                let cores: Vec<u32> = (0..half * half).map(|_| b.add_node(NodeKind::Switch, 3)).collect();
                 let per_edge = t.edge_hosts();
                 for h in 0..hosts {
                     let edge_global = h / per_edge;
@@ -279,12 +225,7 @@ impl Network {
                     }
                     for (j, &a) in aggs[pod].iter().enumerate() {
                         for c in 0..half as usize {
-                            b.link(
-                                a,
-                                cores[j * half as usize + c],
-                                t.core_link_gbps,
-                                t.core_link_delay_ns,
-                            );
+                            b.link(a, cores[j * half as usize + c], t.core_link_gbps, t.core_link_delay_ns);
                         }
                     }
                 }
@@ -293,9 +234,7 @@ impl Network {
         let mut net = b.net;
         net.compute_routes();
         let switches = net.nodes.len() as u32 - hosts;
-        net.salts = (0..switches as u64)
-            .map(|s| mix64(salt_seed ^ mix64(s + 1)))
-            .collect();
+        net.salts = (0..switches as u64).map(|s| mix64(salt_seed ^ mix64(s + 1))).collect();
         net
     }
 
@@ -306,7 +245,6 @@ impl Network {
         let switches = n - hosts;
         // dense edge indices, in switch order
         let mut edge_index = vec![u32::MAX; n];
-        self.dests = vec![(0, 0); hosts];
         let mut edge_nodes = Vec::new();
         for h in 0..hosts {
             let nic = self.host_port[h];
@@ -321,18 +259,13 @@ impl Network {
         for (i, &e) in edge_nodes.iter().enumerate() {
             edge_index[e] = i as u32;
         }
-        for h in 0..hosts {
-            let e = self.ports[self.host_port[h] as usize].peer;
-            let down = self.nodes[e as usize]
-                .ports
-                .iter()
-                .copied()
-                .find(|&p| self.ports[p as usize].peer == h as u32);
-            self.dests[h] = (
-                edge_index[e as usize],
-                down.expect("a host's switch has a port back to it"),
-            );
-        }
+        self.dests = (0..hosts)
+            .map(|h| {
+                let e = self.ports[self.host_port[h] as usize].peer;
+                let down = self.nodes[e as usize].ports.iter().copied().find(|&p| self.ports[p as usize].peer == h as u32);
+                (edge_index[e as usize], down.expect("a host's switch has a port back to it"))
+            })
+            .collect();
         let edges = edge_nodes.len();
         self.edges = edges as u32;
         self.routes = vec![(0, 0); switches * edges];
@@ -360,11 +293,8 @@ impl Network {
                 std::mem::swap(&mut frontier, &mut next);
             }
             for s in hosts..n {
+                assert!(dist[s] != u32::MAX, "switch {s} cannot reach switch {e}: the fabric is not connected");
                 let start = self.route_ports.len() as u32;
-                assert!(
-                    dist[s] != u32::MAX,
-                    "switch {s} cannot reach switch {e}: the fabric is not connected"
-                );
                 if s != e {
                     for &p in &self.nodes[s].ports {
                         let peer = self.ports[p as usize].peer as usize;
@@ -374,11 +304,8 @@ impl Network {
                     }
                 }
                 let len = self.route_ports.len() as u32 - start;
-                self.routes[(s - hosts) * edges + ei] = if len == 1 {
-                    (self.route_ports.pop().unwrap(), 1)
-                } else {
-                    (start, len)
-                };
+                self.routes[(s - hosts) * edges + ei] =
+                    if len == 1 { (self.route_ports.pop().unwrap(), 1) } else { (start, len) };
             }
         }
     }
@@ -387,10 +314,7 @@ impl Network {
     #[inline(always)]
     fn route(&self, node: u32, dst: u32) -> ((u32, u32), u32) {
         let (e, down) = self.dests[dst as usize];
-        (
-            self.routes[(node - self.hosts) as usize * self.edges as usize + e as usize],
-            down,
-        )
+        (self.routes[(node - self.hosts) as usize * self.edges as usize + e as usize], down)
     }
 
     /// The equal-cost egress ports of switch `node` towards host `dst`.
@@ -434,10 +358,7 @@ impl Network {
         let mut path = vec![self.host_port[src as usize]];
         let mut node = self.ports[path[0] as usize].peer;
         while node != dst {
-            assert!(
-                path.len() <= self.nodes.len(),
-                "routing loop from {src} to {dst}"
-            );
+            assert!(path.len() <= self.nodes.len(), "routing loop from {src} to {dst}");
             let p = self.ecmp_port(node, dst, hash);
             path.push(p);
             node = self.ports[p as usize].peer;
@@ -454,10 +375,7 @@ impl Network {
     /// for its ports), and `ports` is never resized after `build`.
     #[inline(always)]
     pub fn port_mut(&mut self, id: u32) -> &mut Port {
-        assert!(
-            cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(),
-            "no port {id}"
-        );
+        assert!(cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(), "no port {id}");
         // SAFETY: see above; debug builds (and the test profile) check it.
         unsafe { self.ports.get_unchecked_mut(id as usize) }
     }
@@ -469,10 +387,7 @@ mod tests {
     use crate::config::*;
 
     fn cfg(t: TopologyConfig) -> Config {
-        Config {
-            topology: t,
-            ..Config::default()
-        }
+        Config { topology: t, ..Config::default() }
     }
 
     #[test]
@@ -506,26 +421,23 @@ mod tests {
     fn dumbbell_and_single_switch() {
         let net = Network::build(&cfg(TopologyConfig::Dumbbell(Dumbbell::default())), 1);
         assert_eq!(net.ecmp_path(0, 4, 0).len(), 3);
-        let net = Network::build(
-            &cfg(TopologyConfig::SingleSwitch(SingleSwitch::default())),
-            1,
-        );
+        let net = Network::build(&cfg(TopologyConfig::SingleSwitch(SingleSwitch::default())), 1);
         assert_eq!(net.ecmp_path(0, 7, 0).len(), 2);
     }
 
     /// The candidates of every switch towards every host, by a plain breadth-first search from that host
     /// (hosts other than it never forward), in the switch's port order.
     fn per_host_candidates(net: &Network) -> Vec<Vec<Vec<u32>>> {
-        let n = net.nodes.len();
+        let (n, hosts) = (net.nodes.len(), net.hosts as usize);
         let mut all = Vec::new();
-        for d in 0..net.hosts as usize {
+        for d in 0..hosts {
             let mut dist = vec![u32::MAX; n];
             dist[d] = 0;
             let mut frontier = vec![d];
             while !frontier.is_empty() {
                 let mut next = Vec::new();
                 for v in frontier {
-                    if v != d && v < net.hosts as usize {
+                    if v != d && v < hosts {
                         continue;
                     }
                     for &p in &net.nodes[v].ports {
@@ -538,20 +450,14 @@ mod tests {
                 }
                 frontier = next;
             }
-            let per_switch = (net.hosts as usize..n)
-                .map(|s| {
-                    net.nodes[s]
-                        .ports
-                        .iter()
-                        .copied()
-                        .filter(|&p| {
-                            let peer = net.ports[p as usize].peer as usize;
-                            (peer >= net.hosts as usize || peer == d) && dist[peer] + 1 == dist[s]
-                        })
-                        .collect()
-                })
-                .collect();
-            all.push(per_switch);
+            let towards = |s: usize| -> Vec<u32> {
+                let closer = |p: &u32| {
+                    let peer = net.ports[*p as usize].peer as usize;
+                    (peer >= hosts || peer == d) && dist[peer] + 1 == dist[s]
+                };
+                net.nodes[s].ports.iter().copied().filter(closer).collect()
+            };
+            all.push((hosts..n).map(towards).collect());
         }
         all
     }
@@ -572,20 +478,12 @@ mod tests {
             for d in 0..net.hosts {
                 for s in net.hosts..net.nodes.len() as u32 {
                     let expect = &want[d as usize][(s - net.hosts) as usize];
-                    assert!(
-                        !expect.is_empty(),
-                        "{t:?}: switch {s} has no way to host {d}"
-                    );
-                    assert_eq!(
-                        net.candidates(s, d),
-                        &expect[..],
-                        "{t:?}: switch {s} towards host {d}"
-                    );
+                    assert!(!expect.is_empty(), "{t:?}: switch {s} has no way to host {d}");
+                    assert_eq!(net.candidates(s, d), &expect[..], "{t:?}: switch {s} towards host {d}");
                     if expect.len() == 1 {
                         assert_eq!(net.next_port(s, d, |_| unreachable!()), expect[0]);
                     } else {
-                        let third = |n: u32| n / 3;
-                        assert_eq!(net.next_port(s, d, third), expect[expect.len() / 3]);
+                        assert_eq!(net.next_port(s, d, |n| n / 3), expect[expect.len() / 3]);
                     }
                 }
             }

@@ -29,9 +29,9 @@
 //!   reads them; the queue's counters live in port fields ([`Port::counters`] assembles them).
 
 use super::packet::{flags, Packet};
-use super::wire::Wire;
 use crate::config::EcnMode;
 use crate::units::{tx_time, Ps};
+use super::wire::Wire;
 use std::collections::VecDeque;
 
 /// What [`Port::transmit`] and [`Port::commit`] return for a remote port (see [`Port::remote`]): hand the
@@ -153,11 +153,7 @@ impl Port {
             bytes: 0,
             delay_ps,
             next_start: 0,
-            ps_per_byte: if exact % rate_bps == 0 {
-                exact / rate_bps
-            } else {
-                0
-            },
+            ps_per_byte: if exact % rate_bps == 0 { exact / rate_bps } else { 0 },
             buffer_limit,
             ecn_threshold,
             max_bytes: 0,
@@ -243,9 +239,7 @@ impl Port {
         let w = pkt.wire as u64;
         let fits = match pool_free {
             None => self.buffer_limit == 0 || self.bytes + w <= self.buffer_limit,
-            Some((free, alpha)) => {
-                w <= free && (self.queues[q].bytes + w) as f64 <= alpha * free as f64
-            }
+            Some((free, alpha)) => w <= free && (self.queues[q].bytes + w) as f64 <= alpha * free as f64,
         };
         let fifo = &mut self.queues[q];
         if !fits {
@@ -381,10 +375,7 @@ impl Port {
         }
         let q = self.nonempty.trailing_zeros() as usize;
         let fifo = &mut self.queues[q];
-        let pkt = fifo
-            .pkts
-            .pop_front()
-            .expect("nonempty bit set on an empty queue");
+        let pkt = fifo.pkts.pop_front().expect("nonempty bit set on an empty queue");
         let w = pkt.wire as u64;
         fifo.bytes -= w;
         self.bytes -= w;
@@ -567,10 +558,7 @@ mod tests {
         // occupancy incl. arrival: 1500, 3000, 4500, 6000 -> marks on the 3rd and 4th
         assert_eq!(marks, vec![false, false, true, true]);
         let mut plain = pkt(0, 1500, false);
-        assert_eq!(
-            p.admit(&mut plain, None),
-            Admission::Accepted { marked: false }
-        );
+        assert_eq!(p.admit(&mut plain, None), Admission::Accepted { marked: false });
     }
 
     #[test]
@@ -582,10 +570,7 @@ mod tests {
             p.push(x);
         }
         let mut hi = pkt(0, 1500, true);
-        assert_eq!(
-            p.admit(&mut hi, None),
-            Admission::Accepted { marked: false }
-        );
+        assert_eq!(p.admit(&mut hi, None), Admission::Accepted { marked: false });
     }
 
     #[test]
@@ -593,18 +578,10 @@ mod tests {
         let mut p = Port::new(0, 1, 10_000_000_000, 0, 1, 0, EcnMode::Off, 0);
         let mut x = pkt(0, 1000, false);
         // free 4000, alpha 0.5 -> queue may hold up to 2000
-        assert!(matches!(
-            p.admit(&mut x, Some((4000, 0.5))),
-            Admission::Accepted { .. }
-        ));
+        assert!(matches!(p.admit(&mut x, Some((4000, 0.5))), Admission::Accepted { .. }));
         p.push(x);
         let mut y = pkt(0, 1000, false);
-        assert!(
-            matches!(
-                p.admit(&mut y, Some((3000, 0.5))),
-                Admission::Accepted { .. }
-            ) == false
-        );
+        assert!(matches!(p.admit(&mut y, Some((3000, 0.5))), Admission::Accepted { .. }) == false);
     }
 
     /// A FIFO-mode port and an event-driven port (served here by hand under the tie rule) see the same random
@@ -613,11 +590,7 @@ mod tests {
     #[test]
     fn fifo_mode_matches_the_event_driven_port() {
         use rand::{Rng, SeedableRng};
-        for (seed, ecn) in [
-            (1u64, EcnMode::Port),
-            (2, EcnMode::Queue),
-            (3, EcnMode::Off),
-        ] {
+        for (seed, ecn) in [(1u64, EcnMode::Port), (2, EcnMode::Queue), (3, EcnMode::Off)] {
             let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
             let new = || Port::new(0, 1, 10_000_000_000, 2_000_000, 3, 30_000, ecn, 12_000); // priorities 2-4 -> queue 2
             let (mut fast, mut slow) = (new(), new());
@@ -639,11 +612,7 @@ mod tests {
                         p.take_arrival();
                     }
                 }
-                let mut a = pkt(
-                    2 + rng.gen_range(0..3),
-                    if rng.gen_bool(0.3) { 40 } else { 1500 },
-                    rng.gen_bool(0.5),
-                );
+                let mut a = pkt(2 + rng.gen_range(0..3), if rng.gen_bool(0.3) { 40 } else { 1500 }, rng.gen_bool(0.5));
                 let mut b = a;
                 fast.retire_started(now);
                 let ra = fast.admit_fifo(&mut a);
@@ -667,10 +636,7 @@ mod tests {
             }
             assert_eq!(fast.wire, slow.wire);
             assert_eq!(fast.max_bytes, slow.max_bytes);
-            assert!(
-                slow.counters(2).dropped > 0
-                    && (ecn == EcnMode::Off || slow.counters(2).marked > 0)
-            );
+            assert!(slow.counters(2).dropped > 0 && (ecn == EcnMode::Off || slow.counters(2).marked > 0));
             for q in 0..3 {
                 assert_eq!(fast.counters(q), slow.counters(q), "queue {q}");
             }

@@ -89,14 +89,7 @@ fn key_of(p: &Packet) -> u32 {
 impl RankQueue {
     pub fn new() -> Self {
         let (slots, groups) = (Vec::with_capacity(16), Vec::with_capacity(4));
-        RankQueue {
-            slots,
-            free: NIL,
-            groups,
-            len: 0,
-            bytes: 0,
-            next_seq: 0,
-        }
+        RankQueue { slots, free: NIL, groups, len: 0, bytes: 0, next_seq: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -157,11 +150,7 @@ impl RankQueue {
     /// Unlink slot `x` from the middle of its group (an eviction: rare, so linear in the group).
     fn remove(&mut self, x: u32) -> Packet {
         let key = key_of(&self.slots[x as usize].pkt);
-        let gi = self
-            .groups
-            .iter()
-            .position(|g| g.key == key)
-            .expect("a queued packet has a group");
+        let gi = self.groups.iter().position(|g| g.key == key).expect("a queued packet has a group");
         let g = self.groups[gi];
         let next = self.slots[x as usize].next;
         if g.head == x {
@@ -252,13 +241,7 @@ impl RankQueue {
         self.next_seq += 1;
         self.len += 1;
         self.bytes += pkt.wire as u64;
-        let slot = Slot {
-            pkt,
-            seq,
-            next: NIL,
-            cand: NIL,
-            cand_prev: NIL,
-        };
+        let slot = Slot { pkt, seq, next: NIL, cand: NIL, cand_prev: NIL };
         let x = if self.free != NIL {
             let x = self.free;
             self.free = self.slots[x as usize].next;
@@ -330,34 +313,17 @@ mod tests {
     use crate::net::packet::{flags, NO_SACK};
 
     fn data(flow: u32, seq: u32, rank: u32) -> Packet {
-        Packet {
-            flow,
-            seq,
-            sack: rank,
-            dst: 0,
-            hash: 0,
-            wire: 1500,
-            prio: 0,
-            flags: 0,
-            ts: 0,
-        }
+        Packet { flow, seq, sack: rank, dst: 0, hash: 0, wire: 1500, prio: 0, flags: 0, ts: 0 }
     }
 
     #[test]
     fn serves_most_urgent_flow_earliest_packet_first() {
         let mut q = RankQueue::new();
         // flow 1's older packet has a worse rank than its newer one (its remaining size shrank)
-        for p in [
-            data(1, 0, 50),
-            data(2, 0, 30),
-            data(1, 1, 10),
-            data(2, 1, 20),
-        ] {
+        for p in [data(1, 0, 50), data(2, 0, 30), data(1, 1, 10), data(2, 1, 20)] {
             assert_eq!(q.push(p, 0), RankAdmission::Queued);
         }
-        let order: Vec<(u32, u32)> = std::iter::from_fn(|| q.pop())
-            .map(|p| (p.flow, p.seq))
-            .collect();
+        let order: Vec<(u32, u32)> = std::iter::from_fn(|| q.pop()).map(|p| (p.flow, p.seq)).collect();
         // rank 10 belongs to flow 1 -> its earliest packet (seq 0) goes first, then seq 1; then flow 2
         assert_eq!(order, vec![(1, 0), (1, 1), (2, 0), (2, 1)]);
         assert_eq!(q.bytes(), 0);
@@ -384,17 +350,7 @@ mod tests {
     fn acks_are_most_urgent() {
         let mut q = RankQueue::new();
         q.push(data(1, 0, 1), 0);
-        let ack = Packet {
-            flow: 9,
-            seq: 0,
-            sack: NO_SACK,
-            dst: 0,
-            hash: 0,
-            wire: 40,
-            prio: 0,
-            flags: flags::ACK,
-            ts: 0,
-        };
+        let ack = Packet { flow: 9, seq: 0, sack: NO_SACK, dst: 0, hash: 0, wire: 40, prio: 0, flags: flags::ACK, ts: 0 };
         q.push(ack, 0);
         assert!(q.pop().unwrap().is_ack());
     }
@@ -417,10 +373,7 @@ mod tests {
             // least urgent: highest rank, latest among equals
             let worst = (0..self.pkts.len()).max_by_key(|&i| (self.pkts[i].rank(), i));
             match worst {
-                Some(j)
-                    if self.pkts[j].rank() > pkt.rank()
-                        && self.bytes - self.pkts[j].wire as u64 + w <= limit =>
-                {
+                Some(j) if self.pkts[j].rank() > pkt.rank() && self.bytes - self.pkts[j].wire as u64 + w <= limit => {
                     let out = self.pkts.remove(j);
                     self.bytes = self.bytes - out.wire as u64 + w;
                     self.pkts.push(pkt);
@@ -433,11 +386,7 @@ mod tests {
         fn pop(&mut self) -> Option<Packet> {
             // most urgent: lowest rank, earliest among equals; then that flow's (and direction's) earliest
             let b = (0..self.pkts.len()).min_by_key(|&i| (self.pkts[i].rank(), i))?;
-            let first = self
-                .pkts
-                .iter()
-                .position(|p| key_of(p) == key_of(&self.pkts[b]))
-                .unwrap();
+            let first = self.pkts.iter().position(|p| key_of(p) == key_of(&self.pkts[b])).unwrap();
             let out = self.pkts.remove(first);
             self.bytes -= out.wire as u64;
             Some(out)
@@ -465,11 +414,7 @@ mod tests {
                     seq += 1;
                     let flow = rng.gen_range(0..flows);
                     let ack = rng.gen_bool(0.2);
-                    let wire = if ack {
-                        40
-                    } else {
-                        [1500, 1500, 700, 64][rng.gen_range(0..4)]
-                    };
+                    let wire = if ack { 40 } else { [1500, 1500, 700, 64][rng.gen_range(0..4)] };
                     let p = Packet {
                         flow,
                         seq,

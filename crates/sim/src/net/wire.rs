@@ -28,29 +28,11 @@ impl Default for Wire {
     }
 }
 
-const EMPTY: (Ps, Packet) = (
-    0,
-    Packet {
-        flow: 0,
-        seq: 0,
-        sack: 0,
-        dst: 0,
-        hash: 0,
-        wire: 0,
-        prio: 0,
-        flags: 0,
-        ts: 0,
-    },
-);
+const EMPTY: (Ps, Packet) = (0, Packet { flow: 0, seq: 0, sack: 0, dst: 0, hash: 0, wire: 0, prio: 0, flags: 0, ts: 0 });
 
 impl Wire {
     pub fn new() -> Self {
-        Wire {
-            slots: vec![EMPTY; INITIAL].into_boxed_slice(),
-            head: 0,
-            len: 0,
-            mask: INITIAL as u32 - 1,
-        }
+        Wire { slots: vec![EMPTY; INITIAL].into_boxed_slice(), head: 0, len: 0, mask: INITIAL as u32 - 1 }
     }
 
     #[inline]
@@ -109,11 +91,7 @@ impl Wire {
         self.len -= 1;
         // An emptied wire starts again at slot 0: a port whose wire empties between bursts then keeps reusing
         // its first few (cache-warm) slots instead of sweeping the whole ring.
-        self.head = if self.len == 0 {
-            0
-        } else {
-            self.head.wrapping_add(1) & self.mask
-        };
+        self.head = if self.len == 0 { 0 } else { self.head.wrapping_add(1) & self.mask };
         Some(e)
     }
 
@@ -121,10 +99,7 @@ impl Wire {
     #[inline(never)]
     fn grow(&mut self) {
         let n = self.slots.len();
-        assert!(
-            n <= (u32::MAX as usize + 1) / 2,
-            "a wire of more than 2^31 packets"
-        );
+        assert!(n <= (u32::MAX as usize + 1) / 2, "a wire of more than 2^31 packets");
         let mut slots = vec![EMPTY; 2 * n].into_boxed_slice();
         for (i, s) in slots.iter_mut().take(n).enumerate() {
             *s = *self.slot(i as u32);
@@ -185,10 +160,7 @@ mod tests {
             }
         }
         assert!(w.iter().eq(r.iter()));
-        assert!(
-            w.slots.len() > INITIAL,
-            "the test should have made the ring grow"
-        );
+        assert!(w.slots.len() > INITIAL, "the test should have made the ring grow");
     }
 
     #[test]

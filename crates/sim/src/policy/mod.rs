@@ -65,22 +65,16 @@ pub enum Rank {
 impl Tagging {
     pub fn from_config(cfg: &Config) -> Self {
         match cfg.scheme.name {
-            SchemeName::Pias => Tagging::Pias {
-                thresholds: cfg.scheme.thresholds_bytes.clone(),
-            },
+            SchemeName::Pias => Tagging::Pias { thresholds: cfg.scheme.thresholds_bytes.clone() },
             SchemeName::Qclimb => {
                 let thresholds = cfg.scheme.thresholds_bytes.clone();
                 match cfg.scheme.qclimb_info {
                     QclimbInfo::PointFixed => Tagging::PointFixed { thresholds },
                     // PP climbs by the estimate and then goes straight to the lowest queue: no slack
-                    QclimbInfo::PointClimb => Tagging::Qclimb {
-                        thresholds,
-                        slack: 0,
-                    },
-                    QclimbInfo::Bounds | QclimbInfo::Precise => Tagging::Qclimb {
-                        thresholds,
-                        slack: cfg.scheme.slack_bytes,
-                    },
+                    QclimbInfo::PointClimb => Tagging::Qclimb { thresholds, slack: 0 },
+                    QclimbInfo::Bounds | QclimbInfo::Precise => {
+                        Tagging::Qclimb { thresholds, slack: cfg.scheme.slack_bytes }
+                    }
                 }
             }
             _ => Tagging::Fixed,
@@ -143,18 +137,11 @@ impl Rank {
 mod tests {
     use super::*;
 
-    const NO_BOUNDS: Bounds = Bounds {
-        lower: 0,
-        upper: 0,
-        estimate: 0,
-        pias: false,
-    };
+    const NO_BOUNDS: Bounds = Bounds { lower: 0, upper: 0, estimate: 0, pias: false };
 
     #[test]
     fn pias_demotes_exactly_past_each_threshold() {
-        let t = Tagging::Pias {
-            thresholds: vec![14_600, 29_200, 100_000],
-        };
+        let t = Tagging::Pias { thresholds: vec![14_600, 29_200, 100_000] };
         let p = |off| t.priority(5, off, &NO_BOUNDS);
         assert_eq!(p(0), 0);
         assert_eq!(p(14_600), 0, "bytes sent == alpha_1: still in queue 0");
@@ -169,67 +156,27 @@ mod tests {
     #[test]
     fn qclimb_follows_algorithm_1() {
         // the appendix's queues: <= 2, [3, 5], >= 6 (units), slack 1
-        let t = Tagging::Qclimb {
-            thresholds: vec![2, 5],
-            slack: 1,
-        };
-        let b = Bounds {
-            lower: 6,
-            upper: 9,
-            estimate: 7,
-            pias: false,
-        };
+        let t = Tagging::Qclimb { thresholds: vec![2, 5], slack: 1 };
+        let b = Bounds { lower: 6, upper: 9, estimate: 7, pias: false };
         let tags: Vec<u8> = (0..11).map(|off| t.priority(9, off, &b)).collect();
         // climb: L-B = 6,5,4,3,2,1 -> Q3,Q2,Q2,Q2,Q1,Q1; slack: B=6 -> Q1; demote by B: 7,8 -> Q3; B >= U -> lowest
         assert_eq!(tags, vec![2, 1, 1, 1, 0, 0, 0, 2, 2, 2, 2]);
         // the two-flow example: f1 (L = 6) enters Q3, f2 (L = 3) enters Q2 and climbs to Q1 after one unit
-        let s0 = Tagging::Qclimb {
-            thresholds: vec![2, 5],
-            slack: 0,
-        };
-        let f1 = Bounds {
-            lower: 6,
-            upper: 100,
-            estimate: 2,
-            pias: false,
-        };
-        let f2 = Bounds {
-            lower: 3,
-            upper: 100,
-            estimate: 4,
-            pias: false,
-        };
+        let s0 = Tagging::Qclimb { thresholds: vec![2, 5], slack: 0 };
+        let f1 = Bounds { lower: 6, upper: 100, estimate: 2, pias: false };
+        let f2 = Bounds { lower: 3, upper: 100, estimate: 4, pias: false };
         assert_eq!(s0.priority(0, 0, &f1), 2);
         assert_eq!(s0.priority(0, 0, &f2), 1);
         assert_eq!(s0.priority(0, 1, &f2), 0);
-        assert_eq!(
-            s0.priority(0, 3, &f2),
-            1,
-            "back to the queue it entered once its lower bound is sent"
-        );
+        assert_eq!(s0.priority(0, 3, &f2), 1, "back to the queue it entered once its lower bound is sent");
         // FP: one priority from the estimate
-        let fp = Tagging::PointFixed {
-            thresholds: vec![2, 5],
-        };
-        assert_eq!(
-            (0..6).map(|o| fp.priority(0, o, &f2)).collect::<Vec<_>>(),
-            vec![1; 6]
-        );
+        let fp = Tagging::PointFixed { thresholds: vec![2, 5] };
+        assert_eq!((0..6).map(|o| fp.priority(0, o, &f2)).collect::<Vec<_>>(), vec![1; 6]);
         // a flow handed to PIAS ignores its bounds and is demoted by bytes sent, in either variant
         let pias = Bounds { pias: true, ..b };
         let want: Vec<u8> = vec![0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2];
-        assert_eq!(
-            (0..11)
-                .map(|off| t.priority(9, off, &pias))
-                .collect::<Vec<_>>(),
-            want
-        );
-        assert_eq!(
-            (0..11)
-                .map(|off| fp.priority(9, off, &pias))
-                .collect::<Vec<_>>(),
-            want
-        );
+        assert_eq!((0..11).map(|off| t.priority(9, off, &pias)).collect::<Vec<_>>(), want);
+        assert_eq!((0..11).map(|off| fp.priority(9, off, &pias)).collect::<Vec<_>>(), want);
     }
 
     #[test]

@@ -7,9 +7,7 @@ pub struct BitSet {
 
 impl BitSet {
     pub fn new(bits: u32) -> Self {
-        BitSet {
-            words: vec![0; (bits as usize).div_ceil(64)],
-        }
+        BitSet { words: vec![0; (bits as usize).div_ceil(64)] }
     }
 
     #[inline]

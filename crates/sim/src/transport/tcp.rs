@@ -35,8 +35,8 @@
 
 use super::bitset::BitSet;
 use crate::config::{Config, OooHandling, PriorityLossRepair, SchemeName, TransportKind};
-use crate::net::packet::{flags, Packet, NO_SACK};
 use crate::policy::{Bounds, Rank, Tagging};
+use crate::net::packet::{flags, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
 
 /// The sequence number of a SYN and of its SYN-ACK (no data segment has it: flows have fewer segments).
@@ -123,16 +123,8 @@ impl TcpParams {
             header: t.header_bytes,
             ack_bytes: t.ack_bytes,
             init_cwnd: t.init_cwnd_packets as f64,
-            max_cwnd: if t.max_cwnd_packets == 0 {
-                f64::INFINITY
-            } else {
-                t.max_cwnd_packets as f64
-            },
-            rwnd: if t.rwnd_bytes == 0 {
-                u64::MAX
-            } else {
-                t.rwnd_bytes
-            },
+            max_cwnd: if t.max_cwnd_packets == 0 { f64::INFINITY } else { t.max_cwnd_packets as f64 },
+            rwnd: if t.rwnd_bytes == 0 { u64::MAX } else { t.rwnd_bytes },
             rto_min: us(t.rto_min_us),
             rto_init: us(t.rto_init_us.unwrap_or(t.rto_min_us)),
             rto_max: us(t.rto_max_us),
@@ -145,8 +137,7 @@ impl TcpParams {
             rank: Rank::from_config(cfg),
             loss_cuts_window: !cfg.scheme.name.rank_queue(),
             probe_after: cfg.scheme.probe_after_timeouts,
-            qclimb_ooo: cfg.scheme.name == SchemeName::Qclimb
-                && cfg.scheme.ooo_handling == OooHandling::Qclimb,
+            qclimb_ooo: cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.ooo_handling == OooHandling::Qclimb,
             qclimb_every_gap: cfg.scheme.priority_loss_repair == PriorityLossRepair::EveryGap,
             retx_top_priority: cfg.scheme.name == SchemeName::Qclimb,
             handshake: t.handshake,
@@ -324,10 +315,7 @@ impl Conn {
         hash_rev: u32,
     ) -> Self {
         let n = size.div_ceil(p.mss as u64);
-        assert!(
-            n < u32::MAX as u64 - 1,
-            "flow {flow} has too many segments ({n})"
-        );
+        assert!(n < u32::MAX as u64 - 1, "flow {flow} has too many segments ({n})");
         let n_segs = n as u32;
         let last_payload = (size - (n - 1) * p.mss as u64) as u32;
         Conn {
@@ -340,12 +328,7 @@ impl Conn {
             last_payload,
             size,
             estimate,
-            bounds: Bounds {
-                lower: estimate,
-                upper: estimate,
-                estimate,
-                pias: false,
-            },
+            bounds: Bounds { lower: estimate, upper: estimate, estimate, pias: false },
             prio,
             snd_una: 0,
             snd_nxt: 0,
@@ -380,11 +363,7 @@ impl Conn {
             prio_cut_end: 0,
             rcv_nxt: 0,
             rcvd: BitSet::new(n_segs),
-            rx_prio: if p.qclimb_ooo {
-                vec![0; n_segs as usize]
-            } else {
-                Vec::new()
-            },
+            rx_prio: if p.qclimb_ooo { vec![0; n_segs as usize] } else { Vec::new() },
             ooo_held: 0,
             ooo_bytes: 0,
             ack_pending: 0,
@@ -482,11 +461,7 @@ impl Conn {
             dst: self.dst,
             hash: self.hash_fwd,
             wire: (payload + p.header) as u16,
-            prio: if retx && self.retx_top {
-                0
-            } else {
-                p.tagging.priority(self.prio, offset, &self.bounds)
-            },
+            prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, offset, &self.bounds) },
             flags: f,
             ts: now,
         }
@@ -501,14 +476,7 @@ impl Conn {
         pkt
     }
 
-    fn send_segment(
-        &mut self,
-        p: &TcpParams,
-        seg: u32,
-        now: Ps,
-        retx: bool,
-        out: &mut Vec<Packet>,
-    ) {
+    fn send_segment(&mut self, p: &TcpParams, seg: u32, now: Ps, retx: bool, out: &mut Vec<Packet>) {
         let pkt = self.data_packet(p, seg, now, retx);
         self.counters.bytes_sent += (pkt.wire as u32 - p.header) as u64;
         if retx {
@@ -610,13 +578,7 @@ impl Conn {
     }
 
     /// Sender side: an ACK arrived.
-    pub fn on_ack(
-        &mut self,
-        p: &TcpParams,
-        now: Ps,
-        ack: &Packet,
-        out: &mut Vec<Packet>,
-    ) -> Outcome {
+    pub fn on_ack(&mut self, p: &TcpParams, now: Ps, ack: &Packet, out: &mut Vec<Packet>) -> Outcome {
         let mut outcome = Outcome::default();
         if self.sender_done() {
             return outcome;
@@ -680,11 +642,7 @@ impl Conn {
 
         // DCTCP: every ACK stands for one delivered segment; a delayed ACK for the segments it acknowledges
         if p.dctcp {
-            let n = if p.delack_segments > 1 {
-                cum.saturating_sub(self.snd_una).max(1)
-            } else {
-                1
-            };
+            let n = if p.delack_segments > 1 { cum.saturating_sub(self.snd_una).max(1) } else { 1 };
             self.win_acks += n;
             if ece {
                 self.win_marks += n;
@@ -697,9 +655,7 @@ impl Conn {
             // exactly those bits), every newly acknowledged segment is newly delivered: skip the scoreboard.
             let clean = self.sacked_out == 0 && self.lost_out == 0 && self.retrans_out == 0;
             debug_assert!(
-                !clean
-                    || (self.snd_una..cum)
-                        .all(|s| !self.sacked.get(s) && !self.lost.get(s) && !self.retx.get(s)),
+                !clean || (self.snd_una..cum).all(|s| !self.sacked.get(s) && !self.lost.get(s) && !self.retx.get(s)),
                 "scoreboard counters out of step with its bits"
             );
             let mut newly = if clean { cum - self.snd_una } else { 0 };
@@ -745,15 +701,8 @@ impl Conn {
             if !was_fast {
                 self.grow(p, delivered.max(1));
             }
-            self.rto_deadline = if self.snd_una < self.snd_nxt {
-                now + self.rto
-            } else {
-                NEVER
-            };
-        } else if new_sack
-            && self.snd_una < self.snd_nxt
-            && ack.flags & (flags::QC_UPDATE | flags::QC_RETX) == 0
-        {
+            self.rto_deadline = if self.snd_una < self.snd_nxt { now + self.rto } else { NEVER };
+        } else if new_sack && self.snd_una < self.snd_nxt && ack.flags & (flags::QC_UPDATE | flags::QC_RETX) == 0 {
             // (QCLIMB's customized ACKs for reordered data are not duplicate ACKs)
             self.dupacks += 1;
             self.grow_on_sack(p);
@@ -901,10 +850,7 @@ impl Conn {
         self.lost_mark_upto = self.lost_mark_upto.max(self.snd_una);
         // the first hole is lost (that is what the duplicate ACKs say), and every hole with enough SACKed
         // segments above it
-        let upto = self
-            .fack
-            .saturating_sub(p.dupack_threshold)
-            .max(self.snd_una + 1);
+        let upto = self.fack.saturating_sub(p.dupack_threshold).max(self.snd_una + 1);
         self.mark_lost_upto(upto);
         // fast retransmit, whatever the window says
         if let Some(s) = self.next_lost() {
@@ -973,13 +919,7 @@ impl Conn {
     }
 
     /// Receiver side: a data segment arrived. Pushes the ACK into `out`.
-    pub fn on_data(
-        &mut self,
-        p: &TcpParams,
-        now: Ps,
-        pkt: &Packet,
-        out: &mut Vec<Packet>,
-    ) -> Outcome {
+    pub fn on_data(&mut self, p: &TcpParams, now: Ps, pkt: &Packet, out: &mut Vec<Packet>) -> Outcome {
         let _ = now;
         let mut outcome = Outcome::default();
         let s = pkt.seq;
@@ -1033,14 +973,12 @@ impl Conn {
                 self.ooo_held -= self.rcv_nxt - before - 1;
                 if self.rcv_nxt > before + 1 {
                     let mss = p.mss as u64;
-                    self.ooo_bytes -=
-                        (self.rcv_nxt as u64 * mss).min(self.size) - (before as u64 + 1) * mss;
+                    self.ooo_bytes -= (self.rcv_nxt as u64 * mss).min(self.size) - (before as u64 + 1) * mss;
                 }
                 if self.rcv_nxt == self.n_segs {
                     outcome.receiver_done = true;
                 }
-                in_order =
-                    self.rcv_nxt == before + 1 && self.ooo_held == 0 && !outcome.receiver_done;
+                in_order = self.rcv_nxt == before + 1 && self.ooo_held == 0 && !outcome.receiver_done;
             } else {
                 sack = s;
                 self.ooo_held += 1;
@@ -1179,11 +1117,7 @@ impl Conn {
             return flags::QC_UPDATE;
         }
         match self.rcvd.first_one_from(self.rcv_nxt) {
-            Some(first)
-                if self.rx_prio[(self.rcv_nxt - 1) as usize] == self.rx_prio[first as usize] =>
-            {
-                flags::QC_RETX
-            }
+            Some(first) if self.rx_prio[(self.rcv_nxt - 1) as usize] == self.rx_prio[first as usize] => flags::QC_RETX,
             _ => flags::QC_UPDATE,
         }
     }
@@ -1234,11 +1168,7 @@ mod tests {
 
     fn params(dctcp: bool) -> TcpParams {
         let mut cfg = Config::default();
-        cfg.transport.kind = Some(if dctcp {
-            TransportKind::Dctcp
-        } else {
-            TransportKind::Tcp
-        });
+        cfg.transport.kind = Some(if dctcp { TransportKind::Dctcp } else { TransportKind::Tcp });
         cfg.transport.init_cwnd_packets = 4;
         TcpParams::from_config(&cfg)
     }
@@ -1263,10 +1193,7 @@ mod tests {
         let mut out = Vec::new();
         c.start(&p, 0, &mut out);
         assert_eq!(out.len(), 4);
-        assert!(out
-            .iter()
-            .enumerate()
-            .all(|(i, x)| x.seq == i as u32 && x.wire == 1500));
+        assert!(out.iter().enumerate().all(|(i, x)| x.seq == i as u32 && x.wire == 1500));
         let first: Vec<Packet> = out.drain(..).collect();
         for d in &first {
             let a = deliver(&p, &mut rx, d);
@@ -1283,10 +1210,7 @@ mod tests {
         let mut c = Conn::new(&p, 0, 0, 1, 1460 * 2 + 100, 0, 0, 1, 2);
         let mut out = Vec::new();
         c.start(&p, 0, &mut out);
-        assert_eq!(
-            out.iter().map(|x| x.wire).collect::<Vec<_>>(),
-            vec![1500, 1500, 140]
-        );
+        assert_eq!(out.iter().map(|x| x.wire).collect::<Vec<_>>(), vec![1500, 1500, 140]);
     }
 
     #[test]
@@ -1307,11 +1231,7 @@ mod tests {
             assert_eq!(a.seq, 0);
             c.on_ack(&p, 10, &a, &mut out);
             for x in out.drain(..) {
-                if x.flags & flags::RETX != 0 {
-                    retx.push(x)
-                } else {
-                    fresh.push(x)
-                }
+                if x.flags & flags::RETX != 0 { retx.push(x) } else { fresh.push(x) }
             }
         }
         assert_eq!(retx.len(), 1, "exactly one retransmission");
@@ -1343,18 +1263,8 @@ mod tests {
     fn round_ps_matches_round() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
-        let edges = [
-            0.0,
-            0.49999999999999994,
-            0.5,
-            1.5,
-            2.5,
-            1e7 + 0.5,
-            4503599627370495.5,
-            1e15 + 0.25,
-        ];
-        let random = (0..100_000)
-            .map(|_| rng.gen_range(0.0..1e13) * if rng.gen_bool(0.5) { 1.0 } else { 1e-6 });
+        let edges = [0.0, 0.49999999999999994, 0.5, 1.5, 2.5, 1e7 + 0.5, 4503599627370495.5, 1e15 + 0.25];
+        let random = (0..100_000).map(|_| rng.gen_range(0.0..1e13) * if rng.gen_bool(0.5) { 1.0 } else { 1e-6 });
         for x in edges.into_iter().chain(random) {
             assert_eq!(round_ps(x), x.round() as Ps, "{x}");
         }
@@ -1370,22 +1280,14 @@ mod tests {
         let mut out = Vec::new();
         c.start(&p, 0, &mut out);
         let sent: Vec<Packet> = out.drain(..).collect();
-        assert_eq!(
-            sent.iter().map(|x| x.seq).collect::<Vec<_>>(),
-            (0..8).collect::<Vec<_>>(),
-            "one window"
-        );
+        assert_eq!(sent.iter().map(|x| x.seq).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>(), "one window");
         // segment 0 is lost; the SACKs of 1..7 empty the pipe, but the window's right edge stays at 8
         let mut retx = vec![];
         for d in &sent[1..] {
             let a = deliver(&p, &mut rx, d);
             c.on_ack(&p, 10, &a, &mut out);
             for x in out.drain(..) {
-                assert!(
-                    x.flags & flags::RETX != 0,
-                    "no new segment beyond snd_una + rwnd (got {})",
-                    x.seq
-                );
+                assert!(x.flags & flags::RETX != 0, "no new segment beyond snd_una + rwnd (got {})", x.seq);
                 retx.push(x.seq);
             }
         }
@@ -1430,22 +1332,9 @@ mod tests {
         c.start(&p, 0, &mut out);
         c.on_timeout(&p, p.rto_init, &mut out);
         let rto_backed_off = c.rto;
-        let mut ack = Packet {
-            flow: 0,
-            seq: 1,
-            sack: NO_SACK,
-            dst: 0,
-            hash: 0,
-            wire: 40,
-            prio: 0,
-            flags: flags::ACK | flags::RETX,
-            ts: 0,
-        };
+        let mut ack = Packet { flow: 0, seq: 1, sack: NO_SACK, dst: 0, hash: 0, wire: 40, prio: 0, flags: flags::ACK | flags::RETX, ts: 0 };
         c.on_ack(&p, p.rto_init + 5, &ack, &mut out);
-        assert_eq!(
-            c.rto, rto_backed_off,
-            "a retransmitted segment's ACK gives no sample"
-        );
+        assert_eq!(c.rto, rto_backed_off, "a retransmitted segment's ACK gives no sample");
         ack.flags = flags::ACK;
         ack.seq = 2;
         ack.ts = p.rto_init + 5;
@@ -1483,11 +1372,7 @@ mod tests {
             assert_eq!(cuts, u32::from(marked > 0));
             // alpha updated once, at the end of the window, from this window's fraction
             expected_alpha = (1.0 - p.g) * expected_alpha + p.g * marked as f64 / n as f64;
-            assert!(
-                (c.alpha - expected_alpha).abs() < 1e-12,
-                "round {round}: {} vs {expected_alpha}",
-                c.alpha
-            );
+            assert!((c.alpha - expected_alpha).abs() < 1e-12, "round {round}: {} vs {expected_alpha}", c.alpha);
             if marked > 0 {
                 // the cut used the alpha known when the first mark arrived
                 assert!(c.cwnd < cwnd_before + n as f64);
@@ -1516,11 +1401,7 @@ mod tests {
             let a = deliver(&p, &mut rx, d);
             let mut sent = Vec::new();
             tx.on_ack(&p, 10, &a, &mut sent);
-            retx.extend(
-                sent.iter()
-                    .filter(|x| x.flags & flags::RETX != 0)
-                    .map(|x| x.seq),
-            );
+            retx.extend(sent.iter().filter(|x| x.flags & flags::RETX != 0).map(|x| x.seq));
         }
         (retx, tx.counters.priority_losses)
     }
@@ -1571,10 +1452,7 @@ mod tests {
         c.start(&p, 0, &mut out);
         assert_eq!(out.len(), 1, "only the SYN");
         let syn = out.pop().unwrap();
-        assert_eq!(
-            (syn.seq, syn.wire as u32, syn.flags & flags::PROBE),
-            (SYN_SEQ, p.ack_bytes, flags::PROBE)
-        );
+        assert_eq!((syn.seq, syn.wire as u32, syn.flags & flags::PROBE), (SYN_SEQ, p.ack_bytes, flags::PROBE));
         assert_eq!(c.rto_deadline, p.rto_init);
         // the SYN is lost: the timer sends it again, marked as a retransmission, and backs off
         c.on_timeout(&p, p.rto_init, &mut out);
@@ -1584,15 +1462,9 @@ mod tests {
         assert_eq!(c.rto_deadline, p.rto_init + 2 * p.rto_init);
         // its SYN-ACK opens the connection: the initial window goes out, no RTT sample (Karn)
         let synack = on_data(&p, &mut rx, p.rto_init + 5, &syn2).pop().unwrap();
-        assert_eq!(
-            (synack.seq, synack.flags & (flags::ACK | flags::RETX)),
-            (SYN_SEQ, flags::ACK | flags::RETX)
-        );
+        assert_eq!((synack.seq, synack.flags & (flags::ACK | flags::RETX)), (SYN_SEQ, flags::ACK | flags::RETX));
         c.on_ack(&p, p.rto_init + 10, &synack, &mut out);
-        assert_eq!(
-            out.iter().map(|x| x.seq).collect::<Vec<_>>(),
-            vec![0, 1, 2, 3]
-        );
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
         assert!(!c.have_rtt);
         // a late SYN-ACK for the first SYN changes nothing
         out.clear();
@@ -1613,17 +1485,10 @@ mod tests {
         c.cwnd = 10.0;
         c.start(&p, 0, &mut out);
         let data: Vec<Packet> = out.drain(..).collect();
-        assert!(
-            on_data(&p, &mut rx, 100, &data[0]).is_empty(),
-            "the first segment is owed"
-        );
+        assert!(on_data(&p, &mut rx, 100, &data[0]).is_empty(), "the first segment is owed");
         assert_eq!(rx.delack_deadline, 1_100);
         let a = on_data(&p, &mut rx, 200, &data[1]);
-        assert_eq!(
-            (a.len(), a[0].seq, a[0].ts),
-            (1, 2, data[0].ts),
-            "one ACK for two, echoing the first's time"
-        );
+        assert_eq!((a.len(), a[0].seq, a[0].ts), (1, 2, data[0].ts), "one ACK for two, echoing the first's time");
         assert_eq!(rx.delack_deadline, NEVER);
         // a gap: segments 4 and 3 before 2 are acknowledged at once (duplicate ACKs with their SACK block)
         let a = on_data(&p, &mut rx, 300, &data[4]);
@@ -1672,11 +1537,7 @@ mod tests {
         tx.cwnd = 10.0;
         tx.start(&p, 0, &mut out);
         out.clear();
-        let mk = |seq: u32, ece: bool| Packet {
-            seq,
-            flags: flags::ACK | if ece { flags::ECE } else { 0 },
-            ..data[0]
-        };
+        let mk = |seq: u32, ece: bool| Packet { seq, flags: flags::ACK | if ece { flags::ECE } else { 0 }, ..data[0] };
         tx.on_ack(&p, 10, &mk(1, false), &mut out);
         tx.on_ack(&p, 11, &mk(3, true), &mut out);
         assert_eq!((tx.win_acks, tx.win_marks), (3, 2));

@@ -35,9 +35,7 @@ pub fn random_flows(n: u64, hosts: u32, max_size: u64, gap_ps: u64, seed: u64) -
     let mut x = seed;
     let mut list = Vec::new();
     for i in 0..n {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let src = (x >> 33) as u32 % hosts;
         let dst = (src + 1 + (x >> 13) as u32 % (hosts - 1)) % hosts;
         let size = 1 + (x >> 20) % max_size;
