@@ -395,6 +395,11 @@ impl Sim<'_> {
             let Some((t, ev)) = self.events.pop_before(bound) else { break };
             self.now = t;
             self.stats.events += 1;
+            // Ask for the next arrival's port and packet now, so that their cache misses overlap this event's
+            // work instead of stalling the next one (a hint: it changes nothing else).
+            if let Some(next) = self.events.next_arrival_hint() {
+                self.net.prefetch_arrival(next);
+            }
             self.dispatch(ev);
             n += 1;
         }

@@ -268,6 +268,19 @@ impl EventQueue {
         Some((time, Event::decode(code)))
     }
 
+    /// The port of the arrival that is probably next (the head of the first non-empty ring bucket: what the
+    /// next `pop` returns unless an earlier event is pushed first or the far heap's head is earlier), so that
+    /// the run loop can ask for its memory early; `None` when that event is not an arrival or the ring is
+    /// empty.
+    #[inline(always)]
+    pub fn next_arrival_hint(&self) -> Option<u32> {
+        if self.ring_len == 0 {
+            return None;
+        }
+        let code = self.node(self.heads[self.first_bucket()]).code;
+        (code >> ID_BITS == 0).then_some(code)
+    }
+
     /// Time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<Ps> {
         let ring = if self.ring_len > 0 { self.node(self.heads[self.first_bucket()]).time } else { Ps::MAX };
