@@ -375,14 +375,19 @@ impl Network {
     #[inline(always)]
     pub fn prefetch_arrival(&self, id: u32) {
         #[cfg(target_arch = "x86_64")]
-        if let Some(p) = self.ports.get(id as usize) {
+        {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch only touches caches; both addresses come from valid references.
-            unsafe { _mm_prefetch(p as *const Port as *const i8, _MM_HINT_T0) };
-            if let Some(e) = p.wire.front() {
-                unsafe { _mm_prefetch(e as *const (crate::units::Ps, packet::Packet) as *const i8, _MM_HINT_T0) };
+            assert!(cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(), "no port {id}");
+            // SAFETY: `id` comes from an arrival event, so it is a port of this network (see `port_mut`); a
+            // prefetch only touches caches, and the wire's head slot is always allocated (even when empty).
+            unsafe {
+                let p = self.ports.get_unchecked(id as usize);
+                _mm_prefetch(p as *const Port as *const i8, _MM_HINT_T0);
+                _mm_prefetch(p.wire.head_slot() as *const i8, _MM_HINT_T0);
             }
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = id;
     }
 
     /// Port `id` on the per-packet path, without the bounds check. `id` must be a port of this network: the

@@ -60,6 +60,12 @@ impl Wire {
         self.slot(i as u32)
     }
 
+    /// Address of the slot the next `pop_front` reads (allocated even when the wire is empty), for prefetching.
+    #[inline(always)]
+    pub fn head_slot(&self) -> *const (Ps, Packet) {
+        self.slot(0)
+    }
+
     #[inline]
     pub fn front(&self) -> Option<&(Ps, Packet)> {
         (self.len > 0).then(|| self.slot(0))
