@@ -310,17 +310,15 @@ impl Network {
         }
     }
 
-    /// The table entry of switch `node` towards host `dst`, and the port facing `dst` at its edge switch.
+    /// Index in `routes` of switch `node`'s entry towards host `dst`.
     #[inline(always)]
-    fn route(&self, node: u32, dst: u32) -> ((u32, u32), u32) {
-        let (e, down) = self.dests[dst as usize];
-        (self.routes[(node - self.hosts) as usize * self.edges as usize + e as usize], down)
+    fn route_index(&self, node: u32, dst: u32) -> usize {
+        (node - self.hosts) as usize * self.edges as usize + self.dests[dst as usize].0 as usize
     }
 
     /// The equal-cost egress ports of switch `node` towards host `dst`.
     pub fn candidates(&self, node: u32, dst: u32) -> &[u32] {
-        let (e, _) = self.dests[dst as usize];
-        let r = &self.routes[(node - self.hosts) as usize * self.edges as usize + e as usize];
+        let r = &self.routes[self.route_index(node, dst)];
         match r.1 {
             0 => std::slice::from_ref(&self.dests[dst as usize].1),
             1 => std::slice::from_ref(&r.0),
@@ -332,12 +330,11 @@ impl Network {
     /// chooses among them (`pick(n)` returns an index below n).
     #[inline(always)]
     pub fn next_port(&self, node: u32, dst: u32, pick: impl FnOnce(u32) -> u32) -> u32 {
-        let ((a, len), down) = self.route(node, dst);
+        let (a, len) = self.routes[self.route_index(node, dst)];
         if len <= 1 {
             // one next hop: the entry's port, or at the destination's edge switch the port facing it
-            // (written so that it compiles to a conditional move, not a branch)
             if len == 0 {
-                down
+                self.dests[dst as usize].1
             } else {
                 a
             }
