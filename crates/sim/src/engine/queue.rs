@@ -21,8 +21,10 @@
 //! far flow arrivals, the odd long-delay hop) to a small binary heap. A bucket is a linked list (in a slab,
 //! no allocation in the steady state) kept in (time, key) order: a new entry goes after every entry with
 //! (time, key) <= its own. A bitmap of non-empty
-//! buckets finds the next one from the current time's bucket in a few word scans. What `BinaryHeap` spent its
-//! time on (sifting 32-byte entries through ~11 levels) becomes a couple of list splices.
+//! buckets finds the next one in a few word scans, once per emptied bucket: the queue keeps the number of its
+//! earliest non-empty bucket (`first`), which a push can only lower, so that neither a pop nor a peek at the
+//! next event scans. What `BinaryHeap` spent its time on (sifting 32-byte entries through ~11 levels) becomes
+//! a couple of list splices.
 //!
 //! Order between the two parts: the ring holds the events in [now, bucket(now) + RING) (every entry was
 //! within the horizon when pushed, and time only moves forward), so its earliest entry is the head of the
@@ -109,6 +111,9 @@ pub struct EventQueue {
     /// Free list through `Node::next`.
     free: u32,
     ring_len: usize,
+    /// Absolute number (time >> SHIFT) of the earliest non-empty ring bucket; `u64::MAX` when the ring is
+    /// empty. No ring entry is in an earlier bucket.
+    first: u64,
     /// The most entries there ever were (both parts).
     max_len: usize,
     /// Events beyond the horizon, keyed by (time, code).
@@ -132,6 +137,7 @@ impl EventQueue {
             nodes: Vec::with_capacity(4096),
             free: NIL,
             ring_len: 0,
+            first: u64::MAX,
             max_len: 0,
             far: BinaryHeap::with_capacity(1024),
             far_min: Ps::MAX,
@@ -186,6 +192,7 @@ impl EventQueue {
             self.node_mut(prev).next = n;
         }
         self.bits[b >> 6] |= 1 << (b & 63);
+        self.first = self.first.min(time >> SHIFT);
         self.ring_len += 1;
         self.max_len = self.max_len.max(self.ring_len + self.far.len());
     }
@@ -198,15 +205,17 @@ impl EventQueue {
         self.max_len = self.max_len.max(self.ring_len + self.far.len());
     }
 
-    /// The first non-empty bucket at or after now's (the ring must not be empty).
+    /// The first non-empty bucket after bucket `b` (some bucket other than `b` must be non-empty), as a
+    /// distance from `b` (1..RING).
     #[inline]
-    fn first_bucket(&self) -> usize {
-        let start = ((self.now >> SHIFT) as usize) & (RING - 1);
+    fn next_bucket_after(&self, b: usize) -> usize {
+        let start = (b + 1) & (RING - 1);
         let mut w = start >> 6;
         let mut word = self.bits[w] & (!0u64 << (start & 63));
         loop {
             if word != 0 {
-                return (w << 6) | word.trailing_zeros() as usize;
+                let found = (w << 6) | word.trailing_zeros() as usize;
+                return found.wrapping_sub(b) & (RING - 1);
             }
             w = (w + 1) & (RING / 64 - 1);
             word = self.bits[w];
@@ -226,7 +235,7 @@ impl EventQueue {
         if self.ring_len == 0 {
             return if self.far_min < bound { self.pop_far() } else { None };
         }
-        let b = self.first_bucket();
+        let b = self.first as usize & (RING - 1);
         let n = self.heads[b];
         let node = *self.node(n);
         if self.far_min <= node.time && self.far_first(node.time, node.code) {
@@ -238,16 +247,19 @@ impl EventQueue {
         Some(self.unlink(b, n, node))
     }
 
-    /// Remove node `n`, the head of bucket `b`, and make its time the current time.
+    /// Remove node `n`, the head of bucket `b` (the earliest), and make its time the current time.
     #[inline(always)]
     fn unlink(&mut self, b: usize, n: u32, node: Node) -> (Ps, Event) {
         self.heads[b] = node.next;
-        // clear the bucket's bit if it is now empty, without a branch (whether it is, is a coin toss)
-        self.bits[b >> 6] &= !(((node.next == NIL) as u64) << (b & 63));
         let free = self.free;
         self.node_mut(n).next = free;
         self.free = n;
         self.ring_len -= 1;
+        if node.next == NIL {
+            self.bits[b >> 6] &= !(1 << (b & 63));
+            // every other entry is in a later bucket within the horizon of this one
+            self.first = if self.ring_len == 0 { u64::MAX } else { self.first + self.next_bucket_after(b) as u64 };
+        }
         self.now = node.time;
         (node.time, Event::decode(node.code))
     }
@@ -277,13 +289,13 @@ impl EventQueue {
         if self.ring_len == 0 {
             return None;
         }
-        let code = self.node(self.heads[self.first_bucket()]).code;
+        let code = self.node(self.heads[self.first as usize & (RING - 1)]).code;
         (code >> ID_BITS == 0).then_some(code)
     }
 
     /// Time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<Ps> {
-        let ring = if self.ring_len > 0 { self.node(self.heads[self.first_bucket()]).time } else { Ps::MAX };
+        let ring = if self.ring_len > 0 { self.node(self.heads[self.first as usize & (RING - 1)]).time } else { Ps::MAX };
         let t = ring.min(self.far_min);
         (!self.is_empty()).then_some(t)
     }
