@@ -145,7 +145,7 @@ fn ecmp_spreads_flows_over_every_spine_and_core() {
             if src == dst {
                 continue;
             }
-            let h = fctlab_sim::net::five_tuple_hash(src, dst, (1024 + i) as u16, 5001);
+            let h = fctlab_sim::net::flow_hash(i, false);
             for p in net.ecmp_path(src, dst, h) {
                 used[net.ports[p as usize].peer as usize] += 1;
             }

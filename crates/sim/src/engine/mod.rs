@@ -29,7 +29,7 @@ use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::{Admission, HAND_OVER};
 use crate::net::rank_queue::{RankAdmission, RankQueue};
-use crate::net::{five_tuple_hash, Network};
+use crate::net::{flow_hash, Network};
 use crate::policy::{Rank, Tagging};
 use crate::transport::tcp::{Conn, TcpParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
@@ -428,15 +428,11 @@ impl Sim<'_> {
         let i = id as usize;
         self.results.start_ps[i] = self.now;
         let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
-        // the flow's ephemeral source port; the well-known destination port is the same for all
-        let sport = 1024 + (id % 60_000) as u16;
-        let dport = 5001;
-        let fwd = five_tuple_hash(src, dst, sport, dport);
-        let rev = five_tuple_hash(dst, src, dport, sport);
+        let (fwd, rev) = (flow_hash(id, false), flow_hash(id, true));
         let prio = self.flows.priority.get(i).copied().unwrap_or(self.default_prio);
         let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
         self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev);
-        let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio, fwd, rev));
+        let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio));
         // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
         let (lower, upper) = match self.bounds_from {
             BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
@@ -613,16 +609,16 @@ impl Sim<'_> {
     /// is enqueued at the time it reached the switch, which may differ from this side's clock), handing it
     /// over if the port's queue is the other side's and `may_hand_over`.
     #[inline(always)]
-    fn enqueue_fifo_at(&mut self, port: u32, mut pkt: Packet, now: Ps, may_hand_over: bool) {
+    fn enqueue_fifo_at(&mut self, port: u32, pkt: Packet, now: Ps, may_hand_over: bool) {
         let p = self.net.port_mut(port);
         if may_hand_over && p.remote_queue {
             return self.hand_over_enqueue(port, pkt);
         }
         p.retire_started(now);
-        match p.admit_fifo(&mut pkt) {
+        match p.admit_fifo(&pkt) {
             // (the port counts its marks; `add_fifo_marks` adds them to the run's totals at the end)
-            Admission::Accepted { .. } => {
-                let arrival = p.commit(now, pkt);
+            Admission::Accepted { marked } => {
+                let arrival = p.commit(now, pkt, marked);
                 self.launched(port, arrival);
             }
             Admission::Dropped => {
@@ -755,7 +751,7 @@ impl Sim<'_> {
                 let rng = &mut self.rng;
                 self.net.next_port(node, pkt.dst, |n| crate::net::fast_range(rng.next_u64(), n))
             } else {
-                self.net.ecmp_port(node, pkt.dst, pkt.hash)
+                self.net.ecmp_port(node, pkt.dst, flow_hash(pkt.flow, pkt.is_ack()))
             };
             self.enqueue(out, pkt);
         }

@@ -82,12 +82,17 @@ pub fn fast_range(h: u64, n: u32) -> u32 {
     (((h >> 32) * n as u64) >> 32) as u32
 }
 
-/// Hash of a flow's 5-tuple (src, dst, source port, destination port, protocol TCP). The source port is the
-/// flow's ephemeral port, derived from its id.
-pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
-    const TCP: u64 = 6;
-    let h = mix64(((src as u64) << 32) | dst as u64) ^ (((sport as u64) << 24) | ((dport as u64) << 8) | TCP);
-    (mix64(h) >> 32) as u32
+/// ECMP's hash of flow `flow` in one direction (`reverse`: its ACKs). A switch maps it, salted with its own
+/// seed, onto its equal-cost ports ([`Network::ecmp_port`]), so every packet of a flow's direction takes one
+/// path.
+///
+/// A real switch hashes the 5-tuple; here the hash is of the flow id and direction, which is what the
+/// 5-tuple stands for in a simulation: every flow is its own TCP connection, so distinct flows have distinct
+/// 5-tuples and, to a good hash, independent paths, exactly as they do here. (Hashing the id rather than
+/// carrying a 5-tuple hash in each packet keeps `Packet` at 24 bytes.)
+#[inline]
+pub fn flow_hash(flow: u32, reverse: bool) -> u32 {
+    (mix64(((flow as u64) << 1) | reverse as u64) >> 32) as u32
 }
 
 struct Builder {
@@ -343,7 +348,7 @@ impl Network {
         }
     }
 
-    /// ECMP choice of switch `node` for a packet with 5-tuple hash `hash` towards `dst`.
+    /// ECMP choice of switch `node` for a packet with flow hash `hash` ([`flow_hash`]) towards `dst`.
     #[inline]
     pub fn ecmp_port(&self, node: u32, dst: u32, hash: u32) -> u32 {
         let salt = self.salts[(node - self.hosts) as usize];

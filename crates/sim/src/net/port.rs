@@ -312,9 +312,10 @@ impl Port {
     }
 
     /// FIFO mode: admission (drop-tail on the port buffer, ECN on the occupancy; per port and per queue are
-    /// the same thing when one queue is in use). Call [`Port::retire_started`] first.
+    /// the same thing when one queue is in use). Call [`Port::retire_started`] first. A mark is counted here
+    /// and set on the packet by [`Port::commit`].
     #[inline]
-    pub fn admit_fifo(&mut self, pkt: &mut Packet) -> Admission {
+    pub fn admit_fifo(&mut self, pkt: &Packet) -> Admission {
         debug_assert!(self.fifo);
         // Cheap insurance: the engine decides FIFO mode from the run's priority sources once, up front
         // (`engine::single_queue_run`); a packet for another queue means that analysis missed one.
@@ -334,23 +335,26 @@ impl Port {
         // Branch-free: whether a packet is marked is as good as random to a branch predictor.
         let ect = pkt.flags & (flags::ECT | flags::CE) == flags::ECT;
         let marked = ect & (self.ecn != EcnMode::Off) & (self.bytes + w > self.ecn_threshold);
-        pkt.flags |= flags::CE * marked as u8;
         self.fifo_marked += marked as u64;
         Admission::Accepted { marked }
     }
 
     /// FIFO mode: put an admitted packet on the wire now, to start serializing when the packets ahead of it
-    /// are done. Returns its arrival time at the far end if the wire was empty, i.e. when the caller must
-    /// schedule that arrival ([`HAND_OVER`] on a remote port).
+    /// are done, with a CE mark if admission `marked` it. Returns its arrival time at the far end if the wire
+    /// was empty, i.e. when the caller must schedule that arrival ([`HAND_OVER`] on a remote port).
+    ///
+    /// (The mark is set on the packet in its wire slot rather than by `admit_fifo` on the caller's copy: a
+    /// one-byte store into that copy, then read back as part of a wider load when the packet is copied to
+    /// the wire, defeats the CPU's store-to-load forwarding and stalls the hot path.)
     #[inline(always)]
-    pub fn commit(&mut self, now: Ps, pkt: Packet) -> Option<Ps> {
+    pub fn commit(&mut self, now: Ps, pkt: Packet, marked: bool) -> Option<Ps> {
         debug_assert!(self.fifo);
         let start = self.busy_until.max(now);
         let done = start + self.tx_time(pkt.wire as u32);
         self.busy_until = done;
         let arrival = done + self.delay_ps;
         let was_empty = self.wire.is_empty();
-        self.wire.push_back((arrival, pkt));
+        self.wire.push_back((arrival, pkt)).1.flags |= flags::CE * marked as u8;
         self.transmitted += 1;
         // Branch-free (whether the packet waits is data-dependent): when it starts later, it joins the waiting
         // packets, and is the oldest of them if there were none.
@@ -490,7 +494,7 @@ mod tests {
             seq: 0,
             sack: 0,
             dst: 0,
-            hash: 0,
+           
             wire,
             prio,
             flags: if ect { flags::ECT } else { 0 },
@@ -615,13 +619,15 @@ mod tests {
                 let mut a = pkt(2 + rng.gen_range(0..3), if rng.gen_bool(0.3) { 40 } else { 1500 }, rng.gen_bool(0.5));
                 let mut b = a;
                 fast.retire_started(now);
-                let ra = fast.admit_fifo(&mut a);
+                let ra = fast.admit_fifo(&a);
                 let rb = slow.admit(&mut b, None);
                 assert_eq!(ra, rb);
-                assert_eq!(a, b);
                 assert_eq!(fast.bytes, slow.bytes, "occupancy at {now}");
-                if ra != Admission::Dropped {
-                    fast.commit(now, a);
+                if let Admission::Accepted { marked } = ra {
+                    fast.commit(now, a, marked);
+                    a.flags |= flags::CE * marked as u8;
+                    assert_eq!(fast.wire.back(), Some(&(fast.busy_until + fast.delay_ps, a)));
+                    assert_eq!(a, b);
                     if slow.can_send_now(now) {
                         slow.transmit(now, b);
                     } else {

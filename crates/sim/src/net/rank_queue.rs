@@ -313,7 +313,7 @@ mod tests {
     use crate::net::packet::{flags, NO_SACK};
 
     fn data(flow: u32, seq: u32, rank: u32) -> Packet {
-        Packet { flow, seq, sack: rank, dst: 0, hash: 0, wire: 1500, prio: 0, flags: 0, ts: 0 }
+        Packet { flow, seq, sack: rank, dst: 0, wire: 1500, prio: 0, flags: 0, ts: 0 }
     }
 
     #[test]
@@ -350,7 +350,7 @@ mod tests {
     fn acks_are_most_urgent() {
         let mut q = RankQueue::new();
         q.push(data(1, 0, 1), 0);
-        let ack = Packet { flow: 9, seq: 0, sack: NO_SACK, dst: 0, hash: 0, wire: 40, prio: 0, flags: flags::ACK, ts: 0 };
+        let ack = Packet { flow: 9, seq: 0, sack: NO_SACK, dst: 0, wire: 40, prio: 0, flags: flags::ACK, ts: 0 };
         q.push(ack, 0);
         assert!(q.pop().unwrap().is_ack());
     }
@@ -428,7 +428,7 @@ mod tests {
                             [0, s, 1_000_000 - s][trend]
                         },
                         dst: 0,
-                        hash: 0,
+                       
                         wire,
                         prio: 0,
                         flags: if ack { flags::ACK } else { 0 },

@@ -16,7 +16,7 @@ const INITIAL: usize = 16;
 #[derive(Debug, Clone)]
 pub struct Wire {
     /// `slots.len()` is a power of two; the entries are `slots[(head + i) & mask]` for `i < len`.
-    slots: Box<[(Ps, Packet)]>,
+    slots: Box<[Slot]>,
     head: u32,
     len: u32,
     mask: u32,
@@ -28,7 +28,15 @@ impl Default for Wire {
     }
 }
 
-const EMPTY: (Ps, Packet) = (0, Packet { flow: 0, seq: 0, sack: 0, dst: 0, hash: 0, wire: 0, prio: 0, flags: 0, ts: 0 });
+/// A packet and its arrival time: 32 bytes, aligned so that a slot never straddles two cache lines (the
+/// allocator only promises 16-byte alignment).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
+struct Slot {
+    entry: (Ps, Packet),
+}
+
+const EMPTY: Slot = Slot { entry: (0, Packet { flow: 0, seq: 0, sack: 0, dst: 0, wire: 0, prio: 0, flags: 0, ts: 0 }) };
 
 impl Wire {
     pub fn new() -> Self {
@@ -50,7 +58,7 @@ impl Wire {
         let k = (self.head.wrapping_add(i) & self.mask) as usize;
         debug_assert!(k < self.slots.len());
         // SAFETY: `slots.len() == mask + 1` (a power of two), so `k <= mask` is in bounds.
-        unsafe { self.slots.get_unchecked(k) }
+        unsafe { &self.slots.get_unchecked(k).entry }
     }
 
     /// The `i`-th oldest entry (`i < len`).
@@ -76,16 +84,19 @@ impl Wire {
         (self.len > 0).then(|| self.slot(self.len - 1))
     }
 
+    /// Append `entry`; returns it in its slot.
     #[inline]
-    pub fn push_back(&mut self, entry: (Ps, Packet)) {
+    pub fn push_back(&mut self, entry: (Ps, Packet)) -> &mut (Ps, Packet) {
         if self.len as usize == self.slots.len() {
             self.grow();
         }
         let k = (self.head.wrapping_add(self.len) & self.mask) as usize;
         debug_assert!(k < self.slots.len());
-        // SAFETY: as in `slot`.
-        unsafe { *self.slots.get_unchecked_mut(k) = entry };
         self.len += 1;
+        // SAFETY: as in `slot`.
+        let slot = unsafe { &mut self.slots.get_unchecked_mut(k).entry };
+        *slot = entry;
+        slot
     }
 
     #[inline]
@@ -108,7 +119,7 @@ impl Wire {
         assert!(n <= (u32::MAX as usize + 1) / 2, "a wire of more than 2^31 packets");
         let mut slots = vec![EMPTY; 2 * n].into_boxed_slice();
         for (i, s) in slots.iter_mut().take(n).enumerate() {
-            *s = *self.slot(i as u32);
+            s.entry = *self.slot(i as u32);
         }
         self.slots = slots;
         self.head = 0;
@@ -133,7 +144,7 @@ mod tests {
     use std::collections::VecDeque;
 
     fn entry(i: u64) -> (Ps, Packet) {
-        let mut e = EMPTY;
+        let mut e = EMPTY.entry;
         e.0 = i;
         e.1.seq = i as u32;
         e
@@ -167,6 +178,16 @@ mod tests {
         }
         assert!(w.iter().eq(r.iter()));
         assert!(w.slots.len() > INITIAL, "the test should have made the ring grow");
+    }
+
+    #[test]
+    fn slots_are_half_cache_lines() {
+        assert_eq!(std::mem::size_of::<Slot>(), 32);
+        let mut w = Wire::new();
+        for i in 0..100 {
+            w.push_back(entry(i));
+        }
+        assert_eq!(w.slots.as_ptr() as usize % 32, 0);
     }
 
     #[test]

@@ -36,7 +36,7 @@
 use super::bitset::BitSet;
 use crate::config::{Config, OooHandling, PriorityLossRepair, SchemeName, TransportKind};
 use crate::policy::{Bounds, Rank, Tagging};
-use crate::net::packet::{flags, Packet, NO_SACK};
+use crate::net::packet::{flags, since, stamp, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
 
 /// The sequence number of a SYN and of its SYN-ACK (no data segment has it: flows have fewer segments).
@@ -206,8 +206,6 @@ pub struct Conn {
     pub flow: u32,
     pub src: u32,
     pub dst: u32,
-    hash_fwd: u32,
-    hash_rev: u32,
     pub n_segs: u32,
     pub snd_una: u32,
     /// Next new segment.
@@ -285,7 +283,7 @@ pub struct Conn {
     /// and whether any was a retransmission (`ack_pending_retx`); the receiver's DCTCP CE state (`ce_state`);
     /// when the ACK is due (`delack_deadline`).
     ack_pending: u32,
-    ack_pending_ts: Ps,
+    ack_pending_ts: u32,
 
     pub counters: ConnCounters,
 }
@@ -311,8 +309,6 @@ impl Conn {
         size: u64,
         estimate: u64,
         prio: u8,
-        hash_fwd: u32,
-        hash_rev: u32,
     ) -> Self {
         let n = size.div_ceil(p.mss as u64);
         assert!(n < u32::MAX as u64 - 1, "flow {flow} has too many segments ({n})");
@@ -322,8 +318,6 @@ impl Conn {
             flow,
             src,
             dst,
-            hash_fwd,
-            hash_rev,
             n_segs,
             last_payload,
             size,
@@ -459,11 +453,10 @@ impl Conn {
             seq: seg,
             sack: p.rank.of(self.size, self.estimate, acked, sent),
             dst: self.dst,
-            hash: self.hash_fwd,
             wire: (payload + p.header) as u16,
             prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, offset, &self.bounds) },
             flags: f,
-            ts: now,
+            ts: stamp(now),
         }
     }
 
@@ -587,8 +580,8 @@ impl Conn {
             // a SYN-ACK: the connection is open (a late copy, for a retransmitted SYN, changes nothing)
             if !self.established {
                 self.established = true;
-                if ack.flags & flags::RETX == 0 && now >= ack.ts {
-                    self.rtt_sample(p, now - ack.ts);
+                if ack.flags & flags::RETX == 0 {
+                    self.rtt_sample(p, since(now, ack.ts));
                 }
                 self.rto_deadline = NEVER;
                 self.start(p, now, out);
@@ -613,8 +606,8 @@ impl Conn {
         }
 
         // Karn: only segments sent once give RTT samples; a valid sample also ends the back-off.
-        if ack.flags & flags::RETX == 0 && now >= ack.ts {
-            self.rtt_sample(p, now - ack.ts);
+        if ack.flags & flags::RETX == 0 {
+            self.rtt_sample(p, since(now, ack.ts));
         }
 
         // SACK information: one segment above the cumulative ACK.
@@ -931,7 +924,6 @@ impl Conn {
                 seq: SYN_SEQ,
                 sack: NO_SACK,
                 dst: self.src,
-                hash: self.hash_rev,
                 wire: p.ack_bytes as u16,
                 prio: p.ack_priority,
                 flags: flags::ACK | flags::PROBE | (pkt.flags & flags::RETX),
@@ -947,7 +939,6 @@ impl Conn {
                 seq: self.rcv_nxt,
                 sack: NO_SACK,
                 dst: self.src,
-                hash: self.hash_rev,
                 wire: p.ack_bytes as u16,
                 prio: p.ack_priority,
                 flags: flags::ACK | flags::RETX | flags::PROBE,
@@ -1007,7 +998,6 @@ impl Conn {
             seq: self.rcv_nxt,
             sack,
             dst: self.src,
-            hash: self.hash_rev,
             wire: p.ack_bytes as u16,
             prio: p.ack_priority,
             flags: f,
@@ -1089,7 +1079,6 @@ impl Conn {
             seq: cum,
             sack: NO_SACK,
             dst: self.src,
-            hash: self.hash_rev,
             wire: p.ack_bytes as u16,
             prio: p.ack_priority,
             flags: f,
@@ -1174,7 +1163,7 @@ mod tests {
     }
 
     fn conn(p: &TcpParams, segs: u64) -> Conn {
-        Conn::new(p, 0, 0, 1, segs * p.mss as u64, 0, 0, 1, 2)
+        Conn::new(p, 0, 0, 1, segs * p.mss as u64, 0, 0)
     }
 
     /// Deliver `data` to the receiver `rx` and return the ACK it produced.
@@ -1207,7 +1196,7 @@ mod tests {
     #[test]
     fn last_segment_is_short() {
         let p = params(false);
-        let mut c = Conn::new(&p, 0, 0, 1, 1460 * 2 + 100, 0, 0, 1, 2);
+        let mut c = Conn::new(&p, 0, 0, 1, 1460 * 2 + 100, 0, 0);
         let mut out = Vec::new();
         c.start(&p, 0, &mut out);
         assert_eq!(out.iter().map(|x| x.wire).collect::<Vec<_>>(), vec![1500, 1500, 140]);
@@ -1332,12 +1321,12 @@ mod tests {
         c.start(&p, 0, &mut out);
         c.on_timeout(&p, p.rto_init, &mut out);
         let rto_backed_off = c.rto;
-        let mut ack = Packet { flow: 0, seq: 1, sack: NO_SACK, dst: 0, hash: 0, wire: 40, prio: 0, flags: flags::ACK | flags::RETX, ts: 0 };
+        let mut ack = Packet { flow: 0, seq: 1, sack: NO_SACK, dst: 0, wire: 40, prio: 0, flags: flags::ACK | flags::RETX, ts: 0 };
         c.on_ack(&p, p.rto_init + 5, &ack, &mut out);
         assert_eq!(c.rto, rto_backed_off, "a retransmitted segment's ACK gives no sample");
         ack.flags = flags::ACK;
         ack.seq = 2;
-        ack.ts = p.rto_init + 5;
+        ack.ts = stamp(p.rto_init + 5);
         c.on_ack(&p, p.rto_init + 10, &ack, &mut out);
         assert_eq!(c.rto, p.rto_min, "a clean sample ends the back-off");
     }
