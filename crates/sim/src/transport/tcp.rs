@@ -5,7 +5,8 @@
 //!   segment is acknowledged at once (no delayed ACKs) and the data starts without a handshake; both are
 //!   options (`transport.delayed_ack_segments`, `transport.handshake`, see `config.rs`). An ACK carries the cumulative ACK (next segment expected), the
 //!   segment that triggered it when that segment is above the cumulative ACK (a one-segment SACK block),
-//!   the echo of the segment's send time and retransmission flag (for RTT samples under Karn's rule), and
+//!   the echo of the segment's send time (to the ns, see `Packet::ts`) and retransmission flag (for RTT
+//!   samples under Karn's rule), and
 //!   the ECN echo of that one segment (DCTCP's per-packet echo, exact because ACKs are not delayed; with
 //!   delayed ACKs, the receiver's CE state, acknowledged at once whenever it changes, and the sender counts an
 //!   ACK for every segment it acknowledges).
