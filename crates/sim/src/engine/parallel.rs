@@ -27,8 +27,10 @@
 //! received. The two sides' events touch disjoint state, so interleaving them differently changes nothing.
 //! The tests check this bit for bit on every kind of port and scheme (`tests/parallel.rs`).
 //!
-//! What differs: `max_event_queue_len` (the larger of the two queues' maxima) and the wall-clock fields. A
-//! fabric whose host links have no propagation delay has no lookahead and runs on one thread.
+//! What differs: `max_event_queue_len` (the larger of the two queues' maxima, which also varies from run to
+//! run: how many handed-over packets wait in a queue depends on when the other side sent them) and the
+//! wall-clock fields. A fabric whose host links have no propagation delay has no lookahead and runs on one
+//! thread.
 
 use super::queue::Event;
 use super::Sim;
