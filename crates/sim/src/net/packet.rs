@@ -1,9 +1,9 @@
 //! The one packet type that moves through the fabric, by value (24 bytes, `Copy`, never allocated).
 //!
 //! Size matters: every packet queued or in flight sits in a wire slot (the packet and its arrival time), and
-//! at the reference load those slots are the engine's largest working set (megabytes at 20,000 flows, beyond
-//! the L2 cache). At 24 bytes a slot is 32 and two share a cache line; at 32 bytes a slot was 40 and straddled
-//! lines. Two fields were cut for that, each a documented choice:
+//! at the reference load those slots are the engine's largest working set (about a megabyte at 20,000 flows,
+//! more than a core's L2 cache). At 24 bytes a slot is 32 and two share a cache line; at 32 bytes a slot was
+//! 40 and often straddled two. Two fields were cut for that, each a documented choice:
 //! - the send-time stamp is in nanoseconds in 32 bits (see [`Packet::ts`]);
 //! - the packet carries no 5-tuple hash: ECMP hashes the flow id and direction ([`crate::net::flow_hash`]).
 
@@ -53,9 +53,9 @@ pub struct Packet {
     pub prio: u8,
     pub flags: u8,
     /// Data: the time the segment was sent, as a [`stamp`] (ns, wrapping at 2^32 ns = 4.29 s). ACK: that
-    /// stamp, echoed; the sender's RTT sample is [`since`] it, to the nanosecond (the timestamps of ns-2 and
-    /// htsim are finer; an RTT sample is only ever compared with an RTO of hundreds of microseconds or
-    /// more). A sample is right as long as the RTT is under 4.29 s.
+    /// stamp, echoed; the sender's RTT sample is [`since`] it, to the nanosecond (ns-2's and htsim's clocks
+    /// are finer, but RTT samples only feed the RTO estimate, and a nanosecond is far below any RTO the papers
+    /// use: tens of microseconds and up). A sample is right as long as the RTT is under 4.29 s.
     pub ts: u32,
 }
 
