@@ -205,6 +205,12 @@ impl EventQueue {
         self.max_len = self.max_len.max(self.ring_len + self.far.len());
     }
 
+    /// Ring index of the earliest non-empty bucket (the ring must not be empty).
+    #[inline(always)]
+    fn first_index(&self) -> usize {
+        self.first as usize & (RING - 1)
+    }
+
     /// The first non-empty bucket after bucket `b` (some bucket other than `b` must be non-empty), as a
     /// distance from `b` (1..RING).
     #[inline]
@@ -235,7 +241,7 @@ impl EventQueue {
         if self.ring_len == 0 {
             return if self.far_min < bound { self.pop_far() } else { None };
         }
-        let b = self.first as usize & (RING - 1);
+        let b = self.first_index();
         let n = self.heads[b];
         let node = *self.node(n);
         if self.far_min <= node.time && self.far_first(node.time, node.code) {
@@ -289,13 +295,13 @@ impl EventQueue {
         if self.ring_len == 0 {
             return None;
         }
-        let code = self.node(self.heads[self.first as usize & (RING - 1)]).code;
+        let code = self.node(self.heads[self.first_index()]).code;
         (code >> ID_BITS == 0).then_some(code)
     }
 
     /// Time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<Ps> {
-        let ring = if self.ring_len > 0 { self.node(self.heads[self.first as usize & (RING - 1)]).time } else { Ps::MAX };
+        let ring = if self.ring_len > 0 { self.node(self.heads[self.first_index()]).time } else { Ps::MAX };
         let t = ring.min(self.far_min);
         (!self.is_empty()).then_some(t)
     }
