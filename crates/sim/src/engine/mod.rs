@@ -565,6 +565,7 @@ impl Sim<'_> {
                 self.hand_over(port);
             } else {
                 self.events.push(at, Event::Arrive(port));
+                self.net.arrival_scheduled(port);
             }
         }
     }
@@ -739,11 +740,12 @@ impl Sim<'_> {
     fn on_arrive(&mut self, port: u32) {
         let p = self.net.port_mut(port);
         let pkt = p.take_arrival();
+        let node = p.peer;
         if let Some(&(at, _)) = p.wire.front() {
             self.events.push(at, Event::Arrive(port));
+            self.net.arrival_scheduled(port);
         }
         self.stats.packet_hops += 1;
-        let node = p.peer;
         if self.net.is_host(node) {
             self.deliver(node, pkt);
         } else {

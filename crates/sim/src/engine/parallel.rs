@@ -257,6 +257,7 @@ impl Sim<'_> {
         p.wire.push_back((m.at, m.pkt));
         if was_empty {
             self.events.push(m.at, Event::Arrive(m.port));
+            self.net.arrival_scheduled(m.port);
         }
     }
 }

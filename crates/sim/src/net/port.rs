@@ -354,7 +354,8 @@ impl Port {
         self.busy_until = done;
         let arrival = done + self.delay_ps;
         let was_empty = self.wire.is_empty();
-        self.wire.push_back((arrival, pkt)).1.flags |= flags::CE * marked as u8;
+        // (a plain store of the flags, not `|=`: reading back a byte of the entry just stored stalled)
+        self.wire.push_back((arrival, pkt)).1.flags = pkt.flags | flags::CE * marked as u8;
         self.transmitted += 1;
         // Branch-free (whether the packet waits is data-dependent): when it starts later, it joins the waiting
         // packets, and is the oldest of them if there were none.
