@@ -1,0 +1,122 @@
+"""A/B timing of engine builds on the reference flows: interleaved rounds, one core, results checked identical.
+
+Usage (from the repository root, after the README's install step):
+
+    RUSTFLAGS="-Cprofile-use=$(bash scripts/pgo.sh)" cargo build --release -p fctlab-sim --bin fctlab-bench
+    cp target/release/fctlab-bench /tmp/bench-new            # and likewise a build of the other commit
+    .venv/bin/python benchmarks/ab.py /tmp/bench-old /tmp/bench-new --flows 5000 --rounds 8
+
+Each round runs every build once, in turn, on the same flows (web search, all-to-all over the 144-host
+leaf-spine at load 0.6, seed 1: the reference scenario's workload, written once to a CSV) and the reference
+configuration (DCTCP, 8 queues, 360 KB buffers, ECN at 97.5 KB, packet spraying, NIC queues as switch ports).
+With one engine thread (the default) each run is pinned to core 0 with `taskset` when it is available.
+
+Why this shape: on a shared VM the same binary's time swings by 30% or more within minutes (clock speed and
+contention for the shared caches), so two builds timed an hour apart, or one after the other in blocks, compare
+the machine's moods, not the builds. Interleaving puts both builds in the same moods; the minimum and the lower
+quartile are the least disturbed figures. Even so, differences under about 3% are not resolved on the
+development machine. The summary statistics of every run must match the first build's (everything but the timing
+fields): a change meant to be faster must not change results. Nothing here is part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from fctlab import workloads  # noqa: E402
+
+CONFIG = {
+    "seed": 1,
+    "topology": {"kind": "leaf_spine"},
+    "switch": {"queues": 8, "buffer_bytes": 360000, "ecn_threshold_bytes": 97500},
+    "routing": {"mode": "spray"},
+    "transport": {"init_cwnd_packets": 70, "rto_min_us": 2000},
+    "scheme": {"name": "dctcp"},
+    "host": {"nic_buffer_bytes": 360000, "nic_ecn": True},
+}
+TIMING = {"wall_seconds", "events_per_second", "htsim_equivalent_events_per_second", "thread_wait_seconds"}
+# a two-thread run's largest event-queue length depends on how the threads interleave (engine::parallel)
+VARYING = TIMING | {"max_event_queue_len"}
+
+
+def write_inputs(directory: Path, flows: int) -> tuple[Path, Path]:
+    config = directory / "config.json"
+    config.write_text(json.dumps(CONFIG))
+    trace = directory / f"websearch-{flows}.csv"
+    df = workloads.all_to_all(
+        hosts=144,
+        cdf=workloads.load_cdf("websearch"),
+        load=0.6,
+        host_link_bps=10e9,
+        flows=flows,
+        rng=np.random.default_rng(1),
+    )
+    df[["src", "dst", "size_bytes", "start_ps"]].to_csv(trace, index=False)
+    return config, trace
+
+
+def run(binary: str, config: Path, trace: Path, threads: int) -> dict:
+    cmd = [binary, str(config), str(trace), str(threads)]
+    if threads == 1 and shutil.which("taskset"):
+        cmd = ["taskset", "-c", "0", *cmd]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{binary} failed (exit {done.returncode}): {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binaries", nargs="+", help="fctlab-bench builds to compare")
+    ap.add_argument("--flows", type=int, default=5000, help="flows of the reference workload (default 5000)")
+    ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds (default 6)")
+    ap.add_argument("--threads", type=int, default=1, choices=[1, 2], help="engine threads (default 1)")
+    args = ap.parse_args()
+    if args.flows < 1 or args.rounds < 1:
+        sys.exit("--flows and --rounds must be at least 1")
+    for b in args.binaries:
+        if not Path(b).is_file():
+            sys.exit(f"no such engine build: {b}")
+
+    with tempfile.TemporaryDirectory(prefix="fctlab-ab-") as tmp:
+        config, trace = write_inputs(Path(tmp), args.flows)
+        times: dict[str, list[float]] = {b: [] for b in args.binaries}
+        reference: dict | None = None
+        htsim_events = 0
+        for r in range(args.rounds):
+            for b in args.binaries:
+                stats = run(b, config, trace, args.threads)
+                times[b].append(stats["wall_seconds"])
+                skip = VARYING if args.threads > 1 else TIMING
+                result = {k: v for k, v in stats.items() if k not in skip}
+                if reference is None:
+                    reference, htsim_events = result, stats["htsim_equivalent_events"]
+                elif result != reference:
+                    diff = sorted(k for k in reference if reference[k] != result.get(k))
+                    sys.exit(f"{b} gives different results from {args.binaries[0]}: {', '.join(diff)}")
+            print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{t[-1]:.3f} s" for t in times.values()))
+
+    print(f"\n{args.flows} flows, {args.threads} thread(s), {args.rounds} rounds; results identical")
+    base = min(times[args.binaries[0]])
+    for b, t in times.items():
+        q25 = sorted(t)[len(t) // 4]
+        print(
+            f"{b}: min {min(t):.3f} s ({min(t) / base - 1:+.1%}), q25 {q25:.3f} s, "
+            f"median {statistics.median(t):.3f} s; {htsim_events / min(t) / 1e6:.2f} M htsim-equivalent events/s at best"
+        )
+
+
+if __name__ == "__main__":
+    main()
