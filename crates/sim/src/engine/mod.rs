@@ -564,10 +564,17 @@ impl Sim<'_> {
             if at == HAND_OVER {
                 self.hand_over(port);
             } else {
-                self.events.push(at, Event::Arrive(port));
-                self.net.arrival_scheduled(port);
+                self.schedule_arrival(port, at);
             }
         }
+    }
+
+    /// Schedule the arrival of the packet now at the head of port `port`'s wire, and tell the network, whose
+    /// prefetch hint remembers where that packet is (`Network::arrival_scheduled`).
+    #[inline(always)]
+    fn schedule_arrival(&mut self, port: u32, at: Ps) {
+        self.events.push(at, Event::Arrive(port));
+        self.net.arrival_scheduled(port);
     }
 
     #[inline(never)]
@@ -742,8 +749,7 @@ impl Sim<'_> {
         let pkt = p.take_arrival();
         let node = p.peer;
         if let Some(&(at, _)) = p.wire.front() {
-            self.events.push(at, Event::Arrive(port));
-            self.net.arrival_scheduled(port);
+            self.schedule_arrival(port, at);
         }
         self.stats.packet_hops += 1;
         if self.net.is_host(node) {

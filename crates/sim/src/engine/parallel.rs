@@ -32,7 +32,6 @@
 //! wall-clock fields. A fabric whose host links have no propagation delay has no lookahead and runs on one
 //! thread.
 
-use super::queue::Event;
 use super::Sim;
 use crate::net::packet::Packet;
 use crate::net::Network;
@@ -256,8 +255,7 @@ impl Sim<'_> {
         let was_empty = p.wire.is_empty();
         p.wire.push_back((m.at, m.pkt));
         if was_empty {
-            self.events.push(m.at, Event::Arrive(m.port));
-            self.net.arrival_scheduled(m.port);
+            self.schedule_arrival(m.port, m.at);
         }
     }
 }
