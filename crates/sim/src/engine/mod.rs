@@ -302,6 +302,7 @@ impl<'a> Sim<'a> {
         rng: Xoshiro256PlusPlus,
         side: parallel::Side,
     ) -> Self {
+        EventQueue::check_ids(flows.len().max(net.ports.len()));
         let hosts_here = side != parallel::Side::Switches;
         let mut order: Vec<u32> = Vec::new();
         let (mut child_start, mut children) = (Vec::new(), Vec::new());
@@ -394,7 +395,6 @@ impl Sim<'_> {
         while n < max {
             let Some((t, ev)) = self.events.pop_before(bound) else { break };
             self.now = t;
-            self.stats.events += 1;
             // Ask for the next arrival's port and packet now, so that their cache misses overlap this event's
             // work instead of stalling the next one (a hint: it changes nothing else).
             if let Some(next) = self.events.next_arrival_hint() {
@@ -403,6 +403,7 @@ impl Sim<'_> {
             self.dispatch(ev);
             n += 1;
         }
+        self.stats.events += n;
         n
     }
 

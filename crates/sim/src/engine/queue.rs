@@ -17,14 +17,16 @@
 //! It is a *calendar queue* (Brown 1988) made for the simulator's horizon: almost every event is scheduled
 //! less than a few microseconds ahead (the next packet off a wire, the end of a serialization), while the
 //! queue holds ~1-2k entries. A ring of `RING` buckets, each `2^SHIFT` ps wide, covers the next
-//! `RING << SHIFT` ps; an event within that horizon goes to its bucket, a later one (retransmission timers,
-//! far flow arrivals, the odd long-delay hop) to a small binary heap. A bucket is a linked list (in a slab,
-//! no allocation in the steady state) kept in (time, key) order: a new entry goes after every entry with
-//! (time, key) <= its own. A bitmap of non-empty
-//! buckets finds the next one in a few word scans, once per emptied bucket: the queue keeps the number of its
-//! earliest non-empty bucket (`first`), which a push can only lower, so that neither a pop nor a peek at the
-//! next event scans. What `BinaryHeap` spent its time on (sifting 32-byte entries through ~11 levels) becomes
-//! a couple of list splices.
+//! `RING << SHIFT` ps; an event within that horizon (to be exact, less than `NEAR`, one bucket short of it, past
+//! now) goes to its bucket, a later one (retransmission timers, far flow arrivals, the odd long-delay hop) to a
+//! small binary heap. A push makes one comparison on the hot path: an event in the past wraps around to a huge
+//! distance, so it takes the far path, which panics. Event ids are checked once, up front
+//! (`EventQueue::check_ids`), not per push. A bucket is a linked list (in a slab, no allocation in the steady
+//! state) kept in (time, key) order: a new entry goes after every entry with (time, key) <= its own. A bitmap
+//! of non-empty buckets finds the next one in a few word scans, once per emptied bucket: the queue keeps the
+//! number of its earliest non-empty bucket (`first`), which a push can only lower, so that neither a pop nor a
+//! peek at the next event scans. What `BinaryHeap` spent its time on (sifting 32-byte entries through ~11
+//! levels) becomes a couple of list splices.
 //!
 //! Order between the two parts: the ring holds the events in [now, bucket(now) + RING) (every entry was
 //! within the horizon when pushed, and time only moves forward), so its earliest entry is the head of the
@@ -67,7 +69,7 @@ impl Event {
             Event::Timer(f) => (2, f),
             Event::FlowStart(f) => (3, f),
         };
-        assert!(id <= ID_MASK, "event id {id} does not fit in {ID_BITS} bits");
+        debug_assert!(id <= ID_MASK, "event id {id} does not fit in {ID_BITS} bits (see `EventQueue::check_ids`)");
         kind << ID_BITS | id
     }
 
@@ -88,6 +90,9 @@ impl Event {
 const SHIFT: u32 = 10;
 /// Buckets in the ring (a power of two); horizon = RING << SHIFT ps (~4.2 us).
 const RING: usize = 4096;
+/// The ring takes events less than this far past now (one bucket short of the horizon, so that an event's
+/// bucket is always less than RING past now's, wherever in its bucket now is); later ones go to the far heap.
+const NEAR: Ps = ((RING as Ps) - 1) << SHIFT;
 const NIL: u32 = u32::MAX;
 
 /// A ring entry: slab nodes linked into their bucket (or into the free list).
@@ -116,6 +121,8 @@ pub struct EventQueue {
     first: u64,
     /// The most entries there ever were (both parts).
     max_len: usize,
+    /// `max_len - far.len()`: a push that makes the ring longer than this sets a new maximum.
+    ring_room: usize,
     /// Events beyond the horizon, keyed by (time, code).
     far: BinaryHeap<Reverse<(Ps, u32)>>,
     /// Earliest time in `far` (NEVER when empty), so that `pop` compares without touching the heap.
@@ -129,6 +136,11 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// Panic unless ids `0..count` (ports, flows) fit in an event; `push` then needs no check of its own.
+    pub fn check_ids(count: usize) {
+        assert!(count <= ID_MASK as usize, "{count} ports or flows: events carry ids below {ID_MASK}");
+    }
+
     pub fn new() -> Self {
         EventQueue {
             now: 0,
@@ -139,6 +151,7 @@ impl EventQueue {
             ring_len: 0,
             first: u64::MAX,
             max_len: 0,
+            ring_room: 0,
             far: BinaryHeap::with_capacity(1024),
             far_min: Ps::MAX,
         }
@@ -162,21 +175,19 @@ impl EventQueue {
     /// Schedule `event` at `time`, which must not be earlier than the last event popped.
     #[inline(always)]
     pub fn push(&mut self, time: Ps, event: Event) {
-        assert!(time >= self.now, "event scheduled in the past ({time} < {})", self.now);
-        debug_assert!(time < Ps::MAX, "an event at the end of time");
-        let code = event.encode();
-        if (time >> SHIFT) - (self.now >> SHIFT) >= RING as u64 {
-            self.push_far(time, code);
+        // One comparison sends both a time beyond the horizon and a time in the past (which wraps to a huge
+        // distance) to the far path, which panics on the latter. The ring takes times less than `NEAR` past
+        // now, so their bucket is less than RING past now's: inside the ring's horizon.
+        if time.wrapping_sub(self.now) >= NEAR {
+            self.push_far(time, event.encode());
             return;
         }
-        let n = if self.free != NIL {
-            let n = self.free;
-            self.free = self.node(n).next;
-            n
-        } else {
-            self.nodes.push(Node { time, next: NIL, code });
-            (self.nodes.len() - 1) as u32
-        };
+        let code = event.encode();
+        if self.free == NIL {
+            self.grow();
+        }
+        let n = self.free;
+        self.free = self.node(n).next;
         let b = ((time >> SHIFT) as usize) & (RING - 1);
         // after every entry with (time, code) <= ours; buckets hold ~1 entry
         let mut prev = NIL;
@@ -192,17 +203,43 @@ impl EventQueue {
             self.node_mut(prev).next = n;
         }
         self.bits[b >> 6] |= 1 << (b & 63);
-        self.first = self.first.min(time >> SHIFT);
+        if time >> SHIFT < self.first {
+            self.first = time >> SHIFT;
+        }
         self.ring_len += 1;
+        if self.ring_len > self.ring_room {
+            self.new_max();
+        }
+    }
+
+    /// Add free nodes (the slab only grows: about as many nodes as the most events ever queued).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let start = self.nodes.len();
+        let add = start.max(256);
+        assert!(start + add <= NIL as usize, "more than {NIL} events queued");
+        self.nodes.extend((start..start + add).map(|i| Node { time: 0, next: i as u32 + 1, code: 0 }));
+        self.nodes.last_mut().expect("just extended").next = self.free;
+        self.free = start as u32;
+    }
+
+    /// The queue is longer than ever: record it, and the ring length that would next beat it.
+    #[cold]
+    #[inline(never)]
+    fn new_max(&mut self) {
         self.max_len = self.max_len.max(self.ring_len + self.far.len());
+        self.ring_room = self.max_len - self.far.len();
     }
 
     #[cold]
     #[inline(never)]
     fn push_far(&mut self, time: Ps, code: u32) {
+        assert!(time >= self.now, "event scheduled in the past ({time} < {})", self.now);
+        debug_assert!(time < Ps::MAX, "an event at the end of time");
         self.far.push(Reverse((time, code)));
         self.far_min = self.far_min.min(time);
-        self.max_len = self.max_len.max(self.ring_len + self.far.len());
+        self.new_max();
     }
 
     /// Ring index of the earliest non-empty bucket (the ring must not be empty).
@@ -211,13 +248,15 @@ impl EventQueue {
         self.first as usize & (RING - 1)
     }
 
-    /// The first non-empty bucket after bucket `b` (some bucket other than `b` must be non-empty), as a
-    /// distance from `b` (1..RING).
+    /// Mark bucket `b` empty and return the distance (1..RING) from it to the next non-empty bucket (some
+    /// other bucket must be non-empty). The rest of `b`'s word is scanned from the value just stored.
     #[inline]
-    fn next_bucket_after(&self, b: usize) -> usize {
-        let start = (b + 1) & (RING - 1);
-        let mut w = start >> 6;
-        let mut word = self.bits[w] & (!0u64 << (start & 63));
+    fn clear_and_find_next(&mut self, b: usize) -> usize {
+        let mut w = b >> 6;
+        let left = self.bits[w] & !(1 << (b & 63));
+        self.bits[w] = left;
+        // buckets after b in its word (those before it are a lap later: found last, by the wrap)
+        let mut word = left & (!0u64 << (b & 63));
         loop {
             if word != 0 {
                 let found = (w << 6) | word.trailing_zeros() as usize;
@@ -262,9 +301,13 @@ impl EventQueue {
         self.free = n;
         self.ring_len -= 1;
         if node.next == NIL {
-            self.bits[b >> 6] &= !(1 << (b & 63));
             // every other entry is in a later bucket within the horizon of this one
-            self.first = if self.ring_len == 0 { u64::MAX } else { self.first + self.next_bucket_after(b) as u64 };
+            self.first = if self.ring_len == 0 {
+                self.bits[b >> 6] &= !(1 << (b & 63));
+                u64::MAX
+            } else {
+                self.first + self.clear_and_find_next(b) as u64
+            };
         }
         self.now = node.time;
         (node.time, Event::decode(node.code))
@@ -282,6 +325,7 @@ impl EventQueue {
     fn pop_far(&mut self) -> Option<(Ps, Event)> {
         let Reverse((time, code)) = self.far.pop()?;
         self.far_min = self.far.peek().map_or(Ps::MAX, |r| r.0 .0);
+        self.ring_room = self.max_len - self.far.len();
         self.now = time;
         Some((time, Event::decode(code)))
     }
@@ -410,6 +454,48 @@ mod tests {
         assert_eq!(q.peek_time(), Some(50_000_000_000));
         assert_eq!(q.pop_before(50_000_000_001), Some((50_000_000_000, Event::Timer(2))));
         assert_eq!(q.pop_before(Ps::MAX), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "event scheduled in the past")]
+    fn an_event_in_the_past_panics_even_within_the_current_bucket() {
+        let mut q = EventQueue::new();
+        q.push(5_000, Event::Arrive(1));
+        q.push(5_100, Event::Arrive(2));
+        assert_eq!(q.pop(), Some((5_000, Event::Arrive(1))));
+        q.push(4_999, Event::Arrive(3)); // same 1,024 ps bucket as now
+    }
+
+    #[test]
+    #[should_panic(expected = "events carry ids below")]
+    fn ids_that_do_not_fit_an_event_are_refused_up_front() {
+        EventQueue::check_ids(ID_MASK as usize); // ids 0..=ID_MASK - 1 fit
+        EventQueue::check_ids(ID_MASK as usize + 1);
+    }
+
+    /// Both sides of the ring's reach (`NEAR`), and more entries than the slab starts with (it grows by
+    /// chaining new free nodes), come out in (time, key) order with the right maximum length.
+    #[test]
+    fn the_ring_boundary_and_slab_growth() {
+        let mut q = EventQueue::new();
+        let now = 7 << SHIFT | 100;
+        q.push(now, Event::Arrive(0));
+        assert_eq!(q.pop(), Some((now, Event::Arrive(0))));
+        let mut want = Vec::new();
+        for (i, t) in [now + NEAR - 1, now + NEAR, now + NEAR + 1, now + NEAR - 1].into_iter().enumerate() {
+            q.push(t, Event::TxFree(i as u32));
+            want.push((t, Event::TxFree(i as u32).encode()));
+        }
+        for i in 0..10_000u32 {
+            let t = now + (i as u64 * 7_919) % (NEAR + 5_000);
+            q.push(t, Event::Arrive(i));
+            want.push((t, Event::Arrive(i).encode()));
+        }
+        assert_eq!(q.max_len(), want.len());
+        want.sort_unstable();
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let want: Vec<_> = want.into_iter().map(|(t, c)| (t, Event::decode(c))).collect();
+        assert_eq!(got, want);
     }
 
     /// Drive the queue and a `BinaryHeap` keyed by (time, key) with the same random operations, shaped like a
