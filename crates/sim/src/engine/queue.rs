@@ -499,8 +499,9 @@ mod tests {
         EventQueue::check_ids(ID_MASK as usize + 1);
     }
 
-    /// Both sides of the ring's reach (`NEAR`), and more entries than the slab starts with (it grows by
-    /// chaining new free nodes), come out in (time, key) order with the right maximum length.
+    /// Both sides of the ring's reach (`NEAR`), and more entries than the slab starts with (~2.4 per bucket,
+    /// so that it grows, in batches onto the free stack, several times), come out in (time, key) order with the
+    /// right maximum length.
     #[test]
     fn the_ring_boundary_and_slab_growth() {
         let mut q = EventQueue::new();
