@@ -27,7 +27,7 @@ pub mod queue;
 use crate::config::{Config, QclimbInfo, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
-use crate::net::port::{Admission, HAND_OVER};
+use crate::net::port::{Admission, Dropped, HAND_OVER};
 use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{flow_hash, Network};
 use crate::policy::{Rank, Tagging};
@@ -320,10 +320,12 @@ impl<'a> Sim<'a> {
                 }
                 match side {
                     // NIC ports: their far end is a switch
-                    parallel::Side::Hosts => p.remote = owner_host,
+                    parallel::Side::Hosts if owner_host => p.set_remote(),
+                    parallel::Side::Hosts => {}
                     // switch ports facing hosts: a FIFO's whole queue goes to the hosts' side, else its wire
                     _ if !owner_host && p.is_fifo() => p.remote_queue = true,
-                    _ => p.remote = !owner_host,
+                    _ if !owner_host => p.set_remote(),
+                    _ => {}
                 }
             }
         }
@@ -623,14 +625,10 @@ impl Sim<'_> {
         if may_hand_over && p.remote_queue {
             return self.hand_over_enqueue(port, pkt);
         }
-        p.retire_started(now);
-        match p.admit_fifo(&pkt) {
-            // (the port counts its marks; `add_fifo_marks` adds them to the run's totals at the end)
-            Admission::Accepted { marked } => {
-                let arrival = p.commit(now, pkt, marked);
-                self.launched(port, arrival);
-            }
-            Admission::Dropped => {
+        // (the port counts its marks; `add_fifo_marks` adds them to the run's totals at the end)
+        match p.offer_fifo(now, pkt) {
+            Ok(arrival) => self.launched(port, arrival),
+            Err(Dropped) => {
                 let q = p.fifo_queue();
                 self.count_drop(q, &pkt)
             }

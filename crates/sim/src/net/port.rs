@@ -24,9 +24,21 @@
 //!   (start = max(now, busy_until)), so the port needs no event of its own. The packets committed to start
 //!   strictly after `now` are the last `waiting` entries of the wire; they are the port's occupancy at
 //!   `now` (tie rule: a packet starting at `now` has left the queue), and [`Port::retire_started`] drops
-//!   the ones that have started before each admission (amortised O(1)). `bytes` (which is also the one
-//!   queue's occupancy) and the maxima are thus exact at every admission, which is the only time the engine
-//!   reads them; the queue's counters live in port fields ([`Port::counters`] assembles them).
+//!   the ones that have started (amortised O(1)); the queue's counters live in port fields
+//!   ([`Port::counters`] assembles them).
+//!
+//!   Retirement is lazy: [`Port::offer_fifo`] first bounds the occupancy by the time the transmitter is
+//!   still booked for. With `ps_per_byte` picoseconds per byte, the bytes waiting at `now` take at most
+//!   `busy_until - now` to serialize, so when that plus the new packet's own serialization is within the
+//!   time to serialize the smallest of the buffer limit, the ECN threshold and the largest occupancy seen so
+//!   far ([`Port::quiet_ps`]), the packet is admitted, unmarked, and cannot raise the maximum: every decision
+//!   is already known, and it is committed without reading a single waiting packet. Otherwise the port
+//!   retires what has started and decides on the exact occupancy, as an event-driven port would. Packets
+//!   that are never retired that way are retired as they reach the far end ([`Port::take_arrival`]), whose
+//!   slot is being read then anyway; and a packet that starts at once finds nothing waiting, which retires
+//!   every packet ahead of it without reading them. Between exact admissions `bytes` therefore runs ahead
+//!   of the occupancy; the decisions, counters and maxima are exact. (A remote port of a two-thread run
+//!   retires at every admission: its wire does not keep the packets that have started.)
 
 use super::packet::{flags, Packet};
 use crate::config::EcnMode;
@@ -49,6 +61,10 @@ pub enum Admission {
     /// Dropped at the tail: the port or shared buffer had no room.
     Dropped,
 }
+
+/// [`Port::offer_fifo`]: the packet was dropped at the tail (the port's buffer had no room).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dropped;
 
 /// Per-queue counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -80,13 +96,14 @@ pub struct Port {
     pub wire: Wire,
     /// The transmitter is busy until then.
     pub busy_until: Ps,
-    /// Bytes waiting in all queues.
+    /// Bytes waiting in all queues (FIFO mode: in the `waiting` packets).
     pub bytes: u64,
-    /// FIFO mode: start time of the oldest waiting packet (valid when `waiting > 0`).
+    /// FIFO mode: start time of the oldest of the `waiting` packets (valid when `waiting > 0`).
     next_start: Ps,
     /// Node at the far end of the link.
     pub peer: u32,
-    /// FIFO mode: the last `waiting` packets of `wire` had not started at the last admission.
+    /// FIFO mode: the last `waiting` packets of `wire` had not started at the last retirement (some may have
+    /// started since: retirement is lazy).
     waiting: u32,
     // --- line 1 ---
     pub delay_ps: Ps,
@@ -98,8 +115,10 @@ pub struct Port {
     pub max_bytes: u64,
     /// Packets put on the wire.
     pub transmitted: u64,
-    /// FIFO mode: packets marked (the counters of the port's one queue live here; see [`Port::counters`]).
-    fifo_marked: u64,
+    /// FIFO mode: [`Port::offer_fifo`] admits a packet without computing the occupancy when the transmitter's
+    /// remaining booking plus the packet's serialization is at most this (see the module docs); 0 when it
+    /// never may (a rate without a whole number of picoseconds per byte, or a remote port).
+    quiet_ps: Ps,
     ecn: EcnMode,
     /// FIFO mode (see the module docs): set by the engine before the run with [`Port::set_fifo`].
     fifo: bool,
@@ -128,6 +147,8 @@ pub struct Port {
     // --- cold ---
     /// FIFO mode: packets dropped.
     fifo_dropped: u64,
+    /// FIFO mode: packets marked (the counters of the port's one queue live here; see [`Port::counters`]).
+    fifo_marked: u64,
     /// Node that transmits on this port.
     pub owner: u32,
     pub rate_bps: u64,
@@ -158,6 +179,7 @@ impl Port {
             ecn_threshold,
             max_bytes: 0,
             transmitted: 0,
+            quiet_ps: 0,
             fifo_marked: 0,
             peer,
             waiting: 0,
@@ -194,6 +216,30 @@ impl Port {
         assert!(self.pool().is_none() && q < self.queues.len() && self.wire.is_empty());
         self.fifo = true;
         self.fifo_queue = q as u8;
+        self.quiet_ps = self.quiet_limit();
+    }
+
+    /// Make this a remote port (see [`Port::remote`]). A FIFO-mode remote port retires eagerly (no quiet
+    /// admissions): its wire keeps only the packets that were waiting at the last admission.
+    pub fn set_remote(&mut self) {
+        self.remote = true;
+        self.quiet_ps = 0;
+    }
+
+    /// What [`Port::quiet_ps`] should be now: the time to serialize the smallest of the buffer limit, the ECN
+    /// threshold and the largest occupancy so far.
+    fn quiet_limit(&self) -> Ps {
+        if self.ps_per_byte == 0 || self.remote || !self.fifo {
+            return 0;
+        }
+        let mut bytes = self.max_bytes;
+        if self.buffer_limit != 0 {
+            bytes = bytes.min(self.buffer_limit);
+        }
+        if self.ecn != EcnMode::Off {
+            bytes = bytes.min(self.ecn_threshold);
+        }
+        bytes.saturating_mul(self.ps_per_byte)
     }
 
     #[inline]
@@ -316,17 +362,7 @@ impl Port {
     /// and set on the packet by [`Port::commit`].
     #[inline]
     pub fn admit_fifo(&mut self, pkt: &Packet) -> Admission {
-        debug_assert!(self.fifo);
-        // Cheap insurance: the engine decides FIFO mode from the run's priority sources once, up front
-        // (`engine::single_queue_run`); a packet for another queue means that analysis missed one.
-        assert!(
-            self.queue_of(pkt.prio) == self.fifo_queue as usize,
-            "a FIFO-mode port got a packet of priority {} (queue {}), not queue {}: engine::single_queue_run \
-             missed a priority source",
-            pkt.prio,
-            self.queue_of(pkt.prio),
-            self.fifo_queue
-        );
+        self.check_fifo_queue(pkt);
         let w = pkt.wire as u64;
         if self.buffer_limit != 0 && self.bytes + w > self.buffer_limit {
             self.fifo_dropped += 1;
@@ -350,7 +386,61 @@ impl Port {
     pub fn commit(&mut self, now: Ps, pkt: Packet, marked: bool) -> Option<Ps> {
         debug_assert!(self.fifo);
         let start = self.busy_until.max(now);
-        let done = start + self.tx_time(pkt.wire as u32);
+        let arrival = self.place(now, start, self.tx_time(pkt.wire as u32), pkt, marked);
+        self.max_bytes = self.max_bytes.max(self.bytes);
+        arrival
+    }
+
+    /// FIFO mode: offer `pkt` to the port at `now`: admission ([`Port::admit_fifo`]), then, if accepted,
+    /// [`Port::commit`]. Returns what `commit` returns, or `Err(Dropped)`. The occupancy is computed only
+    /// when the decisions depend on it (see the module docs: quiet admissions).
+    #[inline(always)]
+    pub fn offer_fifo(&mut self, now: Ps, pkt: Packet) -> Result<Option<Ps>, Dropped> {
+        debug_assert!(self.fifo);
+        self.check_fifo_queue(&pkt);
+        let tx = self.tx_time(pkt.wire as u32);
+        let start = self.busy_until.max(now);
+        if start - now + tx <= self.quiet_ps {
+            // The waiting bytes take at most `start - now` to serialize, so with this packet the occupancy is
+            // within the buffer limit, the ECN threshold and the maximum so far: admitted, not marked, and
+            // no new maximum.
+            return Ok(self.place(now, start, tx, pkt, false));
+        }
+        self.offer_exact(now, pkt)
+    }
+
+    #[inline(never)]
+    fn offer_exact(&mut self, now: Ps, pkt: Packet) -> Result<Option<Ps>, Dropped> {
+        self.retire_started(now);
+        match self.admit_fifo(&pkt) {
+            Admission::Dropped => Err(Dropped),
+            Admission::Accepted { marked } => {
+                let arrival = self.commit(now, pkt, marked);
+                self.quiet_ps = self.quiet_limit();
+                Ok(arrival)
+            }
+        }
+    }
+
+    /// Cheap insurance: the engine decides FIFO mode from the run's priority sources once, up front
+    /// (`engine::single_queue_run`); a packet for another queue means that analysis missed one.
+    #[inline(always)]
+    fn check_fifo_queue(&self, pkt: &Packet) {
+        assert!(
+            self.queue_of(pkt.prio) == self.fifo_queue as usize,
+            "a FIFO-mode port got a packet of priority {} (queue {}), not queue {}: engine::single_queue_run \
+             missed a priority source",
+            pkt.prio,
+            self.queue_of(pkt.prio),
+            self.fifo_queue
+        );
+    }
+
+    /// FIFO mode: put `pkt` (serialization `tx`) on the wire to start at `start`, with a CE mark if `marked`,
+    /// and count it as waiting if it starts after `now`; what [`Port::commit`] returns.
+    #[inline(always)]
+    fn place(&mut self, now: Ps, start: Ps, tx: Ps, pkt: Packet, marked: bool) -> Option<Ps> {
+        let done = start + tx;
         self.busy_until = done;
         let arrival = done + self.delay_ps;
         let was_empty = self.wire.is_empty();
@@ -358,14 +448,16 @@ impl Port {
         self.wire.push_back((arrival, pkt)).1.flags = pkt.flags | flags::CE * marked as u8;
         self.transmitted += 1;
         // Branch-free (whether the packet waits is data-dependent): when it starts later, it joins the waiting
-        // packets, and is the oldest of them if there were none.
+        // packets, and is the oldest of them if there were none. When it starts at once, every packet ahead of
+        // it has started too: none is waiting (what retiring them would find, without reading them; this also
+        // keeps the waiting packets the last ones on the wire).
         let waits = start > now;
         if self.waiting == 0 {
             self.next_start = start;
         }
-        self.waiting += waits as u32;
-        self.bytes += pkt.wire as u64 * waits as u64;
-        self.max_bytes = self.max_bytes.max(self.bytes);
+        let keep = 0u64.wrapping_sub(waits as u64); // all ones if it waits
+        self.waiting = (self.waiting + 1) & keep as u32;
+        self.bytes = (self.bytes + pkt.wire as u64) & keep;
         if self.remote {
             return Some(HAND_OVER);
         }
@@ -427,8 +519,8 @@ impl Port {
     pub fn take_arrival(&mut self) -> Packet {
         let (_, pkt) = self.wire.pop_front().expect("arrival on an empty wire");
         if self.waiting as usize > self.wire.len() {
-            // FIFO mode: no admission since this packet was committed, so it still counted as waiting
-            // (retirement is lazy); it has long started.
+            // FIFO mode: not retired yet, so it still counted as waiting (retirement is lazy: see the module
+            // docs); it has long started.
             self.waiting -= 1;
             self.bytes -= pkt.wire as u64;
             self.next_start += self.tx_time(pkt.wire as u32);
@@ -436,7 +528,7 @@ impl Port {
         pkt
     }
 
-    /// Bytes waiting in queue `q` (FIFO mode: as of the last admission).
+    /// Bytes waiting in queue `q` (FIFO mode: as of the last retirement; see the module docs).
     pub fn queue_bytes(&self, q: usize) -> u64 {
         match self.fifo {
             true if q == self.fifo_queue as usize => self.bytes,
@@ -444,7 +536,7 @@ impl Port {
         }
     }
 
-    /// Packets waiting in queue `q` (FIFO mode: as of the last admission).
+    /// Packets waiting in queue `q` (FIFO mode: as of the last retirement).
     pub fn queue_len(&self, q: usize) -> usize {
         match self.fifo {
             true if q == self.fifo_queue as usize => self.waiting as usize,
@@ -483,7 +575,7 @@ mod tests {
         assert!(&p.fifo as *const bool as usize - base < 128);
         assert!(&p.waiting as *const u32 as usize - base < 128);
         assert!(&p.transmitted as *const u64 as usize - base < 128);
-        assert!(&p.fifo_marked as *const u64 as usize - base < 128);
+        assert!(&p.quiet_ps as *const Ps as usize - base < 128);
         // and an event-driven one besides
         assert!(&p.tx_event_pending as *const bool as usize - base < 192);
         assert_eq!(std::mem::size_of::<Port>(), 192);
@@ -591,7 +683,7 @@ mod tests {
 
     /// A FIFO-mode port and an event-driven port (served here by hand under the tie rule) see the same random
     /// arrivals, ECN-capable or not, data or ACK sized, with arrivals at the far end taken as they fall
-    /// due: same admissions, marks, occupancy, wire and counters.
+    /// due: same admissions, marks, occupancy, wire and counters, with quiet (lazy) admissions among them.
     #[test]
     fn fifo_mode_matches_the_event_driven_port() {
         use rand::{Rng, SeedableRng};
@@ -600,10 +692,11 @@ mod tests {
             let new = || Port::new(0, 1, 10_000_000_000, 2_000_000, 3, 30_000, ecn, 12_000); // priorities 2-4 -> queue 2
             let (mut fast, mut slow) = (new(), new());
             fast.set_fifo(2);
-            let mut now = 0;
-            for _ in 0..20_000 {
-                // a coarse time lattice, so that arrivals often tie with the end of a serialization
-                now += 40_000 * rng.gen_range(0..40);
+            let (mut now, mut quiet_admissions) = (0, 0u32);
+            for i in 0..20_000 {
+                // a coarse time lattice, so that arrivals often tie with the end of a serialization; phases of
+                // overload (drops, marks, new maxima) and of load about 0.55 (quiet admissions)
+                now += 40_000 * rng.gen_range(0..if i / 1000 % 2 == 0 { 40 } else { 80 });
                 for (p, is_fast) in [(&mut fast, true), (&mut slow, false)] {
                     if !is_fast {
                         // the event-driven port's departures due by now, before the arrival (tie rule)
@@ -619,13 +712,18 @@ mod tests {
                 }
                 let mut a = pkt(2 + rng.gen_range(0..3), if rng.gen_bool(0.3) { 40 } else { 1500 }, rng.gen_bool(0.5));
                 let mut b = a;
-                fast.retire_started(now);
-                let ra = fast.admit_fifo(&a);
+                // the occupancy the fast port would compute now (retiring changes no decision, but would make
+                // the next admission less lazy: do it on a copy)
+                let mut probe = fast.clone();
+                probe.retire_started(now);
+                let quiet = fast.busy_until.max(now) - now + fast.tx_time(a.wire as u32) <= fast.quiet_ps;
+                quiet_admissions += quiet as u32;
+                let ra = fast.offer_fifo(now, a);
                 let rb = slow.admit(&mut b, None);
-                assert_eq!(ra, rb);
-                assert_eq!(fast.bytes, slow.bytes, "occupancy at {now}");
-                if let Admission::Accepted { marked } = ra {
-                    fast.commit(now, a, marked);
+                assert_eq!(probe.bytes, slow.bytes, "occupancy at {now}");
+                assert_eq!(ra.is_err(), rb == Admission::Dropped);
+                if let Admission::Accepted { marked } = rb {
+                    assert!(!(quiet && marked), "a quiet admission is never marked");
                     a.flags |= flags::CE * marked as u8;
                     assert_eq!(fast.wire.back(), Some(&(fast.busy_until + fast.delay_ps, a)));
                     assert_eq!(a, b);
@@ -643,6 +741,8 @@ mod tests {
             }
             assert_eq!(fast.wire, slow.wire);
             assert_eq!(fast.max_bytes, slow.max_bytes);
+            // both kinds of admission were exercised
+            assert!((2_000..19_500).contains(&quiet_admissions), "{quiet_admissions} quiet admissions");
             assert!(slow.counters(2).dropped > 0 && (ecn == EcnMode::Off || slow.counters(2).marked > 0));
             for q in 0..3 {
                 assert_eq!(fast.counters(q), slow.counters(q), "queue {q}");
