@@ -27,7 +27,7 @@
 //! bucket empty and most pops leave it so, and the next event is one load away, not a bucket's list head and
 //! then its node (session 8: 392 -> 375 instructions per event in cachegrind, and 3-4% faster on 5,000
 //! reference flows than the list-only buckets; 2 ns buckets in a ring of 2048, half the memory, were 3.5%
-//! slower than 1 ns ones). A bitmap of non-empty buckets finds the next one in a few word scans, once per
+//! slower than 1 ns ones, and in session 9 0.5 ns ones in a ring of 8192 were 4-5% faster: see `SHIFT`). A bitmap of non-empty buckets finds the next one in a few word scans, once per
 //! emptied bucket: the queue keeps the number of its earliest non-empty bucket (`first`), which a push can
 //! only lower, so that neither a pop nor a peek at the next event scans. What `BinaryHeap` spent its time on
 //! (sifting 32-byte entries through ~11 levels) becomes a store or two.
@@ -89,12 +89,13 @@ impl Event {
     }
 }
 
-/// Bucket width 2^SHIFT ps (~1 ns: about one pending event per bucket at the reference load). Wider buckets
-/// (4 ns, a ring of 2048) miss L1 less but walk longer lists, and ran 5-8% slower on the reference flows (before
-/// the inline entries; 2 ns with them: 3.5% slower).
-const SHIFT: u32 = 10;
-/// Buckets in the ring (a power of two); horizon = RING << SHIFT ps (~4.2 us).
-const RING: usize = 4096;
+/// Bucket width 2^SHIFT ps (~0.5 ns: fewer buckets with a second entry than at 1 ns; session 9, same horizon:
+/// 4-5% faster on the reference flows than 1 ns buckets, 0.25 ns no faster than 0.5). Wider buckets (4 ns, a
+/// ring of 2048) miss L1 less but walk longer lists, and ran 5-8% slower than 1 ns (before the inline entries;
+/// 2 ns with them: 3.5% slower).
+const SHIFT: u32 = 9;
+/// Buckets in the ring (a power of two); horizon = RING << SHIFT ps (~4.2 us; 8.4 us was no faster).
+const RING: usize = 8192;
 /// The ring takes events less than this far past now (one bucket short of the horizon, so that an event's
 /// bucket is always less than RING past now's, wherever in its bucket now is); later ones go to the far heap.
 const NEAR: Ps = ((RING as Ps) - 1) << SHIFT;
