@@ -198,3 +198,38 @@ fn tie_rule_in_the_rank_queue() {
     assert_eq!(out.stats.drops, 0, "the tied arrival saw the departing packet");
     assert_eq!(out.results.finish_ps[2], 6_800_000);
 }
+
+/// Whole runs, FIFO fast path against event-driven ports, at link rates with and without a whole number of
+/// picoseconds per byte, unbounded and small buffers, ECN per port, per queue and off (thresholds 0 and 1
+/// included), DCTCP and TCP: the quiet admissions' bound must never change a result.
+#[test]
+fn fast_path_matches_at_odd_rates_buffers_and_thresholds() {
+    let mut n = 0;
+    for (host, core) in [(3.0, 40.0), (1.0, 3.0), (40.0, 1.0), (10.0, 7.0), (25.0, 100.0)] {
+        let buffers = [
+            (0u64, EcnMode::Off, 0u64),
+            (0, EcnMode::Queue, 9_000),
+            (20_000, EcnMode::Port, 1),
+            (12_000, EcnMode::Off, 0),
+            (0, EcnMode::Port, 0),
+        ];
+        for (buf, ecn, thr) in buffers {
+            for scheme in [SchemeName::Dctcp, SchemeName::Tcp] {
+                let mut cfg = dumbbell(5, host, core);
+                cfg.scheme.name = scheme;
+                cfg.switch.buffer_bytes = buf;
+                cfg.switch.ecn = ecn;
+                cfg.switch.ecn_threshold_bytes = thr;
+                cfg.host.nic_buffer_bytes = if buf == 0 { 0 } else { 50_000 };
+                cfg.host.nic_ecn = buf % 2 == 0;
+                cfg.transport.rto_min_us = 300.0;
+                cfg.transport.init_cwnd_packets = 30;
+                let f = random_flows(80, 6, 400_000, 3 * PS_PER_US, 99 + n);
+                let name = format!("{host}/{core} buf {buf} {ecn:?} {thr} {}", scheme.as_str());
+                let (fast, slow) = both(&name, &cfg, &f);
+                fast_path_taken(&name, &fast, &slow);
+                n += 1;
+            }
+        }
+    }
+}

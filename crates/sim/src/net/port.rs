@@ -22,10 +22,13 @@
 //!   departure times are known at enqueue, since a packet starts exactly when the packets ahead of it are
 //!   done. [`Port::commit`] puts an admitted packet on the wire at once with its future start time
 //!   (start = max(now, busy_until)), so the port needs no event of its own. The packets committed to start
-//!   strictly after `now` are the last `waiting` entries of the wire; they are the port's occupancy at
-//!   `now` (tie rule: a packet starting at `now` has left the queue), and [`Port::retire_started`] drops
-//!   the ones that have started (amortised O(1)); the queue's counters live in port fields
-//!   ([`Port::counters`] assembles them).
+//!   strictly after `now` are the port's occupancy at `now` (tie rule: a packet starting at `now` has left
+//!   the queue). The port keeps a ledger of the last `waiting` entries of the wire (back to back, the
+//!   oldest starting at `next_start`, `bytes` in all), and [`Port::retire_started`] drops the ones that
+//!   have started (amortised O(1)), after which the ledger is exactly that occupancy. The queue's counters
+//!   live in port fields ([`Port::counters`] assembles them). A port's admissions must come in time order
+//!   (the engine's do: each at its event's time, or on the hosts' side of a two-thread run in the order the
+//!   switches' side made them).
 //!
 //!   Retirement is lazy: [`Port::offer_fifo`] first bounds the occupancy by the time the transmitter is
 //!   still booked for. With `ps_per_byte` picoseconds per byte, the bytes waiting at `now` take at most
@@ -102,8 +105,8 @@ pub struct Port {
     next_start: Ps,
     /// Node at the far end of the link.
     pub peer: u32,
-    /// FIFO mode: the last `waiting` packets of `wire` had not started at the last retirement (some may have
-    /// started since: retirement is lazy).
+    /// FIFO mode: the ledger's length (see the module docs): the last `waiting` packets of `wire`, each of
+    /// which had not started when it was admitted or last retired (some may have since: retirement is lazy).
     waiting: u32,
     // --- line 1 ---
     pub delay_ps: Ps,
@@ -116,8 +119,9 @@ pub struct Port {
     /// Packets put on the wire.
     pub transmitted: u64,
     /// FIFO mode: [`Port::offer_fifo`] admits a packet without computing the occupancy when the transmitter's
-    /// remaining booking plus the packet's serialization is at most this (see the module docs); 0 when it
-    /// never may (a rate without a whole number of picoseconds per byte, or a remote port).
+    /// remaining booking plus the packet's serialization is at most this (see the module docs). 0 when it
+    /// never may (a rate without a whole number of picoseconds per byte, or a remote port), and while the
+    /// port's maximum or its ECN threshold is 0.
     quiet_ps: Ps,
     ecn: EcnMode,
     /// FIFO mode (see the module docs): set by the engine before the run with [`Port::set_fifo`].
@@ -129,8 +133,8 @@ pub struct Port {
     /// Two-thread runs (`engine::parallel`): the far end belongs to the other thread. Its packets are handed
     /// over (with their arrival times) as they go onto the wire, and the wire here keeps only what the FIFO
     /// bookkeeping needs (see [`Port::hand_over`]); the other thread's copy of this port holds the packets in
-    /// flight.
-    pub remote: bool,
+    /// flight. Set with [`Port::set_remote`], which also keeps the port from quiet admissions.
+    remote: bool,
     /// Two-thread runs, on the switches' side, for a FIFO-mode port facing a host: the whole queue belongs to
     /// the hosts' side, which performs each enqueue (at the time it happened) when it receives the packet. A
     /// FIFO port's admission and departure times follow from its enqueues alone, in order; nothing on the
@@ -377,7 +381,8 @@ impl Port {
 
     /// FIFO mode: put an admitted packet on the wire now, to start serializing when the packets ahead of it
     /// are done, with a CE mark if admission `marked` it. Returns its arrival time at the far end if the wire
-    /// was empty, i.e. when the caller must schedule that arrival ([`HAND_OVER`] on a remote port).
+    /// was empty, i.e. when the caller must schedule that arrival ([`HAND_OVER`] on a remote port). Call
+    /// [`Port::retire_started`] first (the new maximum occupancy is read from the ledger).
     ///
     /// (The mark is set on the packet in its wire slot rather than by `admit_fifo` on the caller's copy: a
     /// one-byte store into that copy, then read back as part of a wider load when the packet is copied to
@@ -528,7 +533,8 @@ impl Port {
         pkt
     }
 
-    /// Bytes waiting in queue `q` (FIFO mode: as of the last retirement; see the module docs).
+    /// Bytes waiting in queue `q` (FIFO mode: the ledger's, exact only right after an admission that retired;
+    /// see the module docs).
     pub fn queue_bytes(&self, q: usize) -> u64 {
         match self.fifo {
             true if q == self.fifo_queue as usize => self.bytes,
@@ -536,7 +542,7 @@ impl Port {
         }
     }
 
-    /// Packets waiting in queue `q` (FIFO mode: as of the last retirement).
+    /// Packets waiting in queue `q` (FIFO mode: the ledger's, as for [`Port::queue_bytes`]).
     pub fn queue_len(&self, q: usize) -> usize {
         match self.fifo {
             true if q == self.fifo_queue as usize => self.waiting as usize,
@@ -748,6 +754,151 @@ mod tests {
                 assert_eq!(fast.counters(q), slow.counters(q), "queue {q}");
             }
         }
+    }
+
+    /// The FIFO ledger's invariant (module docs): the last `waiting` wire entries, back to back from
+    /// `next_start` to `busy_until`, `bytes` in all.
+    fn check_ledger(p: &Port) {
+        let n = p.wire.len();
+        let w = p.waiting as usize;
+        assert!(w <= n, "waiting {w} > wire {n}");
+        if w == 0 {
+            return;
+        }
+        let mut bytes = 0u64;
+        let mut expect_start = p.next_start;
+        for i in n - w..n {
+            let (arr, pk) = *p.wire.get(i);
+            let tx = p.tx_time(pk.wire as u32);
+            let done = arr - p.delay_ps;
+            assert_eq!(done - tx, expect_start, "ledger not back to back at {i}");
+            expect_start = done;
+            bytes += pk.wire as u64;
+        }
+        assert_eq!(expect_start, p.busy_until, "ledger does not end at busy_until");
+        assert_eq!(bytes, p.bytes, "ledger bytes");
+    }
+
+    /// Quiet admissions across the settings that decide them: link rates with and without a whole number of
+    /// picoseconds per byte, delays, unbounded and tiny buffers, ECN per port, per queue and off with
+    /// thresholds down to 0 and 1, odd packet sizes, pre-marked packets, fine and coarse time lattices, and
+    /// arrivals at the far end taken up to one delay early (as the hosts' side of a two-thread run may). A
+    /// port driven through `offer_fifo`, one retiring at every admission, and an event-driven one must agree
+    /// on every decision, mark, wire entry, maximum and counter, and the lazy port's ledger must hold.
+    #[test]
+    fn fifo_mode_matches_across_rates_buffers_and_thresholds() {
+        use rand::{Rng, SeedableRng};
+        // (3 and 7 Gbps: no whole number of picoseconds per byte, so never quiet)
+        let rates = [1u64, 10, 40, 100, 3, 25, 7].map(|g| g * 1_000_000_000);
+        let mut total_quiet = 0u64;
+        let mut total = 0u64;
+        for seed in 0..400u64 {
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+            let rate = rates[rng.gen_range(0..rates.len())];
+            let delay: Ps = [1u64, 1000, 2_000_000, 20_200_000, 37][rng.gen_range(0..5)];
+            let limit = [0u64, 30_000, 3_000, 1_500, 100_000, 1_600][rng.gen_range(0..6)];
+            let ecn = [EcnMode::Port, EcnMode::Queue, EcnMode::Off][rng.gen_range(0..3)];
+            let thr = [0u64, 12_000, 1, 1_500, 100_000, 3_001][rng.gen_range(0..6)];
+            let queues = rng.gen_range(1..4u32);
+            let q = (queues - 1) as usize;
+            let new = || Port::new(0, 1, rate, delay, queues, limit, ecn, thr);
+            let (mut fast, mut old, mut slow) = (new(), new(), new());
+            fast.set_fifo(q);
+            old.set_fifo(q);
+            // arrivals may be taken this early (a two-thread run's hosts' side runs ahead by up to a delay)
+            let early: Ps = if rng.gen_bool(0.5) { 0 } else { rng.gen_range(0..=delay) };
+            let unit: Ps = [1u64, 1000, 40_000, 8 * 40, 320][rng.gen_range(0..5)];
+            let mut now: Ps = 0;
+            let (mut popped_f, mut popped_o) = (Vec::new(), Vec::new());
+            let steps = 4000;
+            let sizes_mode = rng.gen_range(0..3);
+            for i in 0..steps {
+                let hi = if i / 500 % 2 == 0 { rng.gen_range(1..60) } else { rng.gen_range(1..400) };
+                if rng.gen_bool(0.2) {
+                    // same instant
+                } else {
+                    now += unit * rng.gen_range(0..hi);
+                }
+                // event-driven departures due by now (tie rule)
+                while slow.busy_until <= now {
+                    let Some(x) = slow.pop() else { break };
+                    let t = slow.busy_until;
+                    slow.transmit(t, x);
+                }
+                for (p, popped) in [(&mut fast, &mut popped_f), (&mut old, &mut popped_o)] {
+                    while p.wire.front().is_some_and(|e| e.0 < now + early || e.0 <= now) {
+                        let e = *p.wire.front().unwrap();
+                        p.take_arrival();
+                        popped.push(e);
+                        check_ledger(p);
+                    }
+                }
+                let size: u16 = match sizes_mode {
+                    0 => if rng.gen_bool(0.3) { 40 } else { 1500 },
+                    1 => rng.gen_range(1..=9000),
+                    _ => [64u16, 1500, 1, 9000, 40][rng.gen_range(0..5)],
+                };
+                let flags_ect = rng.gen_bool(0.6);
+                let mut a = pkt(q as u8 + rng.gen_range(0..2) * (q == queues as usize - 1) as u8, size, flags_ect);
+                if rng.gen_bool(0.05) {
+                    a.flags |= flags::CE;
+                }
+                let mut b = a;
+                let c = a;
+                let quiet = fast.busy_until.max(now) - now + fast.tx_time(a.wire as u32) <= fast.quiet_ps;
+                total_quiet += quiet as u64;
+                total += 1;
+                let ra = fast.offer_fifo(now, a);
+                check_ledger(&fast);
+                old.retire_started(now);
+                let occ_old = old.bytes;
+                let ro = old.admit_fifo(&c);
+                if let Admission::Accepted { marked } = ro {
+                    old.commit(now, c, marked);
+                }
+                check_ledger(&old);
+                let rb = slow.admit(&mut b, None);
+                assert_eq!(occ_old, slow.bytes, "seed {seed} occupancy at {now}");
+                assert_eq!(ro, rb, "seed {seed} step {i}");
+                assert_eq!(ra.is_err(), rb == Admission::Dropped, "seed {seed} step {i}");
+                if let Admission::Accepted { .. } = rb {
+                    assert_eq!(fast.wire.back(), old.wire.back(), "seed {seed} step {i}");
+                    assert_eq!(fast.wire.back().unwrap().1, b);
+                    if slow.can_send_now(now) {
+                        slow.transmit(now, b);
+                    } else {
+                        slow.push(b);
+                    }
+                }
+                assert_eq!(fast.max_bytes, old.max_bytes, "seed {seed} step {i}");
+                assert_eq!(fast.max_bytes, slow.max_bytes, "seed {seed} step {i}");
+                assert_eq!(fast.busy_until, old.busy_until);
+                assert!(fast.waiting as usize <= fast.wire.len());
+            }
+            while let Some(x) = slow.pop() {
+                let t = slow.busy_until;
+                slow.transmit(t, x);
+            }
+            let mut wf: Vec<_> = popped_f.clone();
+            while let Some(e) = fast.wire.pop_front() {
+                wf.push(e);
+            }
+            let mut wo: Vec<_> = popped_o.clone();
+            while let Some(e) = old.wire.pop_front() {
+                wo.push(e);
+            }
+            let mut ws = Vec::new();
+            while let Some(e) = slow.wire.pop_front() {
+                ws.push(e);
+            }
+            assert_eq!(wf, wo, "seed {seed}");
+            assert_eq!(wf, ws, "seed {seed}");
+            for qq in 0..queues as usize {
+                assert_eq!(fast.counters(qq), slow.counters(qq), "seed {seed} queue {qq}");
+                assert_eq!(fast.counters(qq), old.counters(qq), "seed {seed} queue {qq}");
+            }
+        }
+        assert!(total_quiet > total / 20, "{total_quiet} quiet admissions of {total}");
     }
 
     #[test]
