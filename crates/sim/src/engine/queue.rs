@@ -27,9 +27,10 @@
 //! bucket empty and most pops leave it so, and the next event is one load away, not a bucket's list head and
 //! then its node (session 8: 392 -> 375 instructions per event in cachegrind, and 3-4% faster on 5,000
 //! reference flows than the list-only buckets; 2 ns buckets in a ring of 2048, half the memory, were 3.5%
-//! slower than 1 ns ones, and in session 9 0.5 ns ones in a ring of 8192 were 4-5% faster: see `SHIFT`). A bitmap of non-empty buckets finds the next one in a few word scans, once per
-//! emptied bucket: the queue keeps the number of its earliest non-empty bucket (`first`), which a push can
-//! only lower, so that neither a pop nor a peek at the next event scans. What `BinaryHeap` spent its time on
+//! slower than 1 ns ones, and in session 9 0.5 ns ones in a ring of 8192 were 4-5% faster: see `SHIFT`). A
+//! bitmap of non-empty buckets finds the next one in a few word scans, once per emptied bucket: the queue
+//! keeps the number of its earliest non-empty bucket (`first`), which a push can only lower, so that neither
+//! a pop nor a peek at the next event scans. What `BinaryHeap` spent its time on
 //! (sifting 32-byte entries through ~11 levels) becomes a store or two.
 //!
 //! Order between the two parts: the ring holds the events in [now, bucket(now) + RING) (every entry was
