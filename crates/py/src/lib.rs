@@ -117,7 +117,7 @@ fn optional<T: numpy::Element + Copy>(a: &Option<PyReadonlyArray1<'_, T>>) -> Py
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None, threads=1))]
+#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None, threads=1, conn=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -134,6 +134,7 @@ fn run<'py>(
     after_flow: Option<PyReadonlyArray1<'py, u32>>,
     qclimb: Option<PyReadonlyArray1<'py, bool>>,
     threads: usize,
+    conn: Option<PyReadonlyArray1<'py, u32>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     if threads < 1 {
@@ -150,6 +151,7 @@ fn run<'py>(
         upper_bytes: optional(&upper_bytes)?,
         after: optional(&after_flow)?,
         qclimb: optional(&qclimb)?,
+        conn: optional(&conn)?,
     };
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());

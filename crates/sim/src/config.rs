@@ -263,16 +263,27 @@ impl Default for SwitchConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
-    /// NIC buffer in bytes; 0 means unbounded (a real host back-pressures its sockets instead of dropping).
-    pub nic_buffer_bytes: u64,
-    /// Whether the NIC queue marks ECN with the switch's threshold (ns-2 scripts put the same queue on host
-    /// links; real NICs do not mark). Off by default.
+    /// NIC buffer in bytes. When absent, the switches' per-port buffer (`switch.buffer_bytes`): the host's
+    /// egress queue is a switch-like port, as the PIAS and pFabric ns-2 scripts build host links with the
+    /// switches' queue (and as other packet-level simulators do), so that a host's own flows share a bounded,
+    /// marking queue that DCTCP can control. 0 means unbounded (a host that back-pressures its sockets instead
+    /// of dropping; fctlab's default before the switch-like NIC).
+    pub nic_buffer_bytes: Option<u64>,
+    /// Whether the NIC queue marks ECN as the switch ports do (`switch.ecn`, `switch.ecn_threshold_bytes`). On by
+    /// default, as in the ns-2 scripts; real NICs do not mark, which `false` models.
     pub nic_ecn: bool,
 }
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { nic_buffer_bytes: 0, nic_ecn: false }
+        HostConfig { nic_buffer_bytes: None, nic_ecn: true }
+    }
+}
+
+impl HostConfig {
+    /// The NIC's buffer in bytes (0 = unbounded), given the switches' per-port buffer.
+    pub fn nic_buffer(&self, switch_buffer_bytes: u64) -> u64 {
+        self.nic_buffer_bytes.unwrap_or(switch_buffer_bytes)
     }
 }
 
@@ -352,6 +363,35 @@ pub struct TransportConfig {
     pub delayed_ack_segments: u32,
     /// Longest wait before a delayed ACK (Linux's minimum delayed-ACK timeout, 40 ms, by default).
     pub delayed_ack_timeout_us: f64,
+    /// Which flows share a TCP connection (see [`Connections`]); a connection's state outlives its flows.
+    pub connections: Connections,
+}
+
+/// How flows map to TCP connections. Every flow has its own sequence space, scoreboards and counters whatever
+/// the model; what a reused connection carries from the flows before it is its congestion state.
+///
+/// On a reused connection, carried over: DCTCP's alpha, ssthresh, the RTT estimator (SRTT, RTTVAR, and the RTO
+/// computed from them, without any back-off), and PIAS's per-connection byte count when
+/// `scheme.pias_count = "per_connection"`. Reset for every flow: cwnd (to `init_cwnd_packets`: the PIAS ns-2
+/// code's `advance_bytes` sets `cwnd_ = initial_window()` for each new flow), the window bookkeeping and the
+/// timeout counters. A connection opens no handshake again (with `transport.handshake`, only its first flow
+/// has one).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Connections {
+    /// A fresh connection for every flow (alpha = `dctcp_alpha_init`, ssthresh unbounded): the default.
+    PerFlow,
+    /// A pool of persistent connections per (source, destination) pair, as the PIAS ns-2 scripts keep them
+    /// (tcp-common-opt.tcl: `connections_per_pair` connections per pair; a flow that arrives when all of its
+    /// pair's connections are busy opens a new one, which then stays in the pool). A new flow takes the
+    /// pair's connection that has been idle longest (the scripts hand the next arrival to the connection whose
+    /// flow finished first); a connection is idle once its flow's every byte is acknowledged.
+    PerHostPair,
+    /// Connections named by the trace (the flows' 5-tuple: `sport`, `dport`, `proto` with `src`, `dst`): flows
+    /// with the same 5-tuple reuse one connection, as a request/response loop on a persistent socket does. A
+    /// flow that starts while its connection still carries an earlier flow gets a new connection of that
+    /// 5-tuple (the pool model above, keyed by 5-tuple). Needs the trace's connection ids.
+    Trace,
 }
 
 impl Default for TransportConfig {
@@ -374,6 +414,7 @@ impl Default for TransportConfig {
             handshake: false,
             delayed_ack_segments: 1,
             delayed_ack_timeout_us: 40_000.0,
+            connections: Connections::PerFlow,
         }
     }
 }
@@ -480,6 +521,45 @@ pub enum PriorityLossRepair {
     EveryGap,
 }
 
+/// What PIAS counts its bytes sent over, for demotion.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PiasCount {
+    /// The flow's own bytes: a packet's byte offset in its flow (the PIAS ns-2 code, `seqno - startseq_`).
+    PerFlow,
+    /// The connection's bytes, as the PIAS kernel module counts them (HKUST-SING/PIAS-Software, pias4): the
+    /// count carries over from one flow (message) of a connection to the next, and is reset to 0 only when a
+    /// new message is written more than `scheme.pias_idle_us` after the previous write with nothing left
+    /// unsent (jprobe.c), or after `scheme.pias_timeout_reset` consecutive timeouts (netfilter.c, "aging").
+    /// A flow's write is its start. Needs `transport.connections` other than "per_flow" to matter.
+    PerConnection,
+}
+
+/// How L2DCT's additive increase is weighted.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum L2dctIncrease {
+    /// w_c segments per window of ACKs (the L2DCT paper: cwnd <- cwnd + w_c / cwnd per ACK).
+    Weight,
+    /// w_c / w_max segments per window (the PIAS ns-2 code, tcp.cc `opencwnd`: `increase_num_ =
+    /// lldct_w_c_ / lldct_w_max_`), so a flow at w_max grows as TCP does and never faster.
+    Normalized,
+}
+
+/// Where in its flow a packet's rank is measured (pFabric, LAS).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RankAt {
+    /// At the packet itself, as the ns-2 code of the pFabric and PIAS simulations does (tcp-full.cc `set_prio`,
+    /// `prio_scheme_` 2 and 3): pFabric's rank is the flow's bytes from this packet's offset to its end
+    /// (`curseq_ - seqno`), LAS's the bytes before this packet (`seqno - startseq_`), so a retransmission
+    /// carries the rank of its original position.
+    Packet,
+    /// At the sender's state when the packet leaves: pFabric's rank is the flow's size minus the bytes
+    /// acknowledged, LAS's the highest byte sent so far (a retransmission takes the flow's high-water mark).
+    Ack,
+}
+
 /// What pFabric's packets are ranked by.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -506,8 +586,9 @@ pub struct SchemeConfig {
     /// After this many consecutive timeouts a flow stops retransmitting and sends probes until an ACK comes
     /// back (pFabric's probe mode; PIAS's handling of trapped packets). 0 turns it off.
     pub probe_after_timeouts: u32,
-    /// pFabric's rank.
+    /// pFabric's rank, and where in the flow ranks (pFabric's and LAS's) are measured.
     pub rank: RankBy,
+    pub rank_at: RankAt,
     /// L2DCT weights (Munir et al., INFOCOM 2013; values from the PIAS ns-2 scripts): w_max up to
     /// `l2dct_size_min_bytes` sent, w_min from `l2dct_size_max_bytes`, linear in between.
     pub l2dct_w_min: f64,
@@ -521,6 +602,14 @@ pub struct SchemeConfig {
     pub ooo_handling: OooHandling,
     /// QCLIMB: which priority-detected losses are repaired at once (see [`PriorityLossRepair`]).
     pub priority_loss_repair: PriorityLossRepair,
+    /// PIAS: what bytes sent are counted over (see [`PiasCount`]); per connection, the idle time after which a
+    /// new message starts from 0 (the kernel module's 500 us), and the consecutive timeouts after which the
+    /// count restarts (its 3; 0 turns that off).
+    pub pias_count: PiasCount,
+    pub pias_idle_us: f64,
+    pub pias_timeout_reset: u32,
+    /// L2DCT: how the additive increase is weighted (see [`L2dctIncrease`]).
+    pub l2dct_increase: L2dctIncrease,
 }
 
 impl Default for SchemeConfig {
@@ -532,6 +621,7 @@ impl Default for SchemeConfig {
             thresholds_bytes: Vec::new(),
             probe_after_timeouts: 0,
             rank: RankBy::RemainingSize,
+            rank_at: RankAt::Packet,
             l2dct_w_min: 0.125,
             l2dct_w_max: 2.5,
             l2dct_size_min_bytes: 204_800,
@@ -540,6 +630,10 @@ impl Default for SchemeConfig {
             slack_bytes: 100_000,
             ooo_handling: OooHandling::Qclimb,
             priority_loss_repair: PriorityLossRepair::Cumulative,
+            pias_count: PiasCount::PerFlow,
+            pias_idle_us: 500.0,
+            pias_timeout_reset: 3,
+            l2dct_increase: L2dctIncrease::Weight,
         }
     }
 }
@@ -556,6 +650,8 @@ impl Default for SchemeConfig {
 ///   host links with the switch discipline (`duplex-link ... $switchAlg`), so a host's own flows share one small
 ///   priority-dropping queue.
 /// - pias: probe mode after 2 consecutive timeouts (the PIAS paper, section 2: "e.g., two").
+/// - l2dct, preset "pias": the additive increase as the PIAS ns-2 code has it (w_c / w_max per window, see
+///   [`L2dctIncrease`]); preset "native" follows the L2DCT paper (w_c per window).
 /// - tcp, dctcp, l2dct: nothing beyond the engine's defaults.
 pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
     use serde_json::json;
@@ -573,6 +669,7 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
             "scheme": {"probe_after_timeouts": 5},
         }),
         (SchemeName::Pias, _) => json!({"scheme": {"probe_after_timeouts": 2}}),
+        (SchemeName::L2dct, Preset::Pias) => json!({"scheme": {"l2dct_increase": "normalized"}}),
         _ => json!({}),
     }
 }
@@ -811,6 +908,9 @@ impl Config {
         check_pos("scheme.l2dct_w_max", sc.l2dct_w_max, 100.0)?;
         if sc.l2dct_size_max_bytes <= sc.l2dct_size_min_bytes {
             return err("scheme.l2dct_size_max_bytes", "must be larger than scheme.l2dct_size_min_bytes");
+        }
+        if !(sc.pias_idle_us.is_finite() && (0.0..=1e9).contains(&sc.pias_idle_us)) {
+            return err("scheme.pias_idle_us", format!("must be between 0 and 1e9 us (got {})", sc.pias_idle_us));
         }
         Ok(())
     }

@@ -24,6 +24,9 @@ pub struct FlowSet {
     /// Scheme qclimb only: false marks a flow QCLIMB knows nothing of, scheduled as PIAS (tagged by bytes sent
     /// over the same thresholds, TCP's own out-of-order handling). Empty means every flow uses QCLIMB.
     pub qclimb: Vec<bool>,
+    /// Connection ids (`transport.connections = "trace"`): flows with the same id share one TCP connection's
+    /// state, and must have the same src and dst. Empty when the trace names no connections.
+    pub conn: Vec<u32>,
 }
 
 /// `FlowSet::after` of a flow that depends on none.
@@ -107,6 +110,21 @@ impl FlowSet {
         }
         if !self.qclimb.is_empty() {
             same("qclimb", self.qclimb.len())?;
+        }
+        if !self.conn.is_empty() {
+            same("conn", self.conn.len())?;
+            // one connection joins one pair of hosts: the first flow of each id fixes its pair
+            let mut pair: std::collections::HashMap<u32, (u32, u32, usize)> = std::collections::HashMap::new();
+            for i in 0..n {
+                let (s, d) = (self.src[i], self.dst[i]);
+                let &mut (s0, d0, first) = pair.entry(self.conn[i]).or_insert((s, d, i));
+                if (s0, d0) != (s, d) {
+                    return Err(FlowError(format!(
+                        "flow {i} has conn {} from host {s} to {d}, but flow {first} of that connection goes from {s0} to {d0}",
+                        self.conn[i]
+                    )));
+                }
+            }
         }
         if n > MAX_FLOWS {
             return Err(FlowError(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));

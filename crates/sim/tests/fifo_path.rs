@@ -98,7 +98,7 @@ fn incast_bursts_with_timeouts() {
     cfg.switch.ecn = EcnMode::Queue;
     cfg.switch.ecn_threshold_bytes = 15_000;
     cfg.host.nic_ecn = true;
-    cfg.host.nic_buffer_bytes = 60_000;
+    cfg.host.nic_buffer_bytes = Some(60_000);
     cfg.transport.init_cwnd_packets = 30;
     cfg.transport.rto_min_us = 200.0;
     let mut list = Vec::new();
@@ -220,7 +220,7 @@ fn fast_path_matches_at_odd_rates_buffers_and_thresholds() {
                 cfg.switch.buffer_bytes = buf;
                 cfg.switch.ecn = ecn;
                 cfg.switch.ecn_threshold_bytes = thr;
-                cfg.host.nic_buffer_bytes = if buf == 0 { 0 } else { 50_000 };
+                cfg.host.nic_buffer_bytes = Some(if buf == 0 { 0 } else { 50_000 });
                 cfg.host.nic_ecn = buf % 2 == 0;
                 cfg.transport.rto_min_us = 300.0;
                 cfg.transport.init_cwnd_packets = 30;

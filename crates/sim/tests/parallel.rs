@@ -106,3 +106,22 @@ fn two_threads_are_worthwhile_on_the_pias_fabric_not_on_the_qclimb_testbed() {
     assert!(!two_threads_worthwhile(&testbed));
     assert!(!two_threads_worthwhile(&dumbbell(3, 10.0, 10.0)));
 }
+
+#[test]
+fn connections_reused_per_host_pair_and_pias_counted_per_connection() {
+    let mut cfg = Config::for_scheme(SchemeName::Pias, Preset::Native);
+    cfg.scheme.thresholds_bytes = vec![20_000, 100_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000];
+    cfg.transport.connections = Connections::PerHostPair;
+    cfg.scheme.pias_count = PiasCount::PerConnection;
+    // few hosts, so that pairs repeat
+    let mut f = random_flows(400, 144, 300_000, PS_PER_US, 5);
+    for s in &mut f.src {
+        *s %= 8;
+    }
+    for (i, d) in f.dst.iter_mut().enumerate() {
+        *d = 8 + (*d + i as u32) % 4;
+    }
+    let out = same("connections", &cfg, &f, 2);
+    assert!(out.stats.connections_reused > 0, "{:?}", out.stats);
+    assert_eq!(out.stats.connections_opened + out.stats.connections_reused, 400);
+}

@@ -42,7 +42,7 @@ fn pfabric_isolated_flow_with_a_bdp_window_meets_its_ideal() {
     cfg.transport.init_cwnd_packets = 200;
     cfg.transport.max_cwnd_packets = 200;
     cfg.transport.rto_min_us = 1_000.0; // the native 45 us is below this fabric's 85 us RTT
-    cfg.host.nic_buffer_bytes = 0; // a 200-packet burst would overflow the preset's 24-packet NIC queue
+    cfg.host.nic_buffer_bytes = Some(0); // a 200-packet burst would overflow the preset's 24-packet NIC queue
     let f = flows(&[(0, 143, 2_000_000, 0)]);
     let out = run(&cfg, &f, None).unwrap();
     assert_eq!(fct(&out, &f, 0), out.results.ideal_fct_ps[0]);

@@ -24,19 +24,20 @@
 pub mod parallel;
 pub mod queue;
 
-use crate::config::{Config, QclimbInfo, RoutingMode, SchemeName};
+use crate::config::{Config, Connections, QclimbInfo, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::{Admission, Dropped, HAND_OVER};
 use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{flow_hash, Network};
 use crate::policy::{Rank, Tagging};
-use crate::transport::tcp::{Conn, TcpParams};
+use crate::transport::tcp::{Conn, ConnState, TcpParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use queue::{Event, EventQueue, NEXT_IN_ORDER};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Counters of a whole run (the engine's part of the summary).
@@ -67,6 +68,10 @@ pub struct RunStats {
     pub max_port_occupancy_bytes: u64,
     /// Largest number of flows open at once.
     pub max_concurrent_flows: u64,
+    /// TCP connections opened (one per flow with `transport.connections = "per_flow"`), and flows that ran on
+    /// a connection an earlier flow had used.
+    pub connections_opened: u64,
+    pub connections_reused: u64,
     /// The run stopped at `run.time_limit_ms` with flows still open.
     pub hit_time_limit: bool,
     /// The largest number of entries the event queue held (two threads: the larger of their two queues).
@@ -183,6 +188,10 @@ struct Sim<'a> {
     stats: RunStats,
     ooo: OooHosts,
     progress: Option<&'a AtomicU64>,
+    /// Connection reuse (`transport.connections`): the idle connections of each pool (a host pair, or a trace's
+    /// 5-tuple), longest idle first. Touched once when a flow starts and once when it ends, never per packet.
+    connections: Connections,
+    idle_conns: HashMap<u64, VecDeque<ConnState>>,
 }
 
 /// Simulate `flows` on the fabric `cfg` describes, on one thread. Deterministic: same inputs, same results.
@@ -253,6 +262,13 @@ fn run_with(
         return Err(FlowError(
             "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
              (a trace annotated by `fctlab predict annotate`)"
+                .into(),
+        ));
+    }
+    if cfg.transport.connections == Connections::Trace && flows.conn.len() != flows.len() {
+        return Err(FlowError(
+            "flows: transport.connections = \"trace\" needs a connection id for every flow (the trace's `conn` \
+             column)"
                 .into(),
         ));
     }
@@ -359,7 +375,7 @@ impl<'a> Sim<'a> {
             rng,
             rank_queues,
             switch_buffer: cfg.switch.buffer_bytes,
-            nic_buffer: cfg.host.nic_buffer_bytes,
+            nic_buffer: cfg.host.nic_buffer(cfg.switch.buffer_bytes),
             out: Vec::with_capacity(256),
             outbox: Vec::new(),
             stats: RunStats {
@@ -370,6 +386,8 @@ impl<'a> Sim<'a> {
             },
             ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
             progress,
+            connections: cfg.transport.connections,
+            idle_conns: HashMap::new(),
         }
     }
 }
@@ -434,8 +452,21 @@ impl Sim<'_> {
         let (fwd, rev) = (flow_hash(id, false), flow_hash(id, true));
         let prio = self.flows.priority.get(i).copied().unwrap_or(self.default_prio);
         let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
-        self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev);
         let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio));
+        let mut reused = false;
+        if self.connections != Connections::PerFlow {
+            let key = self.pool_key(i);
+            if let Some(st) = self.idle_conns.get_mut(&key).and_then(|q| q.pop_front()) {
+                conn.resume(&self.params, &st, self.now);
+                reused = true;
+            }
+        }
+        if reused {
+            self.stats.connections_reused += 1;
+        } else {
+            self.stats.connections_opened += 1;
+        }
+        self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev, reused);
         // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
         let (lower, upper) = match self.bounds_from {
             BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
@@ -820,11 +851,25 @@ impl Sim<'_> {
         }
     }
 
-    /// The sender has every byte acknowledged: copy its counters out and free its state.
+    /// The sender has every byte acknowledged: copy its counters out and free its state; a reusable connection
+    /// becomes idle in its pool.
     fn close(&mut self, flow: u32) {
         if let Some(c) = self.conns[flow as usize].take() {
             self.record_counters(&c);
             self.open_flows -= 1;
+            if self.connections != Connections::PerFlow {
+                let st = c.carry(&self.params, self.results.start_ps[flow as usize]);
+                let key = self.pool_key(flow as usize);
+                self.idle_conns.entry(key).or_default().push_back(st);
+            }
+        }
+    }
+
+    /// The connection pool flow `i` draws from: its host pair, or its trace connection id.
+    fn pool_key(&self, i: usize) -> u64 {
+        match self.connections {
+            Connections::Trace => self.flows.conn[i] as u64,
+            _ => self.flows.src[i] as u64 * self.net.hosts as u64 + self.flows.dst[i] as u64,
         }
     }
 
@@ -864,8 +909,9 @@ impl Sim<'_> {
     }
 
     /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path; with
-    /// a handshake, after its SYN and SYN-ACK (`ack_bytes` each) crossed the idle fabric.
-    fn ideal_fct(&self, src: u32, dst: u32, size: u64, hash: u32, hash_rev: u32) -> Ps {
+    /// a handshake (on a new connection: `reused` is false), after its SYN and SYN-ACK (`ack_bytes` each)
+    /// crossed the idle fabric.
+    fn ideal_fct(&self, src: u32, dst: u32, size: u64, hash: u32, hash_rev: u32, reused: bool) -> Ps {
         let hops = |from: u32, to: u32, h: u32| -> Vec<(u64, Ps)> {
             self.net
                 .ecmp_path(from, to, h)
@@ -877,7 +923,7 @@ impl Sim<'_> {
                 .collect()
         };
         let data = ideal_fct(&hops(src, dst, hash), size, self.params.mss, self.params.header);
-        if !self.params.handshake {
+        if !self.params.handshake || reused {
             return data;
         }
         let control = |path: Vec<(u64, Ps)>| -> Ps {

@@ -163,7 +163,7 @@ impl Network {
             },
             queues: sw.queues,
             switch_buffer: if sw.buffer == BufferMode::Port { sw.buffer_bytes } else { 0 },
-            nic_buffer: cfg.host.nic_buffer_bytes,
+            nic_buffer: cfg.host.nic_buffer(cfg.switch.buffer_bytes),
             ecn: ecn_mode,
             nic_ecn: if cfg.host.nic_ecn { ecn_mode } else { EcnMode::Off },
             ecn_threshold: sw.ecn_threshold_bytes,

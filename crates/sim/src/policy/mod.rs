@@ -16,9 +16,10 @@
 //!   alpha_j < v <= alpha_{j+1} (the appendix's example: <= 2, [3, 5], >= 6). Variants: precise size (PS:
 //!   climb by the true remaining size, L = U = size), point estimate (PP: climb by the estimate, then the lowest
 //!   priority; FP: one priority from the estimate for the whole flow).
-//! - Ranks (lower is more urgent): pFabric's remaining size (bytes not yet acknowledged when the packet is
-//!   sent), the same from an estimated size (estimate minus bytes acknowledged, floored at 0), and LAS's bytes
-//!   sent (the flow's bytes sent before this packet).
+//! - Ranks (lower is more urgent): pFabric's remaining size, the same from an estimated size (floored at 0),
+//!   and LAS's bytes sent. Measured at the packet's own offset by default (remaining = size - offset, bytes
+//!   sent = offset: the ns-2 code), or at the sender's state (`scheme.rank_at = "ack"`: remaining = size -
+//!   bytes acknowledged, bytes sent = the highest byte sent); the caller passes the two positions.
 
 use crate::config::{Config, QclimbInfo, RankBy, SchemeName};
 

@@ -35,7 +35,9 @@
 //!   cwnd <- cwnd (1 - alpha / 2) and ssthresh <- cwnd. A loss is handled as TCP handles it.
 
 use super::bitset::BitSet;
-use crate::config::{Config, OooHandling, PriorityLossRepair, SchemeName, TransportKind};
+use crate::config::{
+    Config, L2dctIncrease, OooHandling, PiasCount, PriorityLossRepair, RankAt, SchemeName, TransportKind,
+};
 use crate::policy::{Bounds, Rank, Tagging};
 use crate::net::packet::{flags, since, stamp, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
@@ -65,8 +67,16 @@ pub struct TcpParams {
     pub ack_priority: u8,
     /// How data packets get their priority (fixed, PIAS).
     pub tagging: Tagging,
-    /// What data packets carry as their rank (pFabric, LAS), if anything.
+    /// What data packets carry as their rank (pFabric, LAS), if anything, and whether it is measured at the
+    /// packet's own offset (`scheme.rank_at = "packet"`) or at the sender's acknowledged / sent state.
     pub rank: Rank,
+    pub rank_at_packet: bool,
+    /// PIAS counts bytes per connection (`scheme.pias_count = "per_connection"`): a flow's tag adds the count its
+    /// connection carried in; the count restarts after `pias_timeout_reset` consecutive timeouts (0: never).
+    pub pias_per_connection: bool,
+    pub pias_timeout_reset: u32,
+    /// PIAS per connection: a message written more than this long after the previous one starts from 0.
+    pub pias_idle: Ps,
     /// Whether loss recovery after duplicate ACKs halves the window (TCP, DCTCP) or only repairs the holes
     /// (pFabric's minimal rate control, which reacts to timeouts only).
     pub loss_cuts_window: bool,
@@ -100,6 +110,8 @@ pub struct L2dct {
     pub w_max: f64,
     pub size_min: u64,
     pub size_max: u64,
+    /// The increase is w_c / w_max segments per window (the PIAS ns-2 code) instead of w_c (the paper).
+    pub normalized: bool,
 }
 
 impl L2dct {
@@ -111,6 +123,16 @@ impl L2dct {
         } else {
             let f = (bytes_sent - self.size_min) as f64 / (self.size_max - self.size_min) as f64;
             self.w_max + f * (self.w_min - self.w_max)
+        }
+    }
+
+    /// Segments the window grows by per window of ACKs in congestion avoidance.
+    pub fn increase(&self, bytes_sent: u64) -> f64 {
+        let w = self.weight(bytes_sent);
+        if self.normalized {
+            w / self.w_max
+        } else {
+            w
         }
     }
 }
@@ -136,11 +158,16 @@ impl TcpParams {
             ack_priority: t.ack_priority,
             tagging: Tagging::from_config(cfg),
             rank: Rank::from_config(cfg),
+            rank_at_packet: cfg.scheme.rank_at == RankAt::Packet,
+            pias_per_connection: cfg.scheme.name == SchemeName::Pias && cfg.scheme.pias_count == PiasCount::PerConnection,
+            pias_timeout_reset: cfg.scheme.pias_timeout_reset,
+            pias_idle: us(cfg.scheme.pias_idle_us),
             loss_cuts_window: !cfg.scheme.name.rank_queue(),
             probe_after: cfg.scheme.probe_after_timeouts,
             qclimb_ooo: cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.ooo_handling == OooHandling::Qclimb,
             qclimb_every_gap: cfg.scheme.priority_loss_repair == PriorityLossRepair::EveryGap,
-            retx_top_priority: cfg.scheme.name == SchemeName::Qclimb,
+            // (QCLIMB with TCP's own out-of-order handling abandons section 3.2 whole: plain retransmissions)
+            retx_top_priority: cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.ooo_handling == OooHandling::Qclimb,
             handshake: t.handshake,
             delack_segments: t.delayed_ack_segments,
             delack_timeout: us(t.delayed_ack_timeout_us),
@@ -149,6 +176,7 @@ impl TcpParams {
                 w_max: cfg.scheme.l2dct_w_max,
                 size_min: cfg.scheme.l2dct_size_min_bytes,
                 size_max: cfg.scheme.l2dct_size_max_bytes,
+                normalized: cfg.scheme.l2dct_increase == L2dctIncrease::Normalized,
             }),
         }
     }
@@ -287,6 +315,24 @@ pub struct Conn {
     ack_pending_ts: u32,
 
     pub counters: ConnCounters,
+    /// PIAS per connection: the count the connection carried into this flow, and the flow byte offset from which
+    /// this flow counts (raised to the high-water mark when consecutive timeouts restart the count).
+    pias_base: u64,
+    pias_reset_at: u64,
+}
+
+/// What a connection carries from one flow to the next (`transport.connections` other than "per_flow"; see
+/// [`crate::config::Connections`] for what is kept and what is reset, and why).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConnState {
+    pub alpha: f64,
+    pub ssthresh: f64,
+    srtt: f64,
+    rttvar: f64,
+    have_rtt: bool,
+    /// PIAS per connection: the bytes counted when the last flow ended, and when that flow was written.
+    pias_count: u64,
+    last_write: Ps,
 }
 
 /// What one call into the state machine produced besides packets.
@@ -370,6 +416,42 @@ impl Conn {
             qclimb_ooo: p.qclimb_ooo,
             retx_top: p.retx_top_priority,
             counters: ConnCounters::default(),
+            pias_base: 0,
+            pias_reset_at: 0,
+        }
+    }
+
+    /// This flow runs on a connection that carried earlier flows, whose state is `st`; the flow is written at
+    /// `now`. Call before [`Conn::start`]. cwnd stays at the initial window; see [`ConnState`].
+    pub fn resume(&mut self, p: &TcpParams, st: &ConnState, now: Ps) {
+        self.alpha = st.alpha;
+        self.ssthresh = st.ssthresh;
+        if st.have_rtt {
+            self.srtt = st.srtt;
+            self.rttvar = st.rttvar;
+            self.have_rtt = true;
+            self.rto = round_ps(st.srtt + 4.0 * st.rttvar).clamp(p.rto_min, p.rto_max);
+        }
+        // the connection was open already: no second handshake
+        self.established = true;
+        // the PIAS kernel module's idle rule: a message written more than the idle time after the previous write
+        // (the send buffer being empty: the connection is idle) starts counting from 0
+        if p.pias_per_connection && now.saturating_sub(st.last_write) <= p.pias_idle {
+            self.pias_base = st.pias_count;
+        }
+    }
+
+    /// The state this connection hands to the next flow on it (the flow started at `started`).
+    pub fn carry(&self, p: &TcpParams, started: Ps) -> ConnState {
+        let hwm = (self.snd_nxt as u64 * p.mss as u64).min(self.size);
+        ConnState {
+            alpha: self.alpha,
+            ssthresh: self.ssthresh,
+            srtt: self.srtt,
+            rttvar: self.rttvar,
+            have_rtt: self.have_rtt,
+            pias_count: self.pias_base + hwm.saturating_sub(self.pias_reset_at),
+            last_write: started,
         }
     }
 
@@ -447,15 +529,24 @@ impl Conn {
         }
         let mss = p.mss as u64;
         let offset = seg as u64 * mss;
-        let acked = (self.snd_una as u64 * mss).min(self.size);
-        let sent = (self.snd_nxt as u64 * mss).min(self.size);
+        let (acked, sent) = if p.rank_at_packet {
+            (offset, offset)
+        } else {
+            ((self.snd_una as u64 * mss).min(self.size), (self.snd_nxt as u64 * mss).min(self.size))
+        };
+        // PIAS per connection: the bytes the connection counted before this flow, since its last reset
+        let count = if p.pias_per_connection {
+            self.pias_base + offset.saturating_sub(self.pias_reset_at)
+        } else {
+            offset
+        };
         Packet {
             flow: self.flow,
             seq: seg,
             sack: p.rank.of(self.size, self.estimate, acked, sent),
             dst: self.dst,
             wire: (payload + p.header) as u16,
-            prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, offset, &self.bounds) },
+            prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, count, &self.bounds) },
             flags: f,
             ts: stamp(now),
         }
@@ -816,7 +907,7 @@ impl Conn {
         if self.cwnd < self.ssthresh {
             self.cwnd += segs as f64;
         } else {
-            let w = p.l2dct.map_or(1.0, |l| l.weight(self.bytes_sent_hwm(p)));
+            let w = p.l2dct.map_or(1.0, |l| l.increase(self.bytes_sent_hwm(p)));
             self.cwnd += w * segs as f64 / self.cwnd;
         }
         self.cwnd = self.cwnd.min(p.max_cwnd);
@@ -870,6 +961,11 @@ impl Conn {
         }
         self.counters.timeouts += 1;
         self.consecutive_timeouts += 1;
+        if p.pias_per_connection && p.pias_timeout_reset > 0 && self.consecutive_timeouts % p.pias_timeout_reset == 0 {
+            // the PIAS kernel module's aging: after so many consecutive timeouts the count restarts from 0
+            self.pias_base = 0;
+            self.pias_reset_at = (self.snd_nxt as u64 * p.mss as u64).min(self.size);
+        }
         if p.probe_after > 0 && self.consecutive_timeouts >= p.probe_after {
             // Probe mode: the packets may be trapped behind higher priorities rather than lost; hold the
             // retransmissions and ask the receiver with a probe, once per RTO (no further back-off).
@@ -1531,5 +1627,149 @@ mod tests {
         tx.on_ack(&p, 10, &mk(1, false), &mut out);
         tx.on_ack(&p, 11, &mk(3, true), &mut out);
         assert_eq!((tx.win_acks, tx.win_marks), (3, 2));
+    }
+
+    /// Run flow `c` to its end against a perfect receiver (every segment delivered, ACKed at `now`).
+    fn run_to_end(p: &TcpParams, c: &mut Conn, now: Ps) {
+        let mut rx = Conn::new(p, c.flow, c.src, c.dst, c.size, c.size, 0);
+        let mut out = Vec::new();
+        c.start(p, now, &mut out);
+        while !out.is_empty() {
+            let batch: Vec<Packet> = out.drain(..).collect();
+            for d in &batch {
+                let a = deliver(p, &mut rx, d);
+                c.on_ack(p, now + 50 * PS_PER_US, &a, &mut out);
+            }
+        }
+        assert!(c.sender_done());
+    }
+
+    #[test]
+    fn a_reused_connection_carries_alpha_ssthresh_and_rtt_but_restarts_cwnd() {
+        let p = params(true);
+        let mut first = conn(&p, 40);
+        run_to_end(&p, &mut first, 0);
+        // give the first flow a congestion history
+        first.alpha = 0.4;
+        first.ssthresh = 7.0;
+        let st = first.carry(&p, 0);
+        let mut next = conn(&p, 40);
+        next.resume(&p, &st, 300 * PS_PER_US);
+        assert_eq!(next.alpha, 0.4);
+        assert_eq!(next.ssthresh, 7.0);
+        assert_eq!(next.cwnd, p.init_cwnd, "cwnd restarts at the initial window");
+        assert_eq!(next.srtt, first.srtt);
+        assert!(next.have_rtt);
+        let mut out = Vec::new();
+        next.start(&p, 300 * PS_PER_US, &mut out);
+        assert_eq!(out.len(), p.init_cwnd as usize);
+        assert_eq!(out[0].seq, 0, "each flow has its own sequence space");
+        // a fresh flow starts from the configured alpha and no ssthresh
+        let fresh = conn(&p, 40);
+        assert_eq!((fresh.alpha, fresh.ssthresh), (p.alpha_init, f64::INFINITY));
+    }
+
+    fn pias_params(per_connection: bool) -> TcpParams {
+        let mut cfg = Config::default();
+        cfg.scheme.name = SchemeName::Pias;
+        cfg.switch.queues = 4;
+        cfg.scheme.thresholds_bytes = vec![10 * 1460, 50 * 1460, 100 * 1460];
+        cfg.scheme.pias_count = if per_connection { PiasCount::PerConnection } else { PiasCount::PerFlow };
+        TcpParams::from_config(&cfg)
+    }
+
+    #[test]
+    fn pias_per_connection_counts_across_messages_until_an_idle_gap() {
+        // a 30-segment message, then the next message on the same connection
+        let first_prio = |p: &TcpParams, gap_us: u64| {
+            let mut a = conn(p, 30);
+            run_to_end(p, &mut a, 0);
+            let st = a.carry(p, 0);
+            let mut b = conn(p, 30);
+            b.resume(p, &st, gap_us * PS_PER_US);
+            let mut out = Vec::new();
+            b.start(p, gap_us * PS_PER_US, &mut out);
+            out[0].prio
+        };
+        let per_conn = pias_params(true);
+        assert_eq!(first_prio(&per_conn, 200), 1, "30 segments counted: past alpha_1, the next message starts in queue 1");
+        assert_eq!(first_prio(&per_conn, 501), 0, "more than 500 us since the last write: the count restarts");
+        assert_eq!(first_prio(&pias_params(false), 200), 0, "per flow: every message starts at the top");
+    }
+
+    #[test]
+    fn pias_per_connection_restarts_after_consecutive_timeouts() {
+        let p = pias_params(true);
+        let mut a = conn(&p, 30);
+        run_to_end(&p, &mut a, 0);
+        let st = a.carry(&p, 0);
+        let mut b = conn(&p, 100);
+        b.resume(&p, &st, 10 * PS_PER_US);
+        let mut out = Vec::new();
+        b.cwnd = 40.0;
+        b.start(&p, 10 * PS_PER_US, &mut out);
+        assert_eq!(out[0].prio, 1);
+        assert_eq!(out.last().unwrap().prio, 2, "70 segments counted: past alpha_2");
+        // three timeouts in a row (nothing comes back): the count restarts at the high-water mark
+        let mut t = 10 * PS_PER_US;
+        for _ in 0..3 {
+            t = b.rto_deadline;
+            out.clear();
+            b.on_timeout(&p, t, &mut out);
+        }
+        assert_eq!(b.pias_base, 0);
+        assert_eq!(b.pias_reset_at, 40 * 1460);
+        out.clear();
+        b.send_segment(&p, 45, t, false, &mut out);
+        assert_eq!(out[0].prio, 0, "5 segments past the reset: the top queue again");
+    }
+
+    #[test]
+    fn l2dct_increase_is_w_c_or_w_c_over_w_max() {
+        let mut l = L2dct { w_min: 0.125, w_max: 2.5, size_min: 204_800, size_max: 1_048_576, normalized: false };
+        assert_eq!(l.increase(0), 2.5);
+        assert_eq!(l.increase(2_000_000), 0.125);
+        l.normalized = true;
+        assert_eq!(l.increase(0), 1.0, "at w_max a flow grows as TCP does");
+        assert_eq!(l.increase(2_000_000), 0.05);
+    }
+
+    #[test]
+    fn ranks_are_measured_at_the_packet_or_at_the_acknowledged_state() {
+        let mk = |rank_at: RankAt, las: bool| {
+            let mut cfg = Config::default();
+            cfg.scheme.name = if las { SchemeName::Las } else { SchemeName::Pfabric };
+            cfg.scheme.rank_at = rank_at;
+            cfg.transport.init_cwnd_packets = 4;
+            TcpParams::from_config(&cfg)
+        };
+        let ranks = |p: &TcpParams| {
+            let mut c = conn(p, 10);
+            let mut out = Vec::new();
+            c.start(p, 0, &mut out);
+            out.iter().map(|x| x.sack).collect::<Vec<u32>>()
+        };
+        let m = 1460;
+        // pFabric: remaining bytes from each packet's own offset (ns-2: curseq_ - seqno) ...
+        assert_eq!(ranks(&mk(RankAt::Packet, false)), vec![10 * m, 9 * m, 8 * m, 7 * m]);
+        // ... or the flow's unacknowledged bytes, the same for the whole first window
+        assert_eq!(ranks(&mk(RankAt::Ack, false)), vec![10 * m; 4]);
+        // LAS: the bytes before the packet, or the high-water mark including it
+        assert_eq!(ranks(&mk(RankAt::Packet, true)), vec![0, m, 2 * m, 3 * m]);
+        assert_eq!(ranks(&mk(RankAt::Ack, true)), vec![m, 2 * m, 3 * m, 4 * m]);
+    }
+
+    #[test]
+    fn qclimb_with_tcp_out_of_order_handling_retransmits_at_the_original_priority() {
+        let mk = |ooo: OooHandling| {
+            let mut cfg = Config::default();
+            cfg.scheme.name = SchemeName::Qclimb;
+            cfg.scheme.ooo_handling = ooo;
+            cfg.switch.queues = 4;
+            cfg.scheme.thresholds_bytes = vec![10_000, 20_000, 30_000];
+            TcpParams::from_config(&cfg)
+        };
+        assert!(mk(OooHandling::Qclimb).retx_top_priority);
+        assert!(!mk(OooHandling::Tcp).retx_top_priority, "the default-TCP variant abandons section 3.2 whole");
     }
 }
