@@ -496,7 +496,9 @@ def train(
 
 def annotate(model: Model, flows: pd.DataFrame) -> pd.DataFrame:
     """The flows as an fctlab trace (``src, dst, size_bytes, start_ns``) with ``lower_bytes``, ``upper_bytes`` and
-    ``estimate_bytes`` from the model: what ``workloads.read_trace`` reads for pFabric-by-estimate and QCLIMB."""
+    ``estimate_bytes`` from the model: what ``workloads.read_trace`` reads for pFabric-by-estimate and QCLIMB.
+    When the flows name their 5-tuple (``sport``, ``dport``, ``proto``), a ``conn`` column numbers their
+    connections (for ``transport.connections = "trace"``)."""
     pred = model.predict(flows)
     out = pd.DataFrame({
         "src": flows["src"].to_numpy(np.int64),
@@ -506,7 +508,19 @@ def annotate(model: Model, flows: pd.DataFrame) -> pd.DataFrame:
     })
     for c in ("lower_bytes", "upper_bytes", "estimate_bytes"):
         out[c] = pred[c].to_numpy(np.int64)
+    if all(c in flows.columns for c in CONNECTION_KEY):
+        out["conn"] = connection_ids(flows)
     return out
+
+
+#: The columns that name a flow's connection.
+CONNECTION_KEY = ("src", "dst", "sport", "dport", "proto")
+
+
+def connection_ids(flows: pd.DataFrame) -> np.ndarray:
+    """Numbers 0, 1, ... for the flows' connections (their 5-tuples), in order of first appearance."""
+    codes = flows.groupby(list(CONNECTION_KEY), sort=False, dropna=False).ngroup()
+    return codes.to_numpy(np.int64)
 
 
 # --------------------------------------------------------------------------------------------------------------

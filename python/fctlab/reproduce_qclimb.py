@@ -105,8 +105,9 @@ class TraceStore:
 
     def __init__(self, root: Path, *, topo_hosts: int, host_link_gbps: float, flows: int, trees: int,
                  seed: int = 1, trace_hosts: int = 16, n_jobs: int | None = None,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, spread_by: str = "flow"):
         self.root = Path(root)
+        self.spread_by = spread_by
         self.hosts = trace_hosts
         self.topo_hosts = topo_hosts
         self.gbps = host_link_gbps
@@ -169,7 +170,8 @@ class TraceStore:
         model_profile = model_profile or profile
         key = (profile, depth, model_profile)
         if key not in self._bounds:
-            name = f"{self._tag(profile)}-model-{model_profile}-d{depth}-t{self.trees}.parquet"
+            # ("-conn": the annotated flows carry their connection ids)
+            name = f"{self._tag(profile)}-model-{model_profile}-d{depth}-t{self.trees}-conn.parquet"
             path = self.root / "bounds" / name
             if path.is_file():
                 df = pd.read_parquet(path)
@@ -183,25 +185,42 @@ class TraceStore:
         """``flows`` on the topology's hosts (:func:`spread`) and re-spaced to ``load`` (:func:`respace`), written
         as ``replay/NAME-hH-nN-tT-sS-loadL.parquet`` (kept if it exists)."""
         tag = f"h{self.topo_hosts}-n{self.flows}-t{self.trees}-s{self.seed}"
+        if self.spread_by == "connection":
+            tag += "-byconn"
         path = self.root / "replay" / f"{name}-{tag}-load{_load_str(load)}.parquet"
         if not path.is_file():
-            out = spread(flows, self.topo_hosts, seed=self.seed)
+            out = spread(flows, self.topo_hosts, seed=self.seed, by=self.spread_by)
             out = respace(out, load, self.topo_hosts, self.gbps, seed=self.seed)
             _atomic_parquet(out, path)
         return path
 
 
-def spread(flows: pd.DataFrame, hosts: int, seed: int) -> pd.DataFrame:
+def spread(flows: pd.DataFrame, hosts: int, seed: int, *, by: str = "flow") -> pd.DataFrame:
     """A copy of ``flows`` whose sender and receiver are drawn anew, uniformly among ``hosts`` (receiver != sender),
     as fctlab's all_to_all pattern does. Sizes, order and bounds stay; the bounds were predicted from the trace's
     own endpoints (the application's view), the fabric sees the new ones. Why: a generated job uses a handful of
     machines, so replaying the trace's own endpoints at a load defined over every host link would overload those
-    few links many times over (measured: SGD on 144 hosts at load 0.7 had a 9 ms mean small-flow FCT)."""
+    few links many times over (measured: SGD on 144 hosts at load 0.7 had a 9 ms mean small-flow FCT).
+
+    ``by="flow"`` draws a pair for every flow (the trace's connections are lost: its ``conn`` column is dropped);
+    ``by="connection"`` draws one pair per connection (``conn``), so that the flows of a connection stay on one
+    connection and PIAS can count per connection. The second spreads load only as evenly as the trace has
+    connections (SGD: 68 connections for 20,000 flows), which suits the 8-host testbed, not 144 hosts."""
     rng = np.random.default_rng(seed + 7)
-    n = len(flows)
-    src = rng.integers(0, hosts, n)
-    dst = (src + rng.integers(1, hosts, n)) % hosts
     out = flows.reset_index(drop=True).copy()
+    if by == "connection" and "conn" in out.columns:
+        conn = out["conn"].to_numpy(np.int64)
+        ids, inverse = np.unique(conn, return_inverse=True)
+        src_c = rng.integers(0, hosts, len(ids))
+        dst_c = (src_c + rng.integers(1, hosts, len(ids))) % hosts
+        src, dst = src_c[inverse], dst_c[inverse]
+    elif by in ("flow", "connection"):
+        n = len(flows)
+        src = rng.integers(0, hosts, n)
+        dst = (src + rng.integers(1, hosts, n)) % hosts
+        out = out.drop(columns=["conn"], errors="ignore")
+    else:
+        raise ValueError(f"spread: by must be 'flow' or 'connection' (got {by!r})")
     out["src"] = src.astype(np.int64)
     out["dst"] = dst.astype(np.int64)
     return out
@@ -327,9 +346,16 @@ class Variant:
     scheme: str
     settings: tuple[tuple[str, Any], ...] = ()
     queues: int = 8
+    #: where the queue thresholds come from (:func:`queue_thresholds`): "ns2" or "derived"
+    thresholds: str = "ns2"
 
 
 PIAS = Variant("PIAS", "pias")
+# PIAS as its kernel module counts (the testbed's PIAS): bytes per connection, reset after 500 us idle
+PIAS_DEPLOYED = Variant("PIAS", "pias", (("pias_count", "per_connection"),))
+PIAS_PER_FLOW = Variant("PIAS (per-flow count)", "pias")
+PIAS_DERIVED = Variant("PIAS (derived thresholds)", "pias", thresholds="derived")
+QCLIMB_DERIVED = Variant("QCLIMB (derived thresholds)", "qclimb", thresholds="derived")
 QCLIMB = Variant("QCLIMB", "qclimb")
 QCLIMB_PS = Variant("QCLIMB-PS", "qclimb", (("qclimb_info", "precise"),))
 QCLIMB_FP = Variant("QCLIMB-FP", "qclimb", (("qclimb_info", "point_fixed"),))
@@ -399,11 +425,24 @@ def pias_thresholds(load: float, queues: int = 8) -> list[int]:
     all workloads without naming a load. fctlab takes the PIAS ns-2 web-search set of the run's load (8 queues;
     loads below 0.5, which have no published set, take 0.5's, above 0.9 take 0.9's) and, for 2 and 4 queues, the
     thresholds PIAS's method derives for web search at that load."""
+    return queue_thresholds(load, queues, "ns2")
+
+
+def queue_thresholds(load: float, queues: int, source: str) -> list[int]:
+    """The web-search thresholds "of the PIAS paper" at ``load`` for ``queues`` queues, from one of two sources
+    (the QCLIMB paper does not say which it took; both run as labelled variants):
+
+    * ``"ns2"``: the sets of the PIAS ns-2 scripts (8 queues; the first threshold is above 1.1 MB), see
+      :func:`pias_thresholds`;
+    * ``"derived"``: the HotNets paper's own derivation (§3, :func:`fctlab.thresholds.derive`) for every queue
+      count, which puts the first threshold far lower."""
     from fctlab import thresholds
 
     nearest = min(max(round(load, 1), 0.5), 0.9)
-    if queues == 8:
+    if source == "ns2" and queues == 8:
         return thresholds.preset("websearch", nearest)
+    if source not in ("ns2", "derived"):
+        raise ValueError(f"thresholds: source must be 'ns2' or 'derived' (got {source!r})")
     return list(thresholds.derive("websearch", nearest, queues).thresholds_bytes)
 
 
@@ -433,9 +472,17 @@ def testbed_base() -> dict[str, Any]:
     only ever raises it: at this model's ~5 us unloaded RTT (no host stack) a 25 Gbps flow reads ~15 KB per RTT,
     which asks for a ~52 KB window, ~82 KB of buffer with its truesize overhead, below the default 87,380 B, so
     the clamp stays. (Under queueing the RTT grows and Linux would raise the window of a fast flow; a fixed
-    window is the simplification, and it costs K-Means' large flows about 2% of FCT.) Without a window (ns-2's unlimited ``window_``) a climbing flow's
-    SACKed higher-priority segments leave the pipe and the sender runs megabytes ahead of its own segments
-    still waiting in a lower queue (docs/reproduce-qclimb.md, Table 3)."""
+    window is the simplification, and it costs K-Means' large flows about 2% of FCT.) Without a window (ns-2's
+    unlimited ``window_``) a climbing flow's SACKed higher-priority segments leave the pipe and the sender runs
+    megabytes ahead of its own segments still waiting in a lower queue (docs/reproduce-qclimb.md, Table 3).
+
+    Connections (``transport.connections = "trace"``): the flows of one connection of the trace (its 5-tuple:
+    the ``conn`` column) share one TCP connection, as the applications' persistent sockets do; a flow that
+    starts while its connection is busy opens another. PIAS counts bytes per connection there, as its kernel
+    module does (``scheme.pias_count = "per_connection"``: the count survives from one message to the next
+    unless 500 us pass between writes), so a request/response loop without idle gaps climbs down the queues.
+    QCLIMB counts per message: its flow table is keyed per message in the paper's design (§4), the reading taken
+    here."""
     return {
         "name": "reproduce-qclimb-testbed",
         "topology": {"kind": "single_switch", "hosts": 8, "host_link_gbps": 25, "host_link_delay_ns": 1000},
@@ -444,7 +491,7 @@ def testbed_base() -> dict[str, Any]:
         "host": {"nic_buffer_bytes": 350_000, "nic_ecn": True},
         "routing": {"mode": "ecmp"},
         "transport": {"mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 10, "rto_min_us": 10_000,
-                      "rwnd_bytes": TESTBED_RWND_BYTES},
+                      "rwnd_bytes": TESTBED_RWND_BYTES, "connections": "trace"},
     }
 
 
@@ -454,7 +501,9 @@ def sim_base() -> dict[str, Any]:
     buffer (360,000 B per port), ECN threshold (97,500 B), initial window (70) and RTOmin (2 ms); per-flow ECMP
     (QCLIMB's loss detection assumes one path per flow, §3.2.1 footnote 4), so duplicate-ACK fast retransmit
     stays on (3) for the schemes that use it; the hosts' NIC queues are switch queues (as the PIAS ns-2 scripts
-    build host links; pFabric gets its own preset's)."""
+    build host links; pFabric gets its own preset's); persistent connections per host pair as the PIAS ns-2
+    scripts pool them (``transport.connections = "per_host_pair"``: alpha, ssthresh and the RTT estimate carry
+    over from a pair's previous flow, cwnd restarts at the initial window)."""
     return {
         "name": "reproduce-qclimb-sim",
         "topology": {
@@ -465,7 +514,8 @@ def sim_base() -> dict[str, Any]:
                    "ecn_threshold_bytes": 97_500},
         "host": {"nic_buffer_bytes": 360_000, "nic_ecn": True},
         "routing": {"mode": "ecmp"},
-        "transport": {"mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 70, "rto_min_us": 2000},
+        "transport": {"mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 70, "rto_min_us": 2000,
+                      "connections": "per_host_pair"},
     }
 
 
@@ -486,7 +536,7 @@ def _raw(base: dict[str, Any], variant: Variant, trace: Path, load: float, warmu
             raw["transport"].pop(key, None)
         raw.pop("host", None)  # the preset's NIC queue (pFabric's queue size)
     else:
-        scheme["thresholds_bytes"] = pias_thresholds(load, variant.queues)
+        scheme["thresholds_bytes"] = queue_thresholds(load, variant.queues, variant.thresholds)
     if slack_bytes is not None:
         scheme["slack_bytes"] = slack_bytes
     raw["scheme"] = scheme
@@ -546,11 +596,11 @@ def _log(msg: str) -> None:
     sys.stderr.flush()
 
 
-def _store(out_dir: Path, *, hosts: int, gbps: float, flows: int, trees: int) -> TraceStore:
+def _store(out_dir: Path, *, hosts: int, gbps: float, flows: int, trees: int, spread_by: str = "flow") -> TraceStore:
     from fctlab.sweep import default_workers
 
     return TraceStore(Path(out_dir) / TRACES_DIR, topo_hosts=hosts, host_link_gbps=gbps, flows=flows, trees=trees,
-                      n_jobs=default_workers(), log=_log)
+                      n_jobs=default_workers(), log=_log, spread_by=spread_by)
 
 
 def qclimb_testbed_sweep(scale: str = "small", out_dir: str | Path | None = None) -> Any:
@@ -560,7 +610,8 @@ def qclimb_testbed_sweep(scale: str = "small", out_dir: str | Path | None = None
     out = Path(out_dir) if out_dir is not None else _default_out("qclimb-testbed", scale)
     base = testbed_base()
     hosts, gbps = base["topology"]["hosts"], float(base["topology"]["host_link_gbps"])
-    store = _store(out, hosts=hosts, gbps=gbps, flows=sc.flows, trees=sc.trees)
+    # the testbed keeps the trace's connections (a pair per connection), so that PIAS counts per connection
+    store = _store(out, hosts=hosts, gbps=gbps, flows=sc.flows, trees=sc.trees, spread_by="connection")
     b = _Builder(f"reproduce-qclimb-testbed-{scale}", base)
 
     def trace(profile: str, load: float, *, depth: int = 10, model: str | None = None) -> tuple[Path, int]:
@@ -572,8 +623,12 @@ def qclimb_testbed_sweep(scale: str = "small", out_dir: str | Path | None = None
     for profile in (*sc.profiles, "tensorflow"):
         for load in sc.loads:
             path, warm = trace(profile, load)
-            for v in (PIAS, QCLIMB, QCLIMB_PS):
+            for v in (PIAS_DEPLOYED, QCLIMB, QCLIMB_PS):
                 b.add("main", profile, load, v, path, warmup=warm)
+            if profile != "tensorflow":
+                # both repairs of priority-detected losses, and both sources of "the PIAS paper's thresholds"
+                for v in (QCLIMB_EVERY_GAP, PIAS_DERIVED, QCLIMB_DERIVED):
+                    b.add("main", profile, load, v, path, warmup=warm)
     for profile in sc.profiles:
         for load in sc.table3_loads:
             path, warm = trace(profile, load)
@@ -582,7 +637,7 @@ def qclimb_testbed_sweep(scale: str = "small", out_dir: str | Path | None = None
     # §5.1 Fig. 12: Memcached queries with web-search background
     for load in sc.memcached_loads:
         path, roles, warm = _memcached_files(store, sc.queries, load)
-        for v in (PIAS, QCLIMB):
+        for v in (PIAS_DEPLOYED, PIAS_PER_FLOW, QCLIMB):
             b.add("memcached", "memcached", load, v, path, warmup=warm)
 
     dd = set(sc.deep_dive)
@@ -602,7 +657,7 @@ def qclimb_testbed_sweep(scale: str = "small", out_dir: str | Path | None = None
             b.add("mismatch", pr, 0.7, QCLIMB, path, warmup=warm, label=f"QCLIMB ({PROFILE_NAMES[model]} model)")
     if "mix" in dd:  # Fig. 19: WebSearch under PIAS at 0.3 + PageRank under QCLIMB at 0.5; baseline all PIAS
         path, warm = _mix_websearch_file(store, 0.5, 0.3)
-        b.add("mix", "pagerank+websearch", 0.8, PIAS, path, warmup=warm, label="PIAS (all flows)")
+        b.add("mix", "pagerank+websearch", 0.8, PIAS_DEPLOYED, path, warmup=warm, label="PIAS (all flows)")
         b.add("mix", "pagerank+websearch", 0.8, QCLIMB, path, warmup=warm, label="QCLIMB (PageRank) + PIAS (WebSearch)")
     if "ratio" in dd:  # Fig. 20: PageRank at 0.7, a share of flows under QCLIMB, the rest under PIAS
         prof = pr if pr in sc.profiles else sc.profiles[0]
@@ -611,12 +666,12 @@ def qclimb_testbed_sweep(scale: str = "small", out_dir: str | Path | None = None
             b.add("ratio", prof, 0.7, QCLIMB, path, warmup=warm, label=f"QCLIMB+PIAS (ratio {ratio:g})")
         if 0.7 not in sc.loads:
             path, warm = trace(prof, 0.7)
-            for v in (PIAS, QCLIMB):
+            for v in (PIAS_DEPLOYED, QCLIMB):
                 b.add("main", prof, 0.7, v, path, warmup=warm)
     if "queues" in dd:  # Fig. 21: PageRank at 0.7 with 2 and 4 queues
         path, warm = trace(pr, 0.7)
         for q in (2, 4):
-            for v in (PIAS, QCLIMB):
+            for v in (PIAS_DEPLOYED, QCLIMB):
                 from dataclasses import replace
 
                 b.add("queues", pr, 0.7, replace(v, queues=q), path, warmup=warm, label=f"{v.label} ({q} queues)")
@@ -640,7 +695,7 @@ def _memcached_files(store: TraceStore, queries: int, load: float) -> tuple[Path
     count (the flows before the first measured query: the first tenth of the queries is the warm-up)."""
     from fctlab import predict, traces
 
-    tag = f"memcached-q{queries}-load{_load_str(load)}-t{store.trees}-s{store.seed}"
+    tag = f"memcached-q{queries}-load{_load_str(load)}-t{store.trees}-s{store.seed}-conn"
     path = store.root / "replay" / f"{tag}.parquet"
     roles_path = store.root / "replay" / f"{tag}.queries.parquet"
     if not (path.is_file() and roles_path.is_file()):
@@ -692,6 +747,10 @@ def _mix_websearch_file(store: TraceStore, qclimb_load: float, pias_load: float)
         ws = pd.DataFrame({"src": ws["src"], "dst": ws["dst"], "size_bytes": ws["size_bytes"],
                            "start_ns": ws["start_ns"], "lower_bytes": 0, "upper_bytes": 0, "estimate_bytes": 0,
                            "qclimb": False})
+        if "conn" in pr.columns:
+            # the background's connections: one persistent connection per host pair, numbered after PageRank's
+            pair = ws["src"].to_numpy(np.int64) * store.topo_hosts + ws["dst"].to_numpy(np.int64)
+            ws["conn"] = int(pr["conn"].max()) + 1 + np.unique(pair, return_inverse=True)[1]
         mix = pd.concat([pr.assign(qclimb=True), ws], ignore_index=True)
         mix = mix.iloc[np.lexsort((np.arange(len(mix)), mix["start_ns"].to_numpy()))].reset_index(drop=True)
         for c in ("lower_bytes", "upper_bytes", "estimate_bytes"):
@@ -725,7 +784,7 @@ def qclimb_sim_sweep(scale: str = "small", out_dir: str | Path | None = None) ->
         df = store.bounds(profile)
         for load in sc.loads:
             path = store.replay(profile, df, load)
-            for v in (PIAS, QCLIMB, QCLIMB_PS, PFABRIC, PFABRIC_EST, QCLIMB_EVERY_GAP):
+            for v in (PIAS, QCLIMB, QCLIMB_PS, PFABRIC, PFABRIC_EST, QCLIMB_EVERY_GAP, PIAS_DERIVED, QCLIMB_DERIVED):
                 b.add("sim", profile, load, v, path, warmup=_warmup(len(df)))
     return b.sweep()
 

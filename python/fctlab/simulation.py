@@ -273,6 +273,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         after = np.ascontiguousarray(np.where(a < 0, np.uint32(0xFFFFFFFF), a).astype(np.uint32))
     if "qclimb" in flows.columns:
         qclimb = np.ascontiguousarray(column(flows, "qclimb", bool))
+    # connection ids (transport.connections = "trace")
+    conn = np.ascontiguousarray(column(flows, "conn", np.uint32)) if "conn" in flows.columns else None
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(column(flows, "src", np.uint32)),
@@ -287,6 +289,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         after,
         qclimb,
         threads,
+        conn,
     )
     stats = json.loads(stats_json)
     table = flow_table(

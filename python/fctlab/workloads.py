@@ -714,6 +714,7 @@ def _incast(
 TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
 TRACE_OPTIONAL = (
     "priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps", "after_flow", "qclimb",
+    "conn",
 )
 
 
@@ -781,7 +782,9 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     ``lower_bytes``, ``upper_bytes``, ``estimate_bytes`` (integers >= 0; lower <= upper), ``deadline_ns``
     (>= 0; an empty cell / NaN means "no deadline"), ``gen_rate_bps`` (> 0), ``after_flow`` (the 0-based data
     row of an earlier flow this one waits for, -1 for none: the flow starts at max(start_ns, the instant that flow
-    finishes)), ``qclimb`` (0/1 or false/true; scheme qclimb only: 0 schedules the flow as PIAS). Any other
+    finishes)), ``qclimb`` (0/1 or false/true; scheme qclimb only: 0 schedules the flow as PIAS), ``conn`` (a
+    connection id, 0 .. 2^32 - 2: flows with the same id share one TCP connection's state under
+    ``transport.connections = "trace"``; one id joins one (src, dst) pair). Any other
     column is an error. Flows are sorted by start time (stable: ties keep the file's order; a flow that waits
     for another sorts no earlier than it) and renumbered 0..n-1, ``after_flow`` with them. Errors name the
     column and the first bad row (data rows count from 1). Host indices are checked against a topology by
@@ -868,6 +871,19 @@ def read_trace(path: str | Path) -> pd.DataFrame:
         extra["after_flow"] = after
     if "qclimb" in cols:
         extra["qclimb"] = _bool_column(df, "qclimb", where, is_csv)
+    if "conn" in cols:
+        conn = _int_column(df, "conn", where, is_csv, minimum=0, maximum=_U32_MAX - 1)
+        # one connection, one pair of hosts
+        pairs = pd.DataFrame({"conn": conn, "src": src, "dst": dst})
+        first = pairs.groupby("conn", sort=False)[["src", "dst"]].transform("first")
+        i = _first(((first["src"] != pairs["src"]) | (first["dst"] != pairs["dst"])).to_numpy())
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column 'conn', {_row_label(i, is_csv)}: connection {int(conn[i])} joins host "
+                f"{int(first['src'].iloc[i])} to {int(first['dst'].iloc[i])} on an earlier row, not {int(src[i])} to "
+                f"{int(dst[i])}"
+            )
+        extra["conn"] = conn.astype(np.uint32)
 
     return _flow_frame(src, dst, size, start_ps, sort_ps=sort_ps, **extra)
 

@@ -387,10 +387,12 @@ pub enum Connections {
     /// pair's connection that has been idle longest (the scripts hand the next arrival to the connection whose
     /// flow finished first); a connection is idle once its flow's every byte is acknowledged.
     PerHostPair,
-    /// Connections named by the trace (the flows' 5-tuple: `sport`, `dport`, `proto` with `src`, `dst`): flows
-    /// with the same 5-tuple reuse one connection, as a request/response loop on a persistent socket does. A
-    /// flow that starts while its connection still carries an earlier flow gets a new connection of that
-    /// 5-tuple (the pool model above, keyed by 5-tuple). Needs the trace's connection ids.
+    /// Connections named by the trace (its `conn` column, e.g. numbered from the flows' 5-tuples): flows with
+    /// the same id reuse one connection, as a request/response loop on a persistent socket does. A socket may
+    /// write its next message once the previous one is all sent, before its last ACK: a flow that starts while
+    /// an earlier flow of its connection has sent every segment takes the connection over from it (its state
+    /// as it is then); one that starts while the earlier flow still has data unsent opens a new connection of
+    /// that id (which then joins the id's pool). Needs the trace's connection ids.
     Trace,
 }
 

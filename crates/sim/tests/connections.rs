@@ -71,3 +71,18 @@ fn trace_connections_follow_the_ids_and_are_required() {
     f.src[2] = 0;
     assert_eq!(run(&cfg, &f, None).unwrap().stats.connections_reused, 0, "ids are ignored per flow");
 }
+
+#[test]
+fn a_trace_connection_is_taken_over_once_its_flow_has_sent_everything() {
+    // a request/response chain on one connection: flow 1 starts when flow 0's receiver holds every byte, before
+    // flow 0's last ACK is back, so it takes the connection over; flow 2 starts while flow 1 is still sending
+    let mut cfg = dctcp(Connections::Trace);
+    cfg.transport.init_cwnd_packets = 100;
+    let mut f = flows(&[(0, 2, 1_000_000, 0), (0, 2, 20_000, 0), (0, 2, 2_000_000, 0), (0, 2, 20_000, 0)]);
+    f.after = vec![fctlab_sim::flows::NO_PARENT, 0, 1, fctlab_sim::flows::NO_PARENT];
+    f.conn = vec![1, 1, 1, 1];
+    let out = run(&cfg, &f, None).unwrap();
+    // flows 0, 1, 2 form one chain on one connection; flow 3 starts at 0 while flow 0 (more than a window) is
+    // still sending: a second connection
+    assert_eq!((out.stats.connections_opened, out.stats.connections_reused), (2, 2));
+}

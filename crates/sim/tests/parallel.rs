@@ -124,4 +124,9 @@ fn connections_reused_per_host_pair_and_pias_counted_per_connection() {
     let out = same("connections", &cfg, &f, 2);
     assert!(out.stats.connections_reused > 0, "{:?}", out.stats);
     assert_eq!(out.stats.connections_opened + out.stats.connections_reused, 400);
+    // the trace's connections, one per host pair: reused at least as often (a flow may also take one over)
+    cfg.transport.connections = Connections::Trace;
+    f.conn = f.src.iter().zip(&f.dst).map(|(&s, &d)| s * 256 + d).collect();
+    let traced = same("trace connections", &cfg, &f, 2);
+    assert!(traced.stats.connections_reused >= out.stats.connections_reused, "{:?}", traced.stats);
 }

@@ -192,6 +192,10 @@ struct Sim<'a> {
     /// 5-tuple), longest idle first. Touched once when a flow starts and once when it ends, never per packet.
     connections: Connections,
     idle_conns: HashMap<u64, VecDeque<ConnState>>,
+    /// Trace connections: the open flows of each connection, and the flows whose connection a later flow took
+    /// over once they had sent everything (they close without returning it to the pool).
+    open_on: HashMap<u64, Vec<u32>>,
+    handed_over: Vec<bool>,
 }
 
 /// Simulate `flows` on the fabric `cfg` describes, on one thread. Deterministic: same inputs, same results.
@@ -388,6 +392,12 @@ impl<'a> Sim<'a> {
             progress,
             connections: cfg.transport.connections,
             idle_conns: HashMap::new(),
+            open_on: HashMap::new(),
+            handed_over: if hosts_here && cfg.transport.connections == Connections::Trace {
+                vec![false; flows.len()]
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -456,7 +466,14 @@ impl Sim<'_> {
         let mut reused = false;
         if self.connections != Connections::PerFlow {
             let key = self.pool_key(i);
-            if let Some(st) = self.idle_conns.get_mut(&key).and_then(|q| q.pop_front()) {
+            let mut st = self.idle_conns.get_mut(&key).and_then(|q| q.pop_front());
+            if self.connections == Connections::Trace {
+                if st.is_none() {
+                    st = self.take_over(key);
+                }
+                self.open_on.entry(key).or_default().push(id);
+            }
+            if let Some(st) = st {
                 conn.resume(&self.params, &st, self.now);
                 reused = true;
             }
@@ -858,11 +875,40 @@ impl Sim<'_> {
             self.record_counters(&c);
             self.open_flows -= 1;
             if self.connections != Connections::PerFlow {
-                let st = c.carry(&self.params, self.results.start_ps[flow as usize]);
                 let key = self.pool_key(flow as usize);
+                if self.connections == Connections::Trace {
+                    if let Some(open) = self.open_on.get_mut(&key) {
+                        open.retain(|&f| f != flow);
+                    }
+                    if self.handed_over[flow as usize] {
+                        return; // a later flow carries this connection on
+                    }
+                }
+                let st = c.carry(&self.params, self.results.start_ps[flow as usize]);
                 self.idle_conns.entry(key).or_default().push_back(st);
             }
         }
+    }
+
+    /// Trace connections: a flow starts on connection `key` while none of its instances is idle. A socket may
+    /// write its next message as soon as the previous one is all sent (it need not wait for the last ACK), so
+    /// the earliest open flow of the connection that has sent every segment hands the connection over: the new
+    /// flow starts from its state, and it closes without returning the connection to the pool.
+    fn take_over(&mut self, key: u64) -> Option<ConnState> {
+        let open = self.open_on.get(&key)?;
+        for &f in open {
+            if self.handed_over[f as usize] {
+                continue;
+            }
+            if let Some(c) = self.conns[f as usize].as_deref() {
+                if c.snd_nxt == c.n_segs {
+                    let st = c.carry(&self.params, self.results.start_ps[f as usize]);
+                    self.handed_over[f as usize] = true;
+                    return Some(st);
+                }
+            }
+        }
+        None
     }
 
     /// The connection pool flow `i` draws from: its host pair, or its trace connection id.
