@@ -116,6 +116,18 @@ def test_bad_scale_is_a_clear_error(tmp_path):
     assert not (tmp_path / "a").exists() and not (tmp_path / "x").exists()
 
 
+def test_spread_by_connection_keeps_each_connection_on_one_pair():
+    flows = pd.DataFrame({"src": [0, 0, 1, 0, 1], "dst": [1, 1, 0, 1, 0], "size_bytes": [1, 2, 3, 4, 5],
+                          "start_ns": [0, 1, 2, 3, 4], "conn": [0, 0, 1, 0, 1]})
+    out = rq.spread(flows, 50, seed=3, by="connection")
+    assert out.groupby("conn")[["src", "dst"]].nunique().max().max() == 1
+    assert (out["src"] != out["dst"]).all()
+    per_flow = rq.spread(flows, 50, seed=3)
+    assert "conn" not in per_flow.columns, "per-flow endpoints cannot keep the connections"
+    with pytest.raises(ValueError, match="by must be"):
+        rq.spread(flows, 50, seed=3, by="pair")
+
+
 def test_thresholds_follow_the_pias_presets():
     from fctlab import thresholds
 
@@ -136,8 +148,11 @@ def test_testbed_tiny_end_to_end(tmp_path):
             t = pd.read_parquet(p.experiment.workload.trace)
             assert rq.offered_load(t, 8, 25.0) == pytest.approx(p.values["load"], rel=1e-6)
             assert t["src"].max() < 8 and {"lower_bytes", "upper_bytes", "estimate_bytes"} <= set(t.columns)
+            # the trace's connections survive the replay: one pair of hosts per connection
+            assert t.groupby("conn")[["src", "dst"]].nunique().max().max() == 1
     engine = p.experiment.engine
     assert engine["switch"]["buffer_bytes"] == 350_000 and engine["transport"]["rto_min_us"] == 10_000
+    assert engine["transport"]["connections"] == "trace"
     assert engine["topology"]["host_link_gbps"] == 25
     runs = rq.load_runs(out)
     assert {r.variant for r in runs} >= {"PIAS", "QCLIMB", "QCLIMB-PS", "QCLIMB (TCP OOO)"}
@@ -146,6 +161,10 @@ def test_testbed_tiny_end_to_end(tmp_path):
     qct = tables["Fig. 12: Memcached query completion time"]
     assert "PIAS" in qct and "QCLIMB" in qct
     mc = [r for r in runs if r.experiment == "memcached"]
+    # the testbed's PIAS counts per connection, as its kernel module does; the per-flow count runs beside it
+    counts = {r.variant: r.config["scheme"]["pias_count"] for r in mc if r.config["scheme"]["name"] == "pias"}
+    assert counts == {"PIAS": "per_connection", "PIAS (per-flow count)": "per_flow"}
+    assert all(r.summary["engine"]["connections_reused"] > 0 for r in mc)
     stats = rq.qct_stats(mc[0])
     assert stats["queries"] > 30 and stats["all"] is not None and stats["all"] > 0
     # Table 3's figures come from the engine's per-receiver counters: some QCLIMB run reordered, and a run's
@@ -162,13 +181,19 @@ def test_testbed_tiny_end_to_end(tmp_path):
 def test_sim_tiny_end_to_end(tmp_path):
     out = tmp_path / "sim"
     report, _ = reproduce.reproduce("qclimb-sim", out, scale="tiny", workers=2)
-    assert report.ok and report.total == 6
+    assert report.ok and report.total == 8
     runs = rq.load_runs(out)
     assert {r.variant for r in runs} == {"PIAS", "QCLIMB", "QCLIMB-PS", "pFabric", "pFabric (estimated sizes)",
-                                         "QCLIMB (every gap)"}
+                                         "QCLIMB (every gap)", "PIAS (derived thresholds)",
+                                         "QCLIMB (derived thresholds)"}
     gap = next(r for r in runs if r.variant == "QCLIMB (every gap)")
     assert gap.config["scheme"]["priority_loss_repair"] == "every_gap"
+    by = {r.variant: r.config["scheme"]["thresholds_bytes"] for r in runs if r.config["scheme"]["name"] == "pias"}
+    assert by["PIAS"][0] > 1_000_000 > by["PIAS (derived thresholds)"][0], by
     cfg = runs[0].config
+    # persistent connections per host pair, as the PIAS ns-2 scripts pool them
+    assert cfg["transport"]["connections"] == "per_host_pair"
+    assert next(r for r in runs if r.variant == "PIAS").summary["engine"]["connections_reused"] > 0
     assert cfg["topology"]["host_link_gbps"] == 40 and cfg["topology"]["core_link_gbps"] == 100
     assert cfg["topology"]["leaves"] * cfg["topology"]["hosts_per_leaf"] == 144
     t = pd.read_parquet(cfg["workload"]["trace"])
