@@ -236,5 +236,7 @@ def test_a_p99_set_by_timeouts_is_explained_in_one_line():
     assert "without them it is 0.3 us" in notes[0]
     text = compare_table({"PIAS": s})
     assert text.splitlines()[-2:] == notes
+    s["scheme"] = "PIAS"
+    assert summary_table(s).splitlines()[-2:] == notes  # one run's table too
     # no timeouts, no note
     assert timeout_notes({"tcp": summarize(table(), STATS)}) == []

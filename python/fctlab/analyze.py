@@ -226,6 +226,7 @@ def summary_table(summary: Mapping[str, Any]) -> str:
         ])
     lines = [format_table(header, rows, "lrrrrrr")]
     lines.append(_totals_line(summary))
+    lines += timeout_notes({str(summary.get("scheme") or "run"): summary})
     return "\n".join(lines)
 
 
