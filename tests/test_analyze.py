@@ -228,15 +228,25 @@ def test_ns2_bin_edges_are_100_kib_and_10_mib():
 
 
 def test_a_p99_set_by_timeouts_is_explained_in_one_line():
-    s = summarize(timeout_table(), STATS, config={"transport": {"rto_min_us": 2000.0}})
+    # 40 small flows without a timeout (FCT 100..490 ns), 2 with one (2 ms); one flow of 200 KB, no timeout
+    rows = [(i, 1_000, 100.0 + 10 * i, 1.0, True, False, 0) for i in range(40)]
+    rows += [(40, 1_000, 2_000_100.0, 2000.0, True, False, 1), (41, 1_000, 2_000_200.0, 2000.0, True, False, 1)]
+    rows += [(42, 200_000, 1_000.0, 2.0, True, False, 0)]
+    s = summarize(timeout_table(rows), STATS, config={"transport": {"rto_min_us": 2000.0}})
     notes = timeout_notes({"PIAS": s})
-    # small: p99 of 100, 300, 2,000,100 is ~1,960,136 ns, far above the no-timeout p99 (298 ns); "all" likewise
-    assert len(notes) == 2 and "PIAS, small flows" in notes[0]
-    assert "2 of 4 flows that hit a retransmission timeout, RTOmin 2 ms" in notes[0]
-    assert "without them it is 0.3 us" in notes[0]
+    # small: p99 at rank 0.99 x 41 = 40.59, between 2,000,100 and 2,000,200: 2,000,159 ns; without the two,
+    # p99 at rank 0.99 x 39 = 38.61 -> 480 + 0.61 x 10 = 486.1 ns. "all": 2,000,158 ns, and without the two
+    # (41 flows, the 1,000 ns one last) rank 39.6 -> 490 + 0.6 x 510 = 796 ns. medium: no timeouts, no note
+    assert notes == [
+        "note: PIAS, small flows: p99 FCT 2,000.2 us comes from the 2 of 42 flows that hit a timeout (RTOmin 2 ms); "
+        "0.5 us without them",
+        "note: PIAS, all flows: p99 FCT 2,000.2 us comes from the 2 of 43 flows that hit a timeout (RTOmin 2 ms); "
+        "0.8 us without them",
+    ]
     text = compare_table({"PIAS": s})
     assert text.splitlines()[-2:] == notes
     s["scheme"] = "PIAS"
     assert summary_table(s).splitlines()[-2:] == notes  # one run's table too
-    # no timeouts, no note
+    # no timeouts, no note; timeouts in more than a tenth of the flows are no tail effect, no note either
     assert timeout_notes({"tcp": summarize(table(), STATS)}) == []
+    assert timeout_notes({"tcp": summarize(timeout_table(), STATS)}) == []  # 2 of 4 small flows

@@ -272,8 +272,10 @@ def compare_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join([format_table(header, rows, "llrrrrrr"), *timeout_notes(summaries)])
 
 
-#: A p99 at least this many times the p99 of the same bin's flows without a timeout is explained by a note.
+#: A p99 at least this many times the p99 of the same bin's flows without a timeout is explained by a note...
 TIMEOUT_NOTE_RATIO = 2.0
+#: ... when at most this share of the bin's flows had a timeout (more is not a tail effect: the mean shows it too).
+TIMEOUT_NOTE_MAX_SHARE = 0.1
 
 
 def _duration(us: float) -> str:
@@ -281,21 +283,23 @@ def _duration(us: float) -> str:
 
 
 def timeout_notes(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """One line per run and bin whose p99 FCT is set by flows that hit a retransmission timeout: the p99 is at
-    least :data:`TIMEOUT_NOTE_RATIO` times the p99 of the bin's flows that had none. Summaries written before
-    the no-timeout statistics existed give no notes."""
+    """One line per run and bin whose p99 FCT is set by a few flows that hit a retransmission timeout: the p99
+    is at least :data:`TIMEOUT_NOTE_RATIO` times the p99 of the bin's flows that had none, and at most
+    :data:`TIMEOUT_NOTE_MAX_SHARE` of the bin's flows had one. Summaries written before the no-timeout
+    statistics existed give no notes."""
     notes = []
     for label, s in summaries.items():
         rto = ((s.get("config") or {}).get("transport") or {}).get("rto_min_us")
-        rto_text = f", RTOmin {_duration(float(rto))}" if rto is not None else ""
+        rto_text = f" (RTOmin {_duration(float(rto))})" if rto is not None else ""
         for name in SUMMARY_BINS:
             b = s["bins"][name]
             p99, clean, hit = b.get("p99_fct_ns"), b.get("no_timeout_p99_fct_ns"), b.get("with_timeouts")
             if p99 is None or clean is None or not hit or p99 < TIMEOUT_NOTE_RATIO * clean:
                 continue
+            if hit > TIMEOUT_NOTE_MAX_SHARE * b["count"]:
+                continue
             notes.append(
-                f"note: {label}, {name} flows: the p99 FCT ({_fmt(p99, 1000.0)} us) is set by the {hit:,} of "
-                f"{b['count']:,} flows that hit a retransmission timeout{rto_text}; without them it is "
-                f"{_fmt(clean, 1000.0)} us"
+                f"note: {label}, {name} flows: p99 FCT {_fmt(p99, 1000.0)} us comes from the {hit:,} of "
+                f"{b['count']:,} flows that hit a timeout{rto_text}; {_fmt(clean, 1000.0)} us without them"
             )
     return notes
