@@ -250,3 +250,12 @@ def test_a_p99_set_by_timeouts_is_explained_in_one_line():
     # no timeouts, no note; timeouts in more than a tenth of the flows are no tail effect, no note either
     assert timeout_notes({"tcp": summarize(table(), STATS)}) == []
     assert timeout_notes({"tcp": summarize(timeout_table(), STATS)}) == []  # 2 of 4 small flows
+
+
+def test_bins_text_names_the_edges():
+    from fctlab.analyze import bins_text
+
+    assert bins_text() == "small <= 100 KB < medium <= 10 MB < large"
+    assert bins_text("ns2") == "small < 100 KiB <= medium <= 10 MiB < large"
+    with pytest.raises(ValueError, match="^output.bins"):
+        bins_text("kib")

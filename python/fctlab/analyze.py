@@ -55,6 +55,14 @@ def _edges(bins: str) -> dict[str, tuple[float, float]]:
     return BIN_EDGES[bins]
 
 
+def bins_text(bins: str = DEFAULT_BINS) -> str:
+    """The size bins of ``bins`` (:data:`BIN_EDGES`) in a few words, for table and figure headings."""
+    _edges(bins)
+    if bins == "ns2":
+        return "small < 100 KiB <= medium <= 10 MiB < large"
+    return "small <= 100 KB < medium <= 10 MB < large"
+
+
 def _bin_index(size_bytes: Any, bins: str = DEFAULT_BINS) -> np.ndarray:
     """Index into the bins (0 small, 1 medium, 2 large) of each flow size; edges belong to the lower bin (and a
     size that compares false to both edges, such as NaN, is large)."""

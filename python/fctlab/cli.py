@@ -244,7 +244,7 @@ def compare(
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
 
-    from fctlab.analyze import compare_table
+    from fctlab.analyze import bins_text, compare_table
     from fctlab.plot import plot_fct_bins
     from fctlab.results import write_json, write_results
 
@@ -275,7 +275,7 @@ def compare(
         })
     except OSError as e:
         raise _fail(f"writing to {out_dir}: {e}", EXIT_FAILED) from None
-    _print(f"{base.name}: {len(flows):,} flows, seed {base.seed}; FCT by flow size (small <= 100 KB < medium <= 10 MB)")
+    _print(f"{base.name}: {len(flows):,} flows, seed {base.seed}; FCT by flow size ({bins_text(base.output.bins)})")
     _print(compare_table(summaries))
     _console(stderr=True).print(f"plot: {', '.join(str(p) for p in plots)}", markup=False)
 
