@@ -338,6 +338,7 @@ def test_runs_written_before_an_engine_key_existed_are_resumed(swept, tmp_path):
         del cfg["scheme"]["priority_loss_repair"]
         del cfg["transport"]["rwnd_bytes"]
         del cfg["output"]["bins"]  # written before output.bins: the papers' edges
+        del cfg["workload"]["cooldown_flows"]  # and before the cool-down: none
         path.write_text(json.dumps(cfg))
     report = run_sweep(load_sweep(tmp / "exp.toml"), out)
     assert report.ran == [] and len(report.skipped) == 4

@@ -295,11 +295,16 @@ def comparable_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def _without_provenance(data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` without :data:`PROVENANCE_KEYS`, except ``output.bins`` when it is not the default: the bin
-    edges change what the summary says (runs written before the key existed used the default)."""
+    edges change what the summary says. Python-side keys at their defaults are left out, so that runs written
+    before the keys existed (which ran with those defaults) compare equal: ``output.bins = "papers"`` and
+    ``workload.cooldown_flows = 0``."""
     out = {k: v for k, v in data.items() if k not in PROVENANCE_KEYS}
     bins = (data.get("output") or {}).get("bins", "papers") if isinstance(data.get("output"), dict) else "papers"
     if bins != "papers":
         out["output"] = {"bins": bins}
+    workload = out.get("workload")
+    if isinstance(workload, dict) and workload.get("cooldown_flows") == 0:
+        out["workload"] = {k: v for k, v in workload.items() if k != "cooldown_flows"}
     return out
 
 
