@@ -312,6 +312,10 @@ def test_pias_without_thresholds_derives_them_from_the_workload(tmp_path):
                                       "thresholds_bytes": want}
     summary = simulate(exp).summary
     assert summary["thresholds_derived"] is True and summary["derived_thresholds"]["thresholds_bytes"] == want
+    from fctlab.analyze import summary_table
+
+    assert f"derived by the PIAS paper's method for websearch at load 0.5, 8 queues: {want[0]:,}, " in (
+        summary_table(summary))
     # for the queues the switch has, and again for a variant (here 4 queues)
     four = exp.with_overrides(["switch.queues=4"])
     assert four.engine["scheme"]["thresholds_bytes"] == list(thresholds.derive("websearch", 0.5, 4).thresholds_bytes)

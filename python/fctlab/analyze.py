@@ -234,6 +234,13 @@ def summary_table(summary: Mapping[str, Any]) -> str:
         ])
     lines = [format_table(header, rows, "lrrrrrr")]
     lines.append(_totals_line(summary))
+    derived = summary.get("derived_thresholds") if summary.get("thresholds_derived") else None
+    if derived:
+        values = ", ".join(f"{b:,}" for b in derived["thresholds_bytes"])
+        lines.append(
+            f"scheme.thresholds_bytes not given: derived by the PIAS paper's method for {derived['cdf']} at load "
+            f"{derived['load']:g}, {derived['queues']} queues: {values}"
+        )
     lines += timeout_notes({str(summary.get("scheme") or "run"): summary})
     return "\n".join(lines)
 
