@@ -98,6 +98,7 @@ def pias_variants(thresholds: str = "derived") -> tuple[Variant, ...]:
             out.append(PIAS_NS2)
     return tuple(out)
 
+
 PIAS_WORKLOADS = ("websearch", "datamining")
 
 
