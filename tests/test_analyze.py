@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fctlab.analyze import compare_table, size_bin, summarize, summary_table
+from fctlab.analyze import compare_table, size_bin, summarize, summary_table, timeout_notes
 
 NAN = float("nan")
 
@@ -126,6 +126,11 @@ def test_bin_with_only_unfinished_flows():
         "p99_fct_ns": None,
         "mean_slowdown": None,
         "p99_slowdown": None,
+        "with_timeouts": 0,
+        "no_timeout_finished": 0,
+        "no_timeout_mean_fct_ns": None,
+        "no_timeout_p99_fct_ns": None,
+        "no_timeout_mean_slowdown": None,
     }
 
 
@@ -169,3 +174,88 @@ def test_size_bin_shapes_and_nan_like_before():
     zero_d = size_bin(np.uint64(5))
     assert zero_d.shape == () and zero_d.dtype == object and zero_d.item() == "small"
     assert size_bin(np.array([], dtype=np.int64)).dtype == object
+
+
+# flow_id, size_bytes, fct_ns, slowdown, finished, warmup, timeouts
+TIMEOUT_ROWS = [
+    (0, 1_000, 100.0, 1.0, True, False, 0),
+    (1, 2_000, 300.0, 3.0, True, False, 0),
+    (2, 3_000, 2_000_100.0, 2000.0, True, False, 1),  # one RTO of 2 ms
+    (3, 4_000, NAN, NAN, False, False, 3),  # timed out and never finished: counted, not in any FCT
+    (4, 5_000, 500.0, 5.0, True, True, 2),  # warm-up: in no bin
+    (5, 200_000, 1_000.0, 2.0, True, False, 0),
+]
+
+
+def timeout_table(rows=TIMEOUT_ROWS) -> pd.DataFrame:
+    df = table([r[:6] for r in rows])
+    df["timeouts"] = [r[6] for r in rows]
+    return df
+
+
+def test_statistics_without_the_flows_that_timed_out():
+    small = summarize(timeout_table(), STATS)["bins"]["small"]
+    # measured small flows 0..3; flows 2 and 3 had timeouts; no-timeout FCTs: 100, 300
+    assert (small["count"], small["finished"], small["with_timeouts"], small["no_timeout_finished"]) == (4, 3, 2, 2)
+    assert small["mean_fct_ns"] == pytest.approx((100 + 300 + 2_000_100) / 3)
+    assert small["no_timeout_mean_fct_ns"] == pytest.approx(200.0)
+    assert small["no_timeout_p99_fct_ns"] == pytest.approx(100 + 0.99 * 200)
+    assert small["no_timeout_mean_slowdown"] == pytest.approx(2.0)
+    every = summarize(timeout_table(), STATS)["bins"]["all"]
+    assert (every["with_timeouts"], every["no_timeout_finished"]) == (2, 3)
+    assert every["no_timeout_mean_fct_ns"] == pytest.approx(1400 / 3)
+
+
+def test_a_table_without_a_timeouts_column_counts_none():
+    small = summarize(table(), STATS)["bins"]["small"]
+    assert small["with_timeouts"] == 0 and small["no_timeout_mean_fct_ns"] == small["mean_fct_ns"]
+
+
+def test_ns2_bin_edges_are_100_kib_and_10_mib():
+    sizes = [102_399, 102_400, 10_485_760, 10_485_761]
+    assert list(size_bin(sizes, "ns2")) == ["small", "medium", "medium", "large"]
+    assert list(size_bin(sizes)) == ["medium", "medium", "large", "large"]
+    rows = [(i, size, 10.0 * (i + 1), 1.0, True, False) for i, size in enumerate(sizes)]
+    s = summarize(table(rows), STATS, config={"output": {"bins": "ns2"}})
+    assert [s["bins"][b]["count"] for b in ("small", "medium", "large")] == [1, 2, 1]
+    assert s["bins"]["small"]["max_bytes"] == 102_399 and s["bins"]["medium"]["max_bytes"] == 10_485_760
+    assert s["bins"]["medium"]["mean_fct_ns"] == pytest.approx(25.0) and s["bin_edges"] == "ns2"
+    papers = summarize(table(rows), STATS)
+    assert [papers["bins"][b]["count"] for b in ("small", "medium", "large")] == [0, 2, 2]
+    assert papers["bin_edges"] == "papers"
+    with pytest.raises(ValueError, match="output.bins"):
+        size_bin(sizes, "kib")
+
+
+def test_a_p99_set_by_timeouts_is_explained_in_one_line():
+    # 40 small flows without a timeout (FCT 100..490 ns), 2 with one (2 ms); one flow of 200 KB, no timeout
+    rows = [(i, 1_000, 100.0 + 10 * i, 1.0, True, False, 0) for i in range(40)]
+    rows += [(40, 1_000, 2_000_100.0, 2000.0, True, False, 1), (41, 1_000, 2_000_200.0, 2000.0, True, False, 1)]
+    rows += [(42, 200_000, 1_000.0, 2.0, True, False, 0)]
+    s = summarize(timeout_table(rows), STATS, config={"transport": {"rto_min_us": 2000.0}})
+    notes = timeout_notes({"PIAS": s})
+    # small: p99 at rank 0.99 x 41 = 40.59, between 2,000,100 and 2,000,200: 2,000,159 ns; without the two,
+    # p99 at rank 0.99 x 39 = 38.61 -> 480 + 0.61 x 10 = 486.1 ns. "all": 2,000,158 ns, and without the two
+    # (41 flows, the 1,000 ns one last) rank 39.6 -> 490 + 0.6 x 510 = 796 ns. medium: no timeouts, no note
+    assert notes == [
+        "note: PIAS, small flows: p99 FCT 2,000.2 us comes from the 2 of 42 flows that hit a timeout (RTOmin 2 ms); "
+        "0.5 us without them",
+        "note: PIAS, all flows: p99 FCT 2,000.2 us comes from the 2 of 43 flows that hit a timeout (RTOmin 2 ms); "
+        "0.8 us without them",
+    ]
+    text = compare_table({"PIAS": s})
+    assert text.splitlines()[-2:] == notes
+    s["scheme"] = "PIAS"
+    assert summary_table(s).splitlines()[-2:] == notes  # one run's table too
+    # no timeouts, no note; timeouts in more than a tenth of the flows are no tail effect, no note either
+    assert timeout_notes({"tcp": summarize(table(), STATS)}) == []
+    assert timeout_notes({"tcp": summarize(timeout_table(), STATS)}) == []  # 2 of 4 small flows
+
+
+def test_bins_text_names_the_edges():
+    from fctlab.analyze import bins_text
+
+    assert bins_text() == "small <= 100 KB < medium <= 10 MB < large"
+    assert bins_text("ns2") == "small < 100 KiB <= medium <= 10 MiB < large"
+    with pytest.raises(ValueError, match="^output.bins"):
+        bins_text("kib")

@@ -147,6 +147,9 @@ def test_override_can_switch_topology_kind(tmp_path):
         (TINY.replace("flows = 20", "flows = 0"), (), "workload.flows"),
         (TINY.replace("flows = 20", "flows = 2.5"), (), "workload.flows"),
         (TINY.replace("flows = 20", "flows = 20\nwarmup_flows = 20"), (), "workload.warmup_flows"),
+        (TINY.replace("flows = 20", "flows = 20\nwarmup_flows=9\ncooldown_flows=11"), (), "workload.cooldown_flows"),
+        (TINY.replace("flows = 20", "flows = 20\ncooldown_flows = -1"), (), "workload.cooldown_flows"),
+        (TINY + "[output]\nbins = 'kib'\n", (), "output.bins"),
         (TINY.replace("hosts = 4", "hosts = 1"), (), "topology.hosts"),
         (TINY.replace('kind = "single_switch"', 'kind = "torus"'), (), "topology.kind"),
         (TINY + "[switch]\nqueues = 0\n", (), "switch.queues"),
@@ -226,6 +229,7 @@ def test_trace_workload(tmp_path):
         ("trace = 'far.csv'\n", "workload.trace"),  # host 9 is not in a 4-host topology
         ("trace = 'bad.csv'\n", "workload.trace"),  # unknown column
         ("trace = 't.csv'\nwarmup_flows = 2\n", "workload.warmup_flows"),
+        ("trace = 't.csv'\ncooldown_flows = 2\n", "workload.cooldown_flows"),
     ],
 )
 def test_trace_errors(tmp_path, workload, key):
@@ -292,3 +296,51 @@ def test_config_error_survives_pickling():
 
     err = pickle.loads(pickle.dumps(ConfigError("workload.load", "must be > 0 and <= 1 (got 2)")))
     assert err.key == "workload.load" and str(err) == "workload.load: must be > 0 and <= 1 (got 2)"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# PIAS and QCLIMB without thresholds: derived from the workload's CDF and load
+
+
+def test_pias_without_thresholds_derives_them_from_the_workload(tmp_path):
+    from fctlab import simulate, thresholds
+
+    exp = load_experiment(write(tmp_path, TINY + "[scheme]\nname = 'pias'\n"))
+    want = list(thresholds.derive("websearch", 0.5, 8).thresholds_bytes)
+    assert exp.engine["scheme"]["thresholds_bytes"] == want
+    assert exp.derived_thresholds == {"method": "PIAS paper §3", "cdf": "websearch", "load": 0.5, "queues": 8,
+                                      "thresholds_bytes": want}
+    summary = simulate(exp).summary
+    assert summary["thresholds_derived"] is True and summary["derived_thresholds"]["thresholds_bytes"] == want
+    from fctlab.analyze import summary_table
+
+    assert f"derived by the PIAS paper's method for websearch at load 0.5, 8 queues: {want[0]:,}, " in (
+        summary_table(summary))
+    # for the queues the switch has, and again for a variant (here 4 queues)
+    four = exp.with_overrides(["switch.queues=4"])
+    assert four.engine["scheme"]["thresholds_bytes"] == list(thresholds.derive("websearch", 0.5, 4).thresholds_bytes)
+    # qclimb too
+    q = load_experiment(write(tmp_path, TINY + "[scheme]\nname = 'qclimb'\n[switch]\nqueues = 2\n"))
+    assert q.engine["scheme"]["thresholds_bytes"] == list(thresholds.derive("websearch", 0.5, 2).thresholds_bytes)
+
+
+def test_given_thresholds_are_kept_and_other_schemes_have_none(tmp_path):
+    from fctlab import simulate
+
+    exp = load_experiment(write(tmp_path, TINY + "[scheme]\nname = 'pias'\nthresholds_bytes = [10000, 20000]\n"))
+    assert exp.engine["scheme"]["thresholds_bytes"] == [10000, 20000] and exp.derived_thresholds is None
+    assert simulate(exp).summary["thresholds_derived"] is False
+    dctcp = load_experiment(write(tmp_path, TINY))
+    assert dctcp.engine["scheme"]["thresholds_bytes"] == [] and dctcp.derived_thresholds is None
+    assert "thresholds_derived" not in simulate(dctcp).summary
+
+
+def test_thresholds_that_cannot_be_derived_are_asked_for(tmp_path):
+    (tmp_path / "t.csv").write_text("src,dst,size_bytes,start_ns\n0,1,1000,0\n2,3,5000,10\n")
+    trace = TINY.split("[workload]")[0] + "[workload]\ntrace = 't.csv'\n[scheme]\nname = 'pias'\n"
+    err = error_of(tmp_path, trace)  # a trace has no CDF: the engine's error stands
+    assert err.key == "scheme.thresholds_bytes" and "needs its queue thresholds" in str(err)
+    err = error_of(tmp_path, TINY.replace("load = 0.5", "load = 1.0") + "[scheme]\nname = 'pias'\n")
+    assert err.key == "scheme.thresholds_bytes" and "workload.load < 1" in str(err)
+    err = error_of(tmp_path, TINY.replace("load = 0.5", "load = 1.5") + "[scheme]\nname = 'pias'\n")
+    assert err.key == "workload.load"

@@ -351,3 +351,20 @@ def test_command_on_a_folder_without_runs_exits_2(tmp_path):
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: RESULTS_DIR:"), r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bin_titles_follow_the_runs_bin_edges(sweep_dir, tmp_path):
+    from fctlab.plot import bin_titles
+
+    assert bin_titles([{"bins": {}}])["small"] == "small (0, 100 KB]"  # written before output.bins: the papers'
+    assert bin_titles([{"bin_edges": "ns2"}])["small"] == "small (0, 100 KiB)"
+    assert bin_titles([{"bin_edges": "ns2"}, {"bin_edges": "papers"}])["small"] == "small"
+    # a copy of the sweep's runs, re-summarised with the ns-2 edges: the report's table titles say KiB
+    root = tmp_path / "ns2"
+    shutil.copytree(sweep_dir, root)
+    for path in root.glob("runs/*/summary.json"):
+        s = json.loads(path.read_text())
+        s["bin_edges"] = "ns2"
+        path.write_text(json.dumps(s))
+    html = Report.from_dir(root).write(tmp_path / "out").html.read_text()
+    assert "medium [100 KiB, 10 MiB]" in html and "100 KB]" not in html and "KiB = 1,024 bytes" in html

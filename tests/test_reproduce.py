@@ -37,17 +37,60 @@ def test_points_carry_the_pias_ns2_parameters():
     assert dctcp["transport"]["max_cwnd_packets"] == 239
     assert points[("DCTCP", "websearch", 0.8)].workload.load_bytes == "wire"
     pias8 = points[("PIAS", "datamining", 0.5)].engine
-    assert pias8["scheme"]["thresholds_bytes"] == thresholds.preset("datamining", 0.5)
     assert pias8["switch"]["queues"] == 8 and pias8["scheme"]["probe_after_timeouts"] == 5
     pias2 = points[("PIAS (2 queues)", "websearch", 0.5)].engine
     assert pias2["switch"]["queues"] == 2
-    assert pias2["scheme"]["thresholds_bytes"] == list(thresholds.derive("websearch", 0.5, 2).thresholds_bytes)
     pfabric = points[("pFabric", "websearch", 0.5)].engine
     assert pfabric["switch"]["buffer_bytes"] == 210_000 and pfabric["switch"]["ecn"] == "off"
     assert pfabric["transport"]["rto_min_us"] == 250 and pfabric["transport"]["init_cwnd_packets"] == 70
     las = points[("LAS", "websearch", 0.5)].engine
     assert las["scheme"]["name"] == "las" and las["switch"]["buffer_bytes"] == 210_000
     assert pfabric["host"]["nic_buffer_bytes"] == 210_000 and pfabric["transport"]["max_cwnd_packets"] == 139
+
+
+def test_every_queue_count_takes_its_thresholds_from_the_papers_method():
+    points = {(p.values["variant"], p.values["workload.cdf"], p.values["workload.load"]): p.experiment
+              for p in reproduce.pias_sweep("small").points}
+    for label, k in (("PIAS (2 queues)", 2), ("PIAS (4 queues)", 4), ("PIAS", 8)):
+        for w in ("websearch", "datamining"):
+            got = points[(label, w, 0.8)].engine["scheme"]["thresholds_bytes"]
+            assert got == list(thresholds.derive(w, 0.8, k).thresholds_bytes), (label, w)
+            assert len(got) == k - 1
+    # web search at 0.8, 8 queues: the derivation's first threshold is a few packets, not the ns-2 set's 1.3 MB
+    assert points[("PIAS", "websearch", 0.8)].engine["scheme"]["thresholds_bytes"][0] < 100_000
+    assert ("PIAS (ns-2 thresholds)", "websearch", 0.8) not in points
+
+
+def test_ns2_thresholds_are_a_labelled_variant():
+    ns2 = reproduce.pias_sweep("small", thresholds="ns2")
+    labels = [p.values["variant"] for p in ns2.points if p.values["workload.cdf"] == "websearch"
+              and p.values["workload.load"] == 0.5]
+    assert labels == ["DCTCP", "L2DCT", "LAS", "PIAS (ns-2 thresholds)", "pFabric"]  # no ns-2 sets for 2, 4 queues
+    point = next(p for p in ns2.points if p.values["variant"] == "PIAS (ns-2 thresholds)"
+                 and p.values["workload.cdf"] == "datamining" and p.values["workload.load"] == 0.5)
+    assert point.experiment.engine["scheme"]["thresholds_bytes"] == thresholds.preset("datamining", 0.5)
+    assert point.experiment.engine["switch"]["queues"] == 8
+    both = reproduce.pias_sweep("small", thresholds="both")
+    assert len(both.points) == 8 * 2 * 2
+    # a series has the same run id whichever choice made it, so the choices can share a results folder
+    derived = {p.run_id: p.experiment.engine for p in reproduce.pias_sweep("small").points}
+    for p in both.points:
+        if p.run_id in derived:
+            assert p.experiment.engine == derived[p.run_id]
+    assert {p.run_id for p in ns2.points} <= {p.run_id for p in both.points}
+    with pytest.raises(ValueError, match="thresholds"):
+        reproduce.pias_sweep("small", thresholds="presets")
+
+
+def test_select_thresholds_by_source():
+    assert thresholds.select("websearch", 0.6, 4) == list(thresholds.derive("websearch", 0.6, 4).thresholds_bytes)
+    assert thresholds.select("websearch", 0.6, 8, "ns2") == thresholds.preset("websearch", 0.6)
+    with pytest.raises(thresholds.ThresholdError, match="^queues: the PIAS ns-2 thresholds are for 8 queues"):
+        thresholds.select("websearch", 0.6, 2, "ns2")
+    with pytest.raises(thresholds.ThresholdError, match="^load: no PIAS preset"):
+        thresholds.select("websearch", 0.3, 8, "ns2")
+    with pytest.raises(thresholds.ThresholdError, match="^source:"):
+        thresholds.select("websearch", 0.6, 8, "paper")
 
 
 def test_every_variant_sees_the_same_flows():
@@ -95,6 +138,17 @@ def test_claims_are_computed_as_documented(tmp_path):
     assert claims["PIAS 8 queues vs 2 queues, small flows"] == pytest.approx(60.0)
 
 
+def test_claims_with_only_the_ns2_series_use_it_and_say_so(tmp_path):
+    for load in (0.5, 0.8):
+        _fake_run(tmp_path, "DCTCP", "datamining", load, 4.0, 100.0, 10.0)
+        _fake_run(tmp_path, "PIAS (ns-2 thresholds)", "datamining", load, 2.0, 100.0, 8.0)
+    claims = {c.statement.split(":")[0]: c for c in reproduce.pias_claims(tmp_path)}
+    dctcp = claims["PIAS vs DCTCP, small flows (0,100KB], average normalized FCT"]
+    assert dctcp.value == pytest.approx(50.0) and "PIAS here is PIAS (ns-2 thresholds)" in dctcp.note
+    queues = claims["PIAS 8 queues vs 2 queues, small flows"]
+    assert queues.value is None and "8 queues only" in queues.note
+
+
 def test_bad_recipe_or_scale_fails_before_running(tmp_path):
     runner = CliRunner()
     r = runner.invoke(app, ["reproduce", "nope", "--out", str(tmp_path / "x")])
@@ -104,6 +158,11 @@ def test_bad_recipe_or_scale_fails_before_running(tmp_path):
     assert not (tmp_path / "x").exists()
     with pytest.raises(ValueError, match="scale"):
         reproduce.pias_sweep("huge")
+    r = runner.invoke(app, ["reproduce", "pias", "--thresholds", "preset", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "--thresholds" in r.output
+    r = runner.invoke(app, ["reproduce", "qclimb-sim", "--thresholds", "ns2", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "--thresholds" in r.output
+    assert not (tmp_path / "x").exists()
 
 
 def test_demo_is_dctcp_pias_pfabric_on_the_same_flows():

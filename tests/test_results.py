@@ -308,3 +308,68 @@ def test_spurious_retransmissions_are_counted_per_flow_and_per_run():
     r = _one_segment(50.0)
     assert int(r.flows["spurious_retransmits"].sum()) == 0
     assert (r.summary["retransmits"], r.summary["spurious_retransmits"]) == (0, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cool-down: the last flows load the network while the measured ones finish, and are not summarised
+
+
+def test_cooldown_is_the_last_flows_by_start_time_then_flow_id():
+    workload, columns = synthetic()
+    df = flow_table(workload, columns, warmup_flows=1, cooldown_flows=2, default_priority=0)
+    # start order: flow 2 (500 ps), flows 0 and 1 (1000 ps, tie: lower id first), flow 3
+    assert df["warmup"].tolist() == [False, False, True, False]
+    assert df["cooldown"].tolist() == [False, True, False, True]
+    assert flow_table(workload, columns, warmup_flows=0, default_priority=0)["cooldown"].sum() == 0
+
+
+COOL = """\
+seed = 3
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+cdf = "websearch"
+load = 0.8
+flows = 60
+cooldown_flows = 20
+"""
+
+
+def test_cooldown_flows_load_the_network_and_are_left_out_of_the_summary(tmp_path):
+    from fctlab.analyze import summarize
+    from fctlab.simulation import build_flows
+
+    path = tmp_path / "cool.toml"
+    path.write_text(COOL)
+    exp = fctlab.load_experiment(path)
+    r = fctlab.simulate(exp)
+    df = r.flows
+    cool = df["cooldown"].to_numpy()
+    assert cool.sum() == 20 and cool[-20:].all()  # generated flows are in start order: the last 20
+    assert df.loc[cool, "finished"].all() and df.loc[cool, "bytes_sent"].gt(0).all()  # simulated in full
+    s = r.summary
+    assert (s["flows"], s["cooldown_flows"], s["measured_flows"]) == (60, 20, 40)
+    assert s["bins"]["all"]["count"] == 40
+    # the bins describe exactly the other 40 flows
+    assert summarize(df[~cool].drop(columns="cooldown"), r.stats)["bins"] == s["bins"]
+    # the same 40 flows alone: without the cool-down flows on the links, the last of them finish in an emptying
+    # network, and sooner on average
+    alone = fctlab.simulate(exp.with_overrides(["workload.cooldown_flows=0"]), flows=build_flows(exp).head(40))
+    measured = df.loc[~cool, "fct_ns"].to_numpy()
+    assert alone.flows["fct_ns"].mean() < 0.95 * measured.mean()
+    out = tmp_path / "out"
+    write_results(r, out)
+    assert pq.read_table(out / "flows.parquet").column("cooldown").to_pylist() == cool.tolist()
+
+
+def test_output_bins_ns2_sets_the_size_bin_column(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(TINY)
+    exp = fctlab.load_experiment(path, overrides=["output.bins=ns2"])
+    r = fctlab.simulate(exp)
+    sizes = r.flows["size_bytes"]
+    assert r.summary["bin_edges"] == "ns2"
+    assert (r.flows.loc[sizes > 102_399, "size_bin"] != "small").all()
+    small = sizes <= 102_399
+    assert r.summary["bins"]["small"]["count"] == int(small.sum()) and (r.flows.loc[small, "size_bin"] == "small").all()

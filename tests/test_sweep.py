@@ -319,6 +319,10 @@ def test_a_run_dir_of_another_config_is_an_error(swept, tmp_path):
     shutil.copy(tmp / "exp.toml", moved)
     report = run_sweep(load_sweep(moved), out)
     assert report.ran == [] and len(report.skipped) == 4
+    # Other bin edges give another summary: not done (the output section is otherwise provenance)
+    result = sweep_cli(tmp / "exp.toml", "--out", out, "--set", "output.bins=ns2")
+    assert result.exit_code == 2 and 'output: stored null, now {"bins": "ns2"}' in result.stderr
+    assert run_sweep(load_sweep(tmp / "exp.toml", overrides=["output.compression=snappy"]), out).ran == []
 
 
 def test_runs_written_before_an_engine_key_existed_are_resumed(swept, tmp_path):
@@ -333,6 +337,8 @@ def test_runs_written_before_an_engine_key_existed_are_resumed(swept, tmp_path):
         cfg = json.loads(path.read_text())
         del cfg["scheme"]["priority_loss_repair"]
         del cfg["transport"]["rwnd_bytes"]
+        del cfg["output"]["bins"]  # written before output.bins: the papers' edges
+        del cfg["workload"]["cooldown_flows"]  # and before the cool-down: none
         path.write_text(json.dumps(cfg))
     report = run_sweep(load_sweep(tmp / "exp.toml"), out)
     assert report.ran == [] and len(report.skipped) == 4

@@ -1,8 +1,11 @@
 """Per-size-bin flow completion time statistics: the numbers every paper of this field reports.
 
 Bins (DESIGN.md): small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and
-MB = 1,000,000 bytes, plus "all". Each bin reports its flows, how many finished, and the mean and 99th
-percentile of FCT and slowdown over the flows that finished and are not in the warm-up. Percentiles are
+MB = 1,000,000 bytes, plus "all" (``output.bins = "papers"``, the default). ``output.bins = "ns2"`` uses the
+edges of the PIAS ns-2 scripts' ``result.py`` instead: small below 100 KiB (102,400 bytes), large above 10 MiB
+(10,485,760 bytes). Each bin reports its flows, how many finished, and the mean and 99th percentile of FCT and
+slowdown over the flows that finished and are measured (neither warm-up nor cool-down); then the same FCT
+statistics over those of them that had no retransmission timeout, and how many had one. Percentiles are
 ``numpy.percentile`` with its default linear interpolation between order statistics (method "linear", type 7
 of Hyndman and Fan).
 """
@@ -24,6 +27,18 @@ SIZE_BINS: dict[str, tuple[float, float]] = {
     "medium": (100_000, 10_000_000),
     "large": (10_000_000, math.inf),
 }
+#: The bin edges ``output.bins`` can name. "papers": the papers' 100 KB / 10 MB (decimal). "ns2": the PIAS ns-2
+#: scripts' result.py, small if size < 100 x 1024 bytes, large if size > 10 x 1024 x 1024 bytes: for whole
+#: bytes that is (0, 102,399], (102,399, 10,485,760], (10,485,760, inf).
+BIN_EDGES: dict[str, dict[str, tuple[float, float]]] = {
+    "papers": SIZE_BINS,
+    "ns2": {
+        "small": (0, 100 * 1024 - 1),
+        "medium": (100 * 1024 - 1, 10 * 1024 * 1024),
+        "large": (10 * 1024 * 1024, math.inf),
+    },
+}
+DEFAULT_BINS = "papers"
 #: The bins of a summary, "all" last.
 SUMMARY_BINS = (*SIZE_BINS, "all")
 PERCENTILE = 99.0
@@ -34,17 +49,32 @@ PERCENTILE_METHOD = "linear"
 _BIN_NAMES = np.array(list(SIZE_BINS), dtype=object)
 
 
-def _bin_index(size_bytes: Any) -> np.ndarray:
-    """Index into SIZE_BINS (0 small, 1 medium, 2 large) of each flow size; edges belong to the lower bin (and a
+def _edges(bins: str) -> dict[str, tuple[float, float]]:
+    if bins not in BIN_EDGES:
+        raise ValueError(f"output.bins: must be one of {', '.join(BIN_EDGES)} (got {bins!r})")
+    return BIN_EDGES[bins]
+
+
+def bins_text(bins: str = DEFAULT_BINS) -> str:
+    """The size bins of ``bins`` (:data:`BIN_EDGES`) in a few words, for table and figure headings."""
+    _edges(bins)
+    if bins == "ns2":
+        return "small < 100 KiB <= medium <= 10 MiB < large"
+    return "small <= 100 KB < medium <= 10 MB < large"
+
+
+def _bin_index(size_bytes: Any, bins: str = DEFAULT_BINS) -> np.ndarray:
+    """Index into the bins (0 small, 1 medium, 2 large) of each flow size; edges belong to the lower bin (and a
     size that compares false to both edges, such as NaN, is large)."""
+    edges = _edges(bins)
     s = np.asarray(size_bytes)
-    return 2 - (s <= SIZE_BINS["small"][1]).astype(np.intp) - (s <= SIZE_BINS["medium"][1])
+    return 2 - (s <= edges["small"][1]).astype(np.intp) - (s <= edges["medium"][1])
 
 
-def size_bin(size_bytes: Any) -> np.ndarray:
+def size_bin(size_bytes: Any, bins: str = DEFAULT_BINS) -> np.ndarray:
     """Bin name ("small" / "medium" / "large") of each flow size (an object array of str); edges belong to the
-    lower bin."""
-    idx = np.asarray(_bin_index(size_bytes))
+    lower bin. ``bins`` names the edges (:data:`BIN_EDGES`)."""
+    idx = np.asarray(_bin_index(size_bytes, bins))
     # indexing shares the three name strings instead of making one str object per flow
     return _BIN_NAMES[idx.ravel()].reshape(idx.shape)
 
@@ -57,19 +87,30 @@ def _stat(values: np.ndarray, kind: str) -> float | None:
     return float(np.percentile(values, PERCENTILE, method=PERCENTILE_METHOD))
 
 
+def _timeouts(flows: pd.DataFrame) -> np.ndarray:
+    """The flows' retransmission timeouts (zeros for a table without the column)."""
+    if "timeouts" in flows:
+        return flows["timeouts"].to_numpy(dtype=np.int64)
+    return np.zeros(len(flows), dtype=np.int64)
+
+
 def bin_stats(flows: pd.DataFrame) -> dict[str, Any]:
-    """Statistics of one group of measured (non-warm-up) flows; FCT and slowdown over the finished ones."""
+    """Statistics of one group of measured flows; FCT and slowdown over the finished ones."""
     return _bin_stats(
         flows["finished"].to_numpy(dtype=bool),
         flows["fct_ns"].to_numpy(dtype=np.float64),
         flows["slowdown"].to_numpy(dtype=np.float64),
+        _timeouts(flows),
     )
 
 
-def _bin_stats(finished: np.ndarray, fct_ns: np.ndarray, slowdown: np.ndarray) -> dict[str, Any]:
+def _bin_stats(
+    finished: np.ndarray, fct_ns: np.ndarray, slowdown: np.ndarray, timeouts: np.ndarray
+) -> dict[str, Any]:
     """:func:`bin_stats` of the group given as its columns."""
     fct = fct_ns[finished]
     slow = slowdown[finished]
+    clean = finished & (timeouts == 0)  # finished without a retransmission timeout
     return {
         "count": int(len(finished)),
         "finished": int(finished.sum()),
@@ -78,6 +119,11 @@ def _bin_stats(finished: np.ndarray, fct_ns: np.ndarray, slowdown: np.ndarray) -
         "p99_fct_ns": _stat(fct, "p99"),
         "mean_slowdown": _stat(slow, "mean"),
         "p99_slowdown": _stat(slow, "p99"),
+        "with_timeouts": int((timeouts > 0).sum()),
+        "no_timeout_finished": int(clean.sum()),
+        "no_timeout_mean_fct_ns": _stat(fct_ns[clean], "mean"),
+        "no_timeout_p99_fct_ns": _stat(fct_ns[clean], "p99"),
+        "no_timeout_mean_slowdown": _stat(slowdown[clean], "mean"),
     }
 
 
@@ -93,36 +139,42 @@ def summarize(
     """The JSON summary of a run (documented in docs/results.md).
 
     ``flows`` is the per-flow table of :func:`fctlab.simulate` (columns used: size_bytes, finished, fct_ns,
-    slowdown, warmup); ``engine_stats`` the engine's counters, passed through whole under "engine" and with
-    the headline ones copied to the top level in friendlier units.
+    slowdown, timeouts, warmup, cooldown); ``engine_stats`` the engine's counters, passed through whole under
+    "engine" and with the headline ones copied to the top level in friendlier units. The bin edges are
+    ``config["output"]["bins"]`` (:data:`BIN_EDGES`; default "papers").
     """
-    warm = flows["warmup"].to_numpy(dtype=bool) if "warmup" in flows else np.zeros(len(flows), dtype=bool)
-    # numpy on the three columns used, not DataFrame copies: the same values in the same order, so the same sums
+    n = len(flows)
+    warm = flows["warmup"].to_numpy(dtype=bool) if "warmup" in flows else np.zeros(n, dtype=bool)
+    cool = flows["cooldown"].to_numpy(dtype=bool) if "cooldown" in flows else np.zeros(n, dtype=bool)
+    # numpy on the columns used, not DataFrame copies: the same values in the same order, so the same sums
     finished_all = flows["finished"].to_numpy(dtype=bool)
     fct_all = flows["fct_ns"].to_numpy(dtype=np.float64)
     slow_all = flows["slowdown"].to_numpy(dtype=np.float64)
-    measured = ~warm
-    bins_of = _bin_index(flows["size_bytes"].to_numpy())
+    timeouts_all = _timeouts(flows)
+    measured = ~warm & ~cool
+    cfg = dict(config) if config is not None else {}
+    bin_edges = (cfg.get("output") or {}).get("bins", DEFAULT_BINS)
+    bins_of = _bin_index(flows["size_bytes"].to_numpy(), bin_edges)
     bins: dict[str, Any] = {}
-    for i, (name, (lo, hi)) in enumerate(SIZE_BINS.items()):
+    for i, (name, (lo, hi)) in enumerate(_edges(bin_edges).items()):
         entry = {"min_bytes_exclusive": lo, "max_bytes": None if math.isinf(hi) else hi}
         rows = measured & (bins_of == i)
-        entry.update(_bin_stats(finished_all[rows], fct_all[rows], slow_all[rows]))
+        entry.update(_bin_stats(finished_all[rows], fct_all[rows], slow_all[rows], timeouts_all[rows]))
         bins[name] = entry
     bins["all"] = {
         "min_bytes_exclusive": 0, "max_bytes": None,
-        **_bin_stats(finished_all[measured], fct_all[measured], slow_all[measured]),
+        **_bin_stats(finished_all[measured], fct_all[measured], slow_all[measured], timeouts_all[measured]),
     }
 
     stats = dict(engine_stats)
     sim_ps = stats.get("sim_time_ps")
-    cfg = dict(config) if config is not None else {}
     summary: dict[str, Any] = {
         "name": cfg.get("name"),
         "scheme": (cfg.get("scheme") or {}).get("name"),
         "seed": cfg.get("seed"),
-        "flows": int(len(flows)),
+        "flows": int(n),
         "warmup_flows": int(warm.sum()),
+        "cooldown_flows": int(cool.sum()),
         "measured_flows": int(measured.sum()),
         "finished_flows": int(finished_all.sum()),
         "unfinished_flows": int((~finished_all).sum()),
@@ -136,7 +188,8 @@ def summarize(
         "events": stats.get("events"),
         "events_per_second": stats.get("events_per_second"),
         "hit_time_limit": stats.get("hit_time_limit"),
-        "percentiles": f"numpy.percentile, method={PERCENTILE_METHOD!r}, over finished non-warm-up flows",
+        "bin_edges": bin_edges,
+        "percentiles": f"numpy.percentile, method={PERCENTILE_METHOD!r}, over finished measured flows",
         "engine": stats,
     }
     if config is not None:
@@ -181,12 +234,22 @@ def summary_table(summary: Mapping[str, Any]) -> str:
         ])
     lines = [format_table(header, rows, "lrrrrrr")]
     lines.append(_totals_line(summary))
+    derived = summary.get("derived_thresholds") if summary.get("thresholds_derived") else None
+    if derived:
+        values = ", ".join(f"{b:,}" for b in derived["thresholds_bytes"])
+        lines.append(
+            f"scheme.thresholds_bytes not given: derived by the PIAS paper's method for {derived['cdf']} at load "
+            f"{derived['load']:g}, {derived['queues']} queues: {values}"
+        )
+    lines += timeout_notes({str(summary.get("scheme") or "run"): summary})
     return "\n".join(lines)
 
 
 def _totals_line(summary: Mapping[str, Any]) -> str:
     parts = [
-        f"{summary['flows']:,} flows ({summary['warmup_flows']:,} warm-up, {summary['unfinished_flows']:,} unfinished)"
+        f"{summary['flows']:,} flows ({summary['warmup_flows']:,} warm-up, "
+        + (f"{summary['cooldown_flows']:,} cool-down, " if summary.get("cooldown_flows") else "")
+        + f"{summary['unfinished_flows']:,} unfinished)"
     ]
     sim_ns, wall = summary.get("sim_time_ns"), summary.get("wall_seconds")
     if sim_ns is not None and wall is not None:
@@ -221,4 +284,37 @@ def compare_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
                 _fmt(b["p99_slowdown"], digits=2),
                 f"{b['unfinished']:,}",
             ])
-    return format_table(header, rows, "llrrrrrr")
+    return "\n".join([format_table(header, rows, "llrrrrrr"), *timeout_notes(summaries)])
+
+
+#: A p99 at least this many times the p99 of the same bin's flows without a timeout is explained by a note...
+TIMEOUT_NOTE_RATIO = 2.0
+#: ... when at most this share of the bin's flows had a timeout (more is not a tail effect: the mean shows it too).
+TIMEOUT_NOTE_MAX_SHARE = 0.1
+
+
+def _duration(us: float) -> str:
+    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} us"
+
+
+def timeout_notes(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per run and bin whose p99 FCT is set by a few flows that hit a retransmission timeout: the p99
+    is at least :data:`TIMEOUT_NOTE_RATIO` times the p99 of the bin's flows that had none, and at most
+    :data:`TIMEOUT_NOTE_MAX_SHARE` of the bin's flows had one. Summaries written before the no-timeout
+    statistics existed give no notes."""
+    notes = []
+    for label, s in summaries.items():
+        rto = ((s.get("config") or {}).get("transport") or {}).get("rto_min_us")
+        rto_text = f" (RTOmin {_duration(float(rto))})" if rto is not None else ""
+        for name in SUMMARY_BINS:
+            b = s["bins"][name]
+            p99, clean, hit = b.get("p99_fct_ns"), b.get("no_timeout_p99_fct_ns"), b.get("with_timeouts")
+            if p99 is None or clean is None or not hit or p99 < TIMEOUT_NOTE_RATIO * clean:
+                continue
+            if hit > TIMEOUT_NOTE_MAX_SHARE * b["count"]:
+                continue
+            notes.append(
+                f"note: {label}, {name} flows: p99 FCT {_fmt(p99, 1000.0)} us comes from the {hit:,} of "
+                f"{b['count']:,} flows that hit a timeout{rto_text}; {_fmt(clean, 1000.0)} us without them"
+            )
+    return notes

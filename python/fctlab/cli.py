@@ -244,7 +244,7 @@ def compare(
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
 
-    from fctlab.analyze import compare_table
+    from fctlab.analyze import bins_text, compare_table
     from fctlab.plot import plot_fct_bins
     from fctlab.results import write_json, write_results
 
@@ -275,7 +275,7 @@ def compare(
         })
     except OSError as e:
         raise _fail(f"writing to {out_dir}: {e}", EXIT_FAILED) from None
-    _print(f"{base.name}: {len(flows):,} flows, seed {base.seed}; FCT by flow size (small <= 100 KB < medium <= 10 MB)")
+    _print(f"{base.name}: {len(flows):,} flows, seed {base.seed}; FCT by flow size ({bins_text(base.output.bins)})")
     _print(compare_table(summaries))
     _console(stderr=True).print(f"plot: {', '.join(str(p) for p in plots)}", markup=False)
 
@@ -336,8 +336,8 @@ def schemes() -> None:
             if name == "l2dct":
                 for k in ("l2dct_w_min", "l2dct_w_max", "l2dct_size_min_bytes", "l2dct_size_max_bytes"):
                     keys[f"scheme.{k}"] = cfg["scheme"][k]
-            if name == "pias":
-                keys["scheme.thresholds_bytes"] = "required (fctlab thresholds)"
+            if name in ("pias", "qclimb"):
+                keys["scheme.thresholds_bytes"] = "derived from workload.cdf and load if not given (fctlab thresholds)"
             label = f"  preset {preset!r}" if len(presets) > 1 else "  defaults"
             shown = ", ".join(f"{k} = {v}" for k, v in keys.items())
             _print(f"{label}: {shown}")
@@ -353,10 +353,15 @@ def reproduce(
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", help="Runs at once (default: CPUs).")] = None,
     executor: Annotated[str, typer.Option("--executor", help="local or ray.")] = "local",
     address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address.")] = None,
+    thresholds: Annotated[
+        Optional[str],
+        typer.Option("--thresholds", help="pias only: PIAS's thresholds from the paper's method at every queue "
+                     "count (derived, the default), the ns-2 scripts' 8-queue sets (ns2), or both series."),
+    ] = None,
 ) -> None:
     """Run a paper's key comparison and write a report that sets fctlab's numbers beside the paper's statements.
     Resumable: runs that already have results are kept."""
-    _run_recipe(recipe, scale, out, workers, executor, address)
+    _run_recipe(recipe, scale, out, workers, executor, address, thresholds)
 
 
 @app.command()
@@ -370,10 +375,10 @@ def demo(
 
 
 def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, executor: str,
-                address: str | None) -> None:
+                address: str | None, thresholds: str | None = None) -> None:
     from fctlab.cli_sweep import _print_results, _ProgressView
     from fctlab.config import ConfigError
-    from fctlab.reproduce import RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables
+    from fctlab.reproduce import PIAS_THRESHOLDS, RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables
     from fctlab.report import write_report
     from fctlab.sweep import check_executor, default_workers, run_sweep
 
@@ -381,13 +386,19 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
         raise _fail(f"recipe: unknown {recipe!r}; known: {', '.join(RECIPES)}", EXIT_BAD_INPUT)
     if scale not in SCALES:
         raise _fail(f"--scale: must be one of {', '.join(SCALES)} (got {scale!r})", EXIT_BAD_INPUT)
+    if thresholds is not None and recipe != "pias":
+        raise _fail(f"--thresholds: only recipe pias has a choice of thresholds (got recipe {recipe!r})",
+                    EXIT_BAD_INPUT)
+    if thresholds is not None and thresholds not in PIAS_THRESHOLDS:
+        raise _fail(f"--thresholds: must be one of {', '.join(PIAS_THRESHOLDS)} (got {thresholds!r})",
+                    EXIT_BAD_INPUT)
     _, make_claims, _ = RECIPES[recipe]
     out_dir = out if out is not None else Path("results") / f"reproduce-{recipe}-{scale}"
     try:
         if workers is not None and workers < 1:
             raise ConfigError("--workers", f"must be >= 1 (got {workers})")
         check_executor(executor, address)
-        spec = recipe_sweep(recipe, scale, out_dir)
+        spec = recipe_sweep(recipe, scale, out_dir, thresholds)
     except (ConfigError, ValueError) as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
     n_workers = workers or default_workers()

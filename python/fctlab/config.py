@@ -42,6 +42,8 @@ TOPOLOGY_SHORTHANDS = {
 }
 
 PATTERNS = ("all_to_all", "incast", "permutation")
+#: Schemes that tag by demotion thresholds (``scheme.thresholds_bytes``); fctlab derives them when none are given.
+THRESHOLD_SCHEMES = ("pias", "qclimb")
 
 
 class ConfigError(ValueError):
@@ -87,6 +89,9 @@ class WorkloadConfig(_Section):
     flows: int | None = Field(default=None, ge=1)
     #: Flows that start among the first ``warmup_flows`` (in start order) are left out of the summary.
     warmup_flows: int = Field(default=0, ge=0)
+    #: Flows that start among the last ``cooldown_flows`` (in start order) are simulated, so they keep loading
+    #: the network while the measured flows finish, and are left out of the summary. Counted in ``flows``.
+    cooldown_flows: int = Field(default=0, ge=0)
     #: Flow trace (CSV or Parquet) instead of a generated pattern.
     trace: str | None = None
     #: Incast: senders answering each query.
@@ -129,6 +134,9 @@ class OutputConfig(_Section):
     dir: str | None = None
     #: Parquet compression codec of flows.parquet.
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
+    #: Size-bin edges of the summary and the ``size_bin`` column: "papers" (100 KB / 10 MB, decimal) or "ns2"
+    #: (the PIAS ns-2 scripts' 100 KiB / 10 MiB); fctlab.analyze.BIN_EDGES.
+    bins: Literal["papers", "ns2"] = "papers"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -157,6 +165,9 @@ class Experiment:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     #: Series label in reports (e.g. "PIAS (2 queues)"); by default reports label runs by scheme.
     label: str | None = None
+    #: When ``scheme.thresholds_bytes`` was not given and fctlab derived it from the workload's CDF and load
+    #: (PIAS paper §3): how (cdf, load, queues, method, thresholds_bytes). None otherwise.
+    derived_thresholds: dict[str, Any] | None = None
 
     @property
     def scheme(self) -> str:
@@ -238,7 +249,8 @@ def experiment_from_dict(
     base = Path(base_dir).resolve() if base_dir is not None else Path.cwd()
 
     _check_top_level(raw)
-    engine, hosts, host_link_bps = _validate_engine(raw)
+    derived = _derive_thresholds(raw, base)
+    engine, hosts, host_link_bps = _validate_engine(raw if derived is None else _with_thresholds(raw, derived))
     name = raw.get("name")
     if name is None:
         name = source.stem if source is not None else "experiment"
@@ -269,7 +281,47 @@ def experiment_from_dict(
         overrides=(*_applied, *overrides),
         raw=raw,
         label=label,
+        derived_thresholds=derived,
     )
+
+
+def _derive_thresholds(raw: Mapping[str, Any], base: Path) -> dict[str, Any] | None:
+    """The demotion thresholds of a pias or qclimb run that gives none, derived from ``workload.cdf`` and
+    ``workload.load`` for ``switch.queues`` queues by the PIAS paper's method (:func:`fctlab.thresholds.derive`),
+    as a record of what was done; None when thresholds are given, the scheme has none, or the workload has no
+    CDF and load (a trace, incast: the engine's own error then asks for them)."""
+    from fctlab import _core, thresholds
+
+    scheme, switch, w = (raw.get(k) if isinstance(raw.get(k), dict) else {} for k in ("scheme", "switch", "workload"))
+    if scheme.get("name") not in THRESHOLD_SCHEMES or scheme.get("thresholds_bytes") not in (None, []):
+        return None
+    queues = switch.get("queues", json.loads(_core.defaults())["switch"]["queues"])
+    cdf, load = w.get("cdf"), w.get("load")
+    if "trace" in w or not isinstance(cdf, str) or not isinstance(queues, int) or queues < 2:
+        return None
+    if isinstance(load, bool) or not isinstance(load, (int, float)):
+        return None
+    if not 0 < load <= 1:
+        raise ConfigError("workload.load", f"must be > 0 and <= 1 (got {load})")
+    if load == 1:
+        raise ConfigError(
+            "scheme.thresholds_bytes",
+            f"not given, and the PIAS paper's derivation needs workload.load < 1 (got {load}): give them",
+        )
+    try:
+        t = thresholds.derive(_resolve_cdf(cdf, base), float(load), queues)
+    except thresholds.ThresholdError as e:
+        raise ConfigError("scheme.thresholds_bytes", f"not given, and deriving them failed: {e}") from None
+    return {"method": "PIAS paper §3", "cdf": t.cdf, "load": t.load, "queues": t.queues,
+            "thresholds_bytes": list(t.thresholds_bytes)}
+
+
+def _with_thresholds(raw: Mapping[str, Any], derived: Mapping[str, Any]) -> dict[str, Any]:
+    """``raw`` with the derived thresholds filled in (``raw`` itself keeps none, so that a variant derives
+    its own)."""
+    out = _deep_copy(raw)
+    out["scheme"]["thresholds_bytes"] = list(derived["thresholds_bytes"])
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -443,7 +495,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
     """Cross-field rules of [workload]; resolve and open the CDF or trace so a bad file fails here."""
     from fctlab import workloads
 
-    given = {k for k, v in w.model_dump().items() if v is not None} - {"warmup_flows"}
+    given = {k for k, v in w.model_dump().items() if v is not None} - {"warmup_flows", "cooldown_flows"}
 
     def forbid(keys: Iterable[str], why: str) -> None:
         for k in keys:
@@ -510,6 +562,12 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
             raise ConfigError("workload.receivers", "a single host cannot send to itself")
     if w.warmup_flows >= n_flows:
         raise ConfigError("workload.warmup_flows", f"must be < the number of flows ({n_flows}) (got {w.warmup_flows})")
+    if w.warmup_flows + w.cooldown_flows >= n_flows:
+        raise ConfigError(
+            "workload.cooldown_flows",
+            f"with workload.warmup_flows ({w.warmup_flows}) must leave flows to measure: warmup_flows + "
+            f"cooldown_flows must be < the number of flows ({n_flows}) (got {w.cooldown_flows})",
+        )
     return w.model_copy(update=update)
 
 

@@ -7,13 +7,13 @@ on a headless machine and from threads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fctlab.analyze import SIZE_BINS, SUMMARY_BINS
+from fctlab.analyze import BIN_EDGES, SIZE_BINS, SUMMARY_BINS, bins_text
 
 #: The statistic plotted for each metric: (key of a bin in summary.json for the mean, for the p99, axis label).
 METRICS: dict[str, tuple[str, str, str]] = {
@@ -28,6 +28,27 @@ BIN_TITLES = {
     "all": "all flows",
 }
 assert set(BIN_TITLES) == {*SIZE_BINS, "all"}
+#: The titles of the ns-2 scripts' bins (output.bins = "ns2": KiB = 1,024 bytes, MiB = 1,048,576 bytes).
+NS2_BIN_TITLES = {
+    "small": "small (0, 100 KiB)",
+    "medium": "medium [100 KiB, 10 MiB]",
+    "large": "large (10 MiB, inf)",
+    "all": "all flows",
+}
+
+
+def bin_titles(summaries: Iterable[Mapping[str, Any]] = ()) -> dict[str, str]:
+    """The bin titles for runs with these summaries: by their ``bin_edges`` (output.bins) when they all share
+    one (summaries written before the key existed used the papers' edges); bare names when they differ."""
+    edges = {s.get("bin_edges", "papers") for s in summaries}
+    if edges <= {"papers"}:
+        return dict(BIN_TITLES)
+    if edges == {"ns2"}:
+        return dict(NS2_BIN_TITLES)
+    return {name: name if name != "all" else "all flows" for name in SUMMARY_BINS}
+
+
+assert set(NS2_BIN_TITLES) == {*BIN_EDGES["ns2"], "all"}
 
 
 def _summary_of(item: Any) -> Mapping[str, Any]:
@@ -102,11 +123,9 @@ def plot_fct_bins(
     # Below the panels rather than inside one, where it would hide bars.
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), frameon=False)
-    default_title = (
-        "Flow completion time by flow size (small <= 100 KB < medium <= 10 MB < large)"
-        if metric == "fct"
-        else "Slowdown by flow size (small <= 100 KB < medium <= 10 MB < large)"
-    )
+    edges = {s.get("bin_edges", "papers") for s in summaries.values()}
+    sizes = f" ({bins_text(edges.pop())})" if len(edges) == 1 else ""
+    default_title = f"Flow completion time by flow size{sizes}" if metric == "fct" else f"Slowdown by flow size{sizes}"
     fig.suptitle(title or default_title)
     written = []
     for suffix in (".png", ".svg"):
@@ -132,6 +151,7 @@ def plot_vs_load(
     relative_to: str | None = None,
     title: str | None = None,
     bins: tuple[str, ...] = SUMMARY_BINS,
+    titles: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Lines of mean (top row) and p99 (bottom row) FCT or slowdown against the load, one panel per size bin and
     one line per label (e.g. scheme).
@@ -143,7 +163,7 @@ def plot_vs_load(
     marks 1 (the spread is divided by the same reference value). ``relative_to`` (a label) says that the values
     are already ratios to that label, computed by the caller (the report pairs runs seed by seed for the spread):
     they are drawn as given, with the same axis labels and line at 1. Writes ``path`` as .png and .svg and returns
-    both paths.
+    both paths. ``titles`` names the bins' panels (default :data:`BIN_TITLES`; see :func:`bin_titles`).
     """
     import math
 
@@ -225,7 +245,7 @@ def plot_vs_load(
             if col == 0 or reference is None:
                 ax.set_ylabel(ylabel)
             if row == 0:
-                ax.set_title(BIN_TITLES.get(name, name))
+                ax.set_title((titles or BIN_TITLES).get(name, name))
             if row == 1:
                 ax.set_xlabel("load")
             ax.grid(alpha=0.3)

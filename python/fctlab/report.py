@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fctlab.analyze import SUMMARY_BINS
-from fctlab.plot import BIN_TITLES, METRICS
+from fctlab.plot import METRICS, bin_titles
 
 __all__ = [
     "ReportError",
@@ -466,6 +466,7 @@ class Report:
                 metric=self.metric,
                 relative_to=ref,
                 title=title,
+                titles=bin_titles(r.summary for r in self.runs),
             )
             out.append((caption, paths))
         groups = [(ld, t[t["load"] == ld]) for ld in loads] if len(loads) < 2 else []
@@ -521,8 +522,9 @@ class Report:
         head1 = ['<th rowspan="2">scheme</th>', '<th rowspan="2">load</th>', '<th rowspan="2">seeds</th>',
                  '<th rowspan="2">flows</th>', '<th rowspan="2">unfinished</th>']
         head2 = []
+        titles = bin_titles(r.summary for r in self.runs)
         for b in SUMMARY_BINS:
-            head1.append(f'<th colspan="2" class="bin">{e(BIN_TITLES[b])}</th>')
+            head1.append(f'<th colspan="2" class="bin">{e(titles[b])}</th>')
             head2.extend(["<th>mean</th>", "<th>p99</th>"])
         body = []
         previous = None
@@ -633,9 +635,18 @@ class Report:
             toc = '<li><a href="#recipe-tables">Recipe tables</a></li>' + toc
         if self.claims:
             toc = '<li><a href="#paper-comparison">Paper comparison</a></li>' + toc
+        titles = bin_titles(r.summary for r in self.runs)
+        if titles["small"] == "small (0, 100 KiB)":
+            bins_text = ("small (0, 100 KiB), medium [100 KiB, 10 MiB], large (10 MiB, inf), with KiB = 1,024 bytes "
+                         "and MiB = 1,048,576 bytes (the PIAS ns-2 scripts' bins, output.bins = \"ns2\")")
+        elif titles["small"] == "small":
+            bins_text = "the runs' own (their output.bins differ; each run's summary.json gives its edges)"
+        else:
+            bins_text = ("small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and "
+                         "MB = 1,000,000 bytes")
         notes = (
-            "<p>Size bins: small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and "
-            "MB = 1,000,000 bytes. Each run's statistics are over its finished, non-warm-up flows; the 99th "
+            f"<p>Size bins: {e(bins_text)}. Each run's statistics are over its finished, measured (neither "
+            "warm-up nor cool-down) flows; the 99th "
             "percentile is numpy's linear interpolation (docs/results.md). Runs that differ only in their seed are "
             "averaged: each number is the mean over seeds of the runs' own statistics. FCT is the time the "
             "receiver holds every byte, minus the flow's arrival; slowdown is FCT over the flow's ideal FCT in "

@@ -15,9 +15,11 @@ parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see shared/RE
   window 70, window cap 239 packets (``maxcwnd_`` = queue size - 1); duplicate-ACK fast
   retransmit off (``dynamic_dupack_ 1000000`` in the scripts: spraying reorders packets), so losses are
   recovered by timeouts; DCTCP g = 1/16;
-* PIAS with 8 queues uses the scripts' thresholds for the workload and load (:func:`fctlab.thresholds.preset`);
-  with 2 and 4 queues the paper does not list its thresholds, so fctlab derives them with the paper's method
-  (:func:`fctlab.thresholds.derive`);
+* PIAS with 2, 4 and 8 queues takes its thresholds from the paper's own method (§3,
+  :func:`fctlab.thresholds.derive`) for the workload and load, so that "8 vs 2 queues" compares queue counts and
+  not two ways of choosing thresholds. The ns-2 scripts' published sets (8 queues only, first threshold above
+  1 MB: :func:`fctlab.thresholds.preset`) are a labelled variant, "PIAS (ns-2 thresholds)": ``thresholds="ns2"``
+  runs it instead of the three derived series, ``"both"`` beside them (``fctlab reproduce pias --thresholds``);
 * pFabric as the PIAS paper ran it (140-packet queue, RTO 250 us, initial window 70: ``scheme.preset = "pias"``);
   LAS on pFabric's switch queue ranked by bytes sent, with the same parameters. Both keep SACK repair on three
   duplicate ACKs (the scripts' switch-off of fast retransmit is for the TCP-family agents; with pFabric's
@@ -57,7 +59,7 @@ class Variant:
     label: str
     scheme: str
     queues: int = 8
-    thresholds: str | None = None  # "preset" or "derive" (PIAS only)
+    thresholds: str | None = None  # a fctlab.thresholds.SOURCES key: "derived" or "ns2" (PIAS only)
     preset: str | None = None  # scheme.preset
 
 
@@ -72,11 +74,30 @@ PIAS_VARIANTS = (
     Variant("DCTCP", "dctcp", queues=1),
     Variant("L2DCT", "l2dct", queues=1),
     Variant("LAS", "las"),
-    Variant("PIAS (2 queues)", "pias", queues=2, thresholds="derive"),
-    Variant("PIAS (4 queues)", "pias", queues=4, thresholds="derive"),
-    Variant("PIAS", "pias", queues=8, thresholds="preset"),
+    Variant("PIAS (2 queues)", "pias", queues=2, thresholds="derived"),
+    Variant("PIAS (4 queues)", "pias", queues=4, thresholds="derived"),
+    Variant("PIAS", "pias", queues=8, thresholds="derived"),
     Variant("pFabric", "pfabric", preset="pias"),
 )
+#: PIAS with the ns-2 scripts' published thresholds (8 queues), the variant the recipe ran before.
+PIAS_NS2 = Variant("PIAS (ns-2 thresholds)", "pias", queues=8, thresholds="ns2")
+#: What ``thresholds`` of :func:`pias_sweep` may be: the PIAS series' threshold source, or both.
+PIAS_THRESHOLDS = ("derived", "ns2", "both")
+
+
+def pias_variants(thresholds: str = "derived") -> tuple[Variant, ...]:
+    """The recipe's series: with "derived" PIAS at 2, 4 and 8 queues by the paper's method; with "ns2" PIAS at 8
+    queues with the ns-2 sets instead (there are none for 2 and 4 queues); with "both" all four PIAS series."""
+    if thresholds not in PIAS_THRESHOLDS:
+        raise ValueError(f"thresholds: must be one of {', '.join(PIAS_THRESHOLDS)} (got {thresholds!r})")
+    out: list[Variant] = []
+    for v in PIAS_VARIANTS:
+        if v.scheme != "pias" or thresholds != "ns2":
+            out.append(v)
+        if v.label == "PIAS" and thresholds != "derived":
+            out.append(PIAS_NS2)
+    return tuple(out)
+
 
 PIAS_WORKLOADS = ("websearch", "datamining")
 
@@ -120,10 +141,8 @@ def _pias_point(variant: Variant, workload: str, load: float, scale: Scale, seed
             raw["transport"].pop(key, None)
         # the NIC is a pFabric queue as large as the switches' (210,000 B as PIAS ran it)
         raw["host"] = {"nic_buffer_bytes": 210_000}
-    if variant.thresholds == "preset":
-        raw["scheme"]["thresholds_bytes"] = thresholds.preset(workload, load)
-    elif variant.thresholds == "derive":
-        raw["scheme"]["thresholds_bytes"] = list(thresholds.derive(workload, load, variant.queues).thresholds_bytes)
+    if variant.thresholds is not None:
+        raw["scheme"]["thresholds_bytes"] = thresholds.select(workload, load, variant.queues, variant.thresholds)
     if variant.scheme == "pias":
         # the scripts' prob_cap_: probe mode after 5 consecutive timeouts (the paper's text says "e.g., two")
         raw["scheme"]["probe_after_timeouts"] = 5
@@ -134,30 +153,34 @@ def _pias_point(variant: Variant, workload: str, load: float, scale: Scale, seed
     return raw
 
 
-def pias_sweep(scale: str = "small"):
-    """The PIAS comparison as a sweep (every point validated), ready for :func:`fctlab.sweep.run_sweep`."""
+def pias_sweep(scale: str = "small", thresholds: str = "derived"):
+    """The PIAS comparison as a sweep (every point validated), ready for :func:`fctlab.sweep.run_sweep`.
+    ``thresholds`` picks the PIAS series (:func:`pias_variants`); each series keeps its label and run ids
+    whatever the choice, so the choices can share a results folder."""
     from fctlab.config import experiment_from_dict
     from fctlab.sweep import Point, Sweep, run_id_for
 
     if scale not in PIAS_SCALES:
         raise ValueError(f"scale: must be one of {', '.join(SCALES)} (got {scale!r})")
     sc = PIAS_SCALES[scale]
+    variants = pias_variants(thresholds)
     points = []
     for workload in PIAS_WORKLOADS:
         for load in sc.loads:
-            for variant in PIAS_VARIANTS:
+            for variant in variants:
                 for seed in sc.seeds:
                     raw = _pias_point(variant, workload, load, sc, seed)
                     values = {"variant": variant.label, "workload.cdf": workload, "workload.load": load, "seed": seed}
                     exp = experiment_from_dict(raw)
                     points.append(Point(index=len(points), run_id=run_id_for(values), values=values, experiment=exp, raw=raw))
     axes = {
-        "variant": [v.label for v in PIAS_VARIANTS],
+        "variant": [v.label for v in variants],
         "workload.cdf": list(PIAS_WORKLOADS),
         "workload.load": list(sc.loads),
         "seed": list(sc.seeds),
     }
-    return Sweep(name=f"reproduce-pias-{scale}", axes=axes, points=points)
+    suffix = "" if thresholds == "derived" else f"-{thresholds}"
+    return Sweep(name=f"reproduce-pias-{scale}{suffix}", axes=axes, points=points)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -201,6 +224,9 @@ def pias_claims(results_dir: str | Path) -> list[Any]:
     runs = _summaries(Path(results_dir))
     loads = sorted({r["load"] for r in runs if r["load"] is not None})
     claims = []
+    # the statements compare the derived 8-queue series; a folder with only the ns-2 one uses that, and says so
+    derived = any(r["label"] == "PIAS" for r in runs)
+    pias = "PIAS" if derived or not any(r["label"] == PIAS_NS2.label for r in runs) else PIAS_NS2.label
 
     def best(a, b, workloads, bin_name, stat):
         pairs = [(w, l, _reduction(runs, a, b, w, l, bin_name, stat)) for w in workloads for l in loads]
@@ -219,36 +245,40 @@ def pias_claims(results_dir: str | Path) -> list[Any]:
     rows = [
         ("PIAS vs DCTCP, small flows (0,100KB], average normalized FCT: up to 50% lower",
          "max over workloads and loads of 1 - PIAS/DCTCP, mean slowdown, small bin",
-         best("PIAS", "DCTCP", PIAS_WORKLOADS, "small", "mean_slowdown")),
+         best(pias, "DCTCP", PIAS_WORKLOADS, "small", "mean_slowdown")),
         ("PIAS vs L2DCT, small flows, average normalized FCT: up to 40% lower",
          "max of 1 - PIAS/L2DCT, mean slowdown, small bin",
-         best("PIAS", "L2DCT", PIAS_WORKLOADS, "small", "mean_slowdown")),
+         best(pias, "L2DCT", PIAS_WORKLOADS, "small", "mean_slowdown")),
         ("PIAS vs LAS, overall average FCT, web search, load 0.8: 28% lower",
          "1 - PIAS/LAS, mean FCT, all flows, web search, load 0.8",
-         at("PIAS", "LAS", "websearch", 0.8, "all", "mean_fct_ns")),
+         at(pias, "LAS", "websearch", 0.8, "all", "mean_fct_ns")),
         ("PIAS vs LAS, large flows (10MB,inf), web search, load 0.8: 50% lower",
          "1 - PIAS/LAS, mean slowdown, large bin, web search, load 0.8",
-         at("PIAS", "LAS", "websearch", 0.8, "large", "mean_slowdown")),
+         at(pias, "LAS", "websearch", 0.8, "large", "mean_slowdown")),
         ("PIAS vs DCTCP, large flows, data mining: 17% lower",
          "max over loads of 1 - PIAS/DCTCP, mean slowdown, large bin, data mining",
-         best("PIAS", "DCTCP", ("datamining",), "large", "mean_slowdown")),
+         best(pias, "DCTCP", ("datamining",), "large", "mean_slowdown")),
         ("PIAS vs pFabric, small flows, data mining: within 4.9%",
          "max over loads of PIAS/pFabric - 1, mean slowdown, small bin, data mining (negative: PIAS better)",
-         _gap(runs, loads)),
+         _gap(runs, loads, pias)),
         ("PIAS 8 queues vs 2 queues, small flows: about 6% difference",
-         "max of 1 - PIAS(8)/PIAS(2), mean slowdown, small bin",
-         best("PIAS", "PIAS (2 queues)", PIAS_WORKLOADS, "small", "mean_slowdown")),
+         "max of 1 - PIAS(8)/PIAS(2), mean slowdown, small bin, both with thresholds by the paper's method",
+         best("PIAS", "PIAS (2 queues)", PIAS_WORKLOADS, "small", "mean_slowdown") if derived
+         else (None, "no runs: the ns-2 sets exist for 8 queues only (run --thresholds derived or both)")),
     ]
+    if pias != "PIAS":
+        rows = [(st, rc, (v, f"{note}; PIAS here is {pias}")) if "8 queues" not in st else (st, rc, (v, note))
+                for st, rc, (v, note) in rows]
     for statement, recipe, (value, note) in rows:
         claims.append(PaperClaim(statement=statement, recipe=recipe, value=None if value is None else 100 * value,
                                  source=src, unit="%", note=note))
     return claims
 
 
-def _gap(runs, loads):
+def _gap(runs, loads, pias="PIAS"):
     vals = []
     for load in loads:
-        r = _reduction(runs, "PIAS", "pFabric", "datamining", load, "small", "mean_slowdown")
+        r = _reduction(runs, pias, "pFabric", "datamining", load, "small", "mean_slowdown")
         if r is not None:
             vals.append((load, -r))
     if not vals:
@@ -262,15 +292,15 @@ def _gap(runs, loads):
 
 DEMO_VARIANTS = (
     Variant("DCTCP", "dctcp", queues=1),
-    Variant("PIAS", "pias", queues=8, thresholds="preset"),
+    Variant("PIAS", "pias", queues=8, thresholds="ns2"),
     Variant("pFabric", "pfabric", preset="pias"),
 )
 
 
 def demo_sweep(scale: str = "small"):
-    """DCTCP, PIAS (8 queues, the published web-search thresholds at load 0.6) and pFabric (as PIAS ran it) on a
-    32-host leaf-spine (4 leaves x 8 hosts, 2 spines, 10/40 Gbps, PIAS ns-2 delays and switch settings), web
-    search at load 0.6, 2,000 flows: a minute or less on 2 cores."""
+    """DCTCP, PIAS (8 queues, the ns-2 scripts' published web-search thresholds at load 0.6) and pFabric (as
+    PIAS ran it) on a 32-host leaf-spine (4 leaves x 8 hosts, 2 spines, 10/40 Gbps, PIAS ns-2 delays and switch
+    settings), web search at load 0.6, 2,000 flows: a minute or less on 2 cores."""
     from fctlab.config import experiment_from_dict
     from fctlab.sweep import Point, Sweep, run_id_for
 
@@ -329,12 +359,16 @@ RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
 }
 
 
-def recipe_sweep(name: str, scale: str, out_dir: str | Path):
+def recipe_sweep(name: str, scale: str, out_dir: str | Path, thresholds: str | None = None):
     """The sweep of recipe ``name`` at ``scale``, writing into ``out_dir`` (recipes that replay traces
-    prepare them under ``out_dir/traces`` here)."""
+    prepare them under ``out_dir/traces`` here). ``thresholds`` (recipe pias only): :func:`pias_variants`."""
     if name not in RECIPES:
         raise ValueError(f"recipe: unknown {name!r}; known: {', '.join(RECIPES)}")
+    if thresholds is not None and name != "pias":
+        raise ValueError(f"thresholds: only recipe pias has a choice of thresholds (got recipe {name!r})")
     make_sweep = RECIPES[name][0]
+    if name == "pias" and thresholds is not None:
+        return make_sweep(scale, thresholds=thresholds)
     return make_sweep(scale, out_dir=out_dir) if name in _NEEDS_OUT_DIR else make_sweep(scale)
 
 
@@ -358,16 +392,18 @@ def comparison_tables(results_dir: str | Path) -> list[tuple[str, str]]:
 
 
 def reproduce(name: str, out_dir: str | Path, *, scale: str = "small", workers: int | None = None,
-              executor: str = "local", address: str | None = None, progress=None, on_plan=None):
+              executor: str = "local", address: str | None = None, progress=None, on_plan=None,
+              thresholds: str | None = None):
     """Run recipe ``name`` at ``scale`` into ``out_dir`` (resumable: finished runs are kept) and write its
-    report with the paper's statements beside fctlab's numbers. Returns (sweep report, report files)."""
+    report with the paper's statements beside fctlab's numbers. ``thresholds``: recipe pias's threshold source
+    (:func:`pias_variants`). Returns (sweep report, report files)."""
     from fctlab.report import write_report
     from fctlab.sweep import run_sweep
 
     if name not in RECIPES:
         raise ValueError(f"recipe: unknown {name!r}; known: {', '.join(RECIPES)}")
     _, make_claims, _ = RECIPES[name]
-    sweep = recipe_sweep(name, scale, out_dir)
+    sweep = recipe_sweep(name, scale, out_dir, thresholds)
     outcome = run_sweep(sweep, out_dir, workers=workers, executor=executor, address=address,
                         progress=progress, on_plan=on_plan)
     tables = recipe_tables(name, out_dir) if name in RECIPE_TABLES else ()

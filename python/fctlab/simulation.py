@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fctlab.analyze import size_bin, summarize
-from fctlab.config import ConfigError, Experiment
+from fctlab.config import THRESHOLD_SCHEMES, ConfigError, Experiment
 from fctlab.workloads import FlowColumns, column
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
     "finished", "started", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
     "ecn_marked", "probes", "fast_recoveries", "priority_losses", "spurious_retransmits", "ooo_max_segments",
-    "priority", "warmup", "size_bin",
+    "priority", "warmup", "cooldown", "size_bin",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority")
 
@@ -129,11 +129,15 @@ def flow_table(
     *,
     warmup_flows: int,
     default_priority: int,
+    cooldown_flows: int = 0,
+    bins: str = "papers",
     consume: bool = False,
 ) -> pd.DataFrame:
     """Join the workload table and the engine's result columns (both in flow-id order) into the result table.
 
-    Warm-up: the ``warmup_flows`` flows that start first (ties broken by flow id) get ``warmup = True``.
+    Warm-up: the ``warmup_flows`` flows that start first (ties broken by flow id) get ``warmup = True``; cool-down:
+    the ``cooldown_flows`` that start last get ``cooldown = True`` (the order is by requested start time, so a
+    flow that waited for another keeps its place). ``bins`` names the size-bin edges of the ``size_bin`` column.
     ``consume``: take the engine's columns out of ``columns`` as they are converted, so that each is freed as
     soon as its converted copy exists (the table is built without a second, consolidated copy either); this
     keeps the peak memory of a large run near one table's worth.
@@ -165,6 +169,9 @@ def flow_table(
     order = np.lexsort((column(workload, "flow_id"), requested_ps))
     warm = np.zeros(n, dtype=bool)
     warm[order[:warmup_flows]] = True
+    cool = np.zeros(n, dtype=bool)
+    if cooldown_flows > 0:
+        cool[order[n - cooldown_flows:]] = True
 
     if "priority" in workload:
         priority = column(workload, "priority", np.int64)
@@ -201,7 +208,8 @@ def flow_table(
         "ooo_max_segments": ints("ooo_max_segments"),
         "priority": priority,
         "warmup": warm,
-        "size_bin": size_bin(size),
+        "cooldown": cool,
+        "size_bin": size_bin(size, bins),
     }
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
@@ -296,9 +304,16 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         flows,
         columns,
         warmup_flows=exp.workload.warmup_flows,
+        cooldown_flows=exp.workload.cooldown_flows,
         default_priority=int(exp.engine["scheme"]["priority"]),
+        bins=exp.output.bins,
         consume=True,
     )
     del columns
     config = exp.to_dict()
-    return Result(flows=table, summary=summarize(table, stats, config), stats=stats, config=config, experiment=exp)
+    summary = summarize(table, stats, config)
+    if exp.scheme in THRESHOLD_SCHEMES:
+        summary["thresholds_derived"] = exp.derived_thresholds is not None
+        if exp.derived_thresholds is not None:
+            summary["derived_thresholds"] = dict(exp.derived_thresholds)
+    return Result(flows=table, summary=summary, stats=stats, config=config, experiment=exp)

@@ -290,7 +290,22 @@ def comparable_config(config: Mapping[str, Any]) -> dict[str, Any]:
     from fctlab.results import jsonable
 
     data = json.loads(json.dumps(jsonable(config), allow_nan=False))
-    return {k: v for k, v in data.items() if k not in PROVENANCE_KEYS}
+    return _without_provenance(data)
+
+
+def _without_provenance(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without :data:`PROVENANCE_KEYS`, except ``output.bins`` when it is not the default: the bin
+    edges change what the summary says. Python-side keys at their defaults are left out, so that runs written
+    before the keys existed (which ran with those defaults) compare equal: ``output.bins = "papers"`` and
+    ``workload.cooldown_flows = 0``."""
+    out = {k: v for k, v in data.items() if k not in PROVENANCE_KEYS}
+    bins = (data.get("output") or {}).get("bins", "papers") if isinstance(data.get("output"), dict) else "papers"
+    if bins != "papers":
+        out["output"] = {"bins": bins}
+    workload = out.get("workload")
+    if isinstance(workload, dict) and workload.get("cooldown_flows") == 0:
+        out["workload"] = {k: v for k, v in workload.items() if k != "cooldown_flows"}
+    return out
 
 
 def _first_difference(a: Any, b: Any, path: str = "") -> str:
@@ -313,7 +328,7 @@ def run_state(run_dir: Path, config: Mapping[str, Any]) -> tuple[str, str]:
     except (OSError, ValueError) as e:
         return "conflict", f"its {CONFIG_FILE} cannot be read ({' '.join(str(e).split())})"
     want = comparable_config(config)
-    have = {k: v for k, v in stored.items() if k not in PROVENANCE_KEYS} if isinstance(stored, dict) else stored
+    have = _without_provenance(stored) if isinstance(stored, dict) else stored
     if have == want:
         return "done", ""
     # keys added to the engine since the run was written take their defaults; the message names a real difference

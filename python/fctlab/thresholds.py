@@ -83,9 +83,16 @@ __all__ = [
     "literal_recursion",
     "preset",
     "list_presets",
+    "SOURCES",
+    "select",
 ]
 
 METHODS = ("paper", "numeric")
+#: Where :func:`select` takes a run's thresholds from.
+SOURCES = {
+    "derived": "the PIAS paper's own method (§3), for any workload, load and queue count",
+    "ns2": "the PIAS ns-2 scripts' published sets (8 queues; web search and data mining at loads 0.5-0.9)",
+}
 MIN_QUEUES = 2
 #: Commodity switches have 8 queues; 64 keeps the numeric check fast and is far beyond any hardware.
 MAX_QUEUES = 64
@@ -438,6 +445,23 @@ def preset(workload: str, load: float) -> list[int]:
     :data:`PRESET_SOURCE`.
     """
     return list(PRESETS[_preset_key(workload, load)])
+
+
+def select(cdf: Cdf | str | Path, load: float, queues: int = 8, source: str = "derived") -> list[int]:
+    """The demotion thresholds alpha_1..alpha_{K-1} (bytes) of a run on ``cdf`` at ``load`` with ``queues``
+    queues, from ``source`` (:data:`SOURCES`): "derived" is :func:`derive` with the paper's method, "ns2" the
+    published ns-2 set (:func:`preset`), which exists for 8 queues only. Raises :class:`ThresholdError` naming
+    the argument that has no thresholds (e.g. ``queues`` for ns2 with 2 queues, ``load`` for a load without a
+    published set)."""
+    if source not in SOURCES:
+        raise ThresholdError(f"source: must be one of {', '.join(SOURCES)}, got {source!r}")
+    if source == "derived":
+        return list(derive(cdf, load, queues).thresholds_bytes)
+    k = _check_queues(queues)
+    if k != 8:
+        raise ThresholdError(f"queues: the PIAS ns-2 thresholds are for 8 queues, got {k}")
+    name = cdf.name if isinstance(cdf, Cdf) else str(cdf)
+    return preset(name, load)
 
 
 def list_presets() -> list[tuple[str, float, list[int]]]:
