@@ -439,11 +439,8 @@ def queue_thresholds(load: float, queues: int, source: str) -> list[int]:
     from fctlab import thresholds
 
     nearest = min(max(round(load, 1), 0.5), 0.9)
-    if source == "ns2" and queues == 8:
-        return thresholds.preset("websearch", nearest)
-    if source not in ("ns2", "derived"):
-        raise ValueError(f"thresholds: source must be 'ns2' or 'derived' (got {source!r})")
-    return list(thresholds.derive("websearch", nearest, queues).thresholds_bytes)
+    # the ns-2 scripts have sets for 8 queues only: fewer queues take the derivation under either source
+    return thresholds.select("websearch", nearest, queues, "derived" if queues != 8 else source)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -520,7 +517,7 @@ def sim_base() -> dict[str, Any]:
 
 
 def _raw(base: dict[str, Any], variant: Variant, trace: Path, load: float, warmup: int, *,
-         slack_bytes: int | None = None) -> dict[str, Any]:
+         slack_bytes: int | None = None, cooldown: int = 0) -> dict[str, Any]:
     raw = json.loads(json.dumps(base))
     raw["label"] = variant.label
     raw["seed"] = 1
@@ -540,7 +537,7 @@ def _raw(base: dict[str, Any], variant: Variant, trace: Path, load: float, warmu
     if slack_bytes is not None:
         scheme["slack_bytes"] = slack_bytes
     raw["scheme"] = scheme
-    raw["workload"] = {"trace": str(trace), "warmup_flows": warmup}
+    raw["workload"] = {"trace": str(trace), "warmup_flows": warmup, "cooldown_flows": cooldown}
     return raw
 
 
@@ -560,7 +557,10 @@ class _Builder:
         from fctlab.sweep import Point, run_id_for
 
         v = variant if label is None else replace(variant, label=label)
-        raw = _raw(self.base, v, trace, load, warmup, slack_bytes=slack_bytes)
+        # the last tenth of the flows (as many as the warm-up) keep the fabric loaded while the measured flows
+        # finish, and are left out of the summaries; Memcached's QCTs are computed per query from every flow
+        cooldown = 0 if experiment == "memcached" else warmup
+        raw = _raw(self.base, v, trace, load, warmup, slack_bytes=slack_bytes, cooldown=cooldown)
         values = {"experiment": experiment, "profile": profile, "load": float(load), "variant": v.label}
         self.points.append(Point(index=len(self.points), run_id=run_id_for(values), values=values,
                                  experiment=experiment_from_dict(raw), raw=raw))
