@@ -89,6 +89,8 @@ class WorkloadConfig(_Section):
     warmup_flows: int = Field(default=0, ge=0)
     #: Flow trace (CSV or Parquet) instead of a generated pattern.
     trace: str | None = None
+    #: Trace only: shift every start so that the first flow starts at 0 (for epoch-style timestamps).
+    trace_rebase: bool | None = None
     #: Incast: senders answering each query.
     fan_in: int | None = Field(default=None, ge=1)
     #: Incast: bytes each sender returns.
@@ -372,30 +374,52 @@ def _validate_engine(raw: Mapping[str, Any]) -> tuple[dict[str, Any], int, float
     for section in ENGINE_SECTIONS:
         if section in raw:
             cfg[section] = dict(raw[section])
+    _check_finite(cfg)
     if "topology" in cfg:
         if "kind" not in cfg["topology"]:
             # The engine's default kind (asked, not restated), so [topology] may just resize the default.
             cfg["topology"]["kind"] = json.loads(_core.defaults())["topology"]["kind"]
-        cfg["topology"] = _expand_topology(cfg["topology"])
+        cfg["topology"], filled = _expand_topology(cfg["topology"])
+    else:
+        filled = {}
     try:
         resolved = json.loads(_core.validate_config(json.dumps(cfg)))
         info = _core.topology_info(json.dumps(resolved))
     except ValueError as e:
-        raise _engine_error(e) from None
+        err = _engine_error(e)
+        short = filled.get(err.key.removeprefix("topology."))
+        if short is not None:  # the bad value was the shorthand's: name the key the user wrote
+            raise ConfigError(f"topology.{short}", err.reason) from None
+        raise err from None
     return resolved, int(info["hosts"]), float(info["host_link_bps"])
 
 
-def _expand_topology(topo: dict[str, Any]) -> dict[str, Any]:
-    """Fill the engine's host_/core_ link keys from the ``link_gbps`` / ``link_delay_ns`` shorthands.
+def _check_finite(value: Any, path: str = "") -> None:
+    """Refuse inf and nan anywhere in the engine's sections, naming the key: JSON (what the engine reads) has no
+    such numbers, so they would otherwise surface as a JSON syntax error naming nothing."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(path, f"must be a finite number (got {value})")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(v, f"{path}[{i}]")
+
+
+def _expand_topology(topo: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Fill the engine's host_/core_ link keys from the ``link_gbps`` / ``link_delay_ns`` shorthands; returns
+    the topology and which keys were filled from which shorthand.
 
     Which keys a topology kind has is asked of the engine (``_core.default_topology``), so a kind with host
-    links only (single_switch) gets only the host key.
+    links only (single_switch) gets only the host key. A key given explicitly wins over the shorthand; a
+    shorthand that every key of its kind overrides would be ignored, so it is refused.
     """
     from fctlab import _core
 
     present = [s for s in TOPOLOGY_SHORTHANDS if s in topo]
     if not present:
-        return topo
+        return topo, {}
     kind = topo.get("kind")
     try:
         known = set(json.loads(_core.default_topology(str(kind))))
@@ -403,11 +427,20 @@ def _expand_topology(topo: dict[str, Any]) -> dict[str, Any]:
         err = _engine_error(e)
         raise ConfigError("topology.kind", err.reason) from None
     out = {k: v for k, v in topo.items() if k not in TOPOLOGY_SHORTHANDS}
+    filled: dict[str, str] = {}
     for short in present:
-        for target in TOPOLOGY_SHORTHANDS[short]:
-            if target in known and target not in out:
+        targets = [t for t in TOPOLOGY_SHORTHANDS[short] if t in known]
+        if targets and all(t in out for t in targets):
+            raise ConfigError(
+                f"topology.{short}",
+                f"is not used, since {' and '.join(f'topology.{t}' for t in targets)} "
+                f"{'is' if len(targets) == 1 else 'are'} given; remove one or the other",
+            )
+        for target in targets:
+            if target not in out:
                 out[target] = topo[short]
-    return out
+                filled[target] = short
+    return out, filled
 
 
 def _validate_section(model: type[_Section], section: str, value: Any) -> Any:
@@ -466,7 +499,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
         if not path.is_file():
             raise ConfigError("workload.trace", f"file not found: {path}")
         try:
-            trace = workloads.read_trace(path)
+            trace = workloads.read_trace(path, rebase=bool(w.trace_rebase))
         except (ValueError, OSError) as e:
             raise ConfigError("workload.trace", _one_line(str(e))) from None
         try:
@@ -476,6 +509,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
         n_flows = len(trace)
         update["trace"] = str(path)
     else:
+        forbid(("trace_rebase",), "only for a workload.trace")
         pattern = w.pattern or "all_to_all"
         update["pattern"] = pattern
         if pattern == "incast":

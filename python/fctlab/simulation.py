@@ -73,7 +73,7 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
     try:
         if w.trace is not None:
             key = "workload.trace"
-            flows = workloads.read_trace(w.trace)
+            flows = workloads.read_trace(w.trace, rebase=bool(w.trace_rebase))
             if not _trace_has_priority(Path(w.trace)):
                 flows = flows.drop(columns=["priority"])
         elif w.pattern == "incast":

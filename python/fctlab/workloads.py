@@ -712,6 +712,9 @@ def _incast(
 # --------------------------------------------------------------------------------------------------------------
 
 TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
+#: The latest start a trace may give, in ns: 2^63 ps, half the engine's 64-bit picosecond clock (about 107 days),
+#: so that a flow's start plus its run still fits.
+MAX_START_NS = 2**63 // 1000
 TRACE_OPTIONAL = (
     "priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps", "after_flow", "qclimb",
 )
@@ -773,7 +776,7 @@ def _int_column(
     return values.astype(np.int64)
 
 
-def read_trace(path: str | Path) -> pd.DataFrame:
+def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
     """Read a flow trace (``.csv`` or ``.parquet``) into the flow-table format of this module.
 
     Required columns: ``src``, ``dst`` (host indices), ``size_bytes`` (integer >= 1), ``start_ns`` (>= 0, may be
@@ -812,6 +815,8 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     for c in TRACE_REQUIRED:
         if c not in cols:
             raise WorkloadError(f"{where}: missing required column {c!r}")
+    if len(df) == 0:
+        raise WorkloadError(f"{where}: the trace has no flows (a header and no data rows)")
 
     src = _int_column(df, "src", where, is_csv, minimum=0, maximum=_U32_MAX)
     dst = _int_column(df, "dst", where, is_csv, minimum=0, maximum=_U32_MAX)
@@ -823,6 +828,16 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     i = _first(start_ns < 0)
     if i is not None:
         raise WorkloadError(f"{where}: column 'start_ns', {_row_label(i, is_csv)}: negative start {_fmt(start_ns[i])}")
+    if rebase:
+        start_ns = start_ns - start_ns.min()  # exact for integer columns (epoch nanoseconds fit int64)
+    i = _first(start_ns > MAX_START_NS)
+    if i is not None:
+        hint = ("; for epoch timestamps set workload.trace_rebase = true to start the trace at its first flow"
+                if not rebase else "")
+        raise WorkloadError(
+            f"{where}: column 'start_ns', {_row_label(i, is_csv)}: start {_fmt(start_ns[i])} ns is beyond what the "
+            f"engine can represent (at most {MAX_START_NS:.4g} ns, about {MAX_START_NS / 86_400e9:.0f} days){hint}"
+        )
     if start_ns.dtype.kind == "i":
         start_ps = start_ns.astype(np.uint64) * np.uint64(1000)
     else:

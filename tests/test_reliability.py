@@ -1,0 +1,102 @@
+"""Reliability at the edges: inputs the engine cannot represent, conflicting keys, limits, output folders, the
+command line's help, resumes after edited inputs, catalog recovery, killed drivers and Ray addresses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import TINY
+from fctlab.cli import app
+from fctlab.config import ConfigError, load_experiment
+
+runner = CliRunner()
+BEFORE_WORKLOAD, _ = TINY.split("[workload]")
+
+
+def invoke(*args: object):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def exp_file(tmp_path: Path, text: str = TINY, name: str = "exp.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def refused(result, key: str) -> str:
+    """The one error line of a refused command (exit 2, nothing on stdout), checked to name ``key``."""
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert key in lines[0], lines[0]
+    assert result.stdout == ""
+    return lines[0]
+
+
+def trace_exp(tmp_path: Path, rows: str, extra: str = "") -> Path:
+    (tmp_path / "t.csv").write_text("src,dst,size_bytes,start_ns\n" + rows)
+    return exp_file(tmp_path, BEFORE_WORKLOAD + f"[workload]\ntrace = 't.csv'\n{extra}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Trace times the engine cannot represent; epoch-style traces
+
+
+@pytest.mark.parametrize("start", ["18000000000000000", "1e30", "1700000000000000000"])
+def test_trace_starts_beyond_the_engine_clock_are_refused(tmp_path, start):
+    out = tmp_path / "out"
+    line = refused(invoke("run", trace_exp(tmp_path, f"0,1,1000,0\n1,0,1000,{start}\n"), "--out", out),
+                   "workload.trace")
+    assert "row 2" in line and "trace_rebase" in line
+    assert not out.exists()
+
+
+def test_trace_rebase_starts_an_epoch_trace_at_its_first_flow(tmp_path):
+    epoch = 1_700_000_000_123_456_789
+    exp = load_experiment(trace_exp(tmp_path, f"0,1,1000,{epoch + 5000}\n1,0,1000,{epoch}\n",
+                                    "trace_rebase = true\n"))
+    from fctlab.simulation import build_flows, simulate
+
+    flows = build_flows(exp)
+    assert list(flows["start_ps"]) == [0, 5_000_000]
+    result = simulate(exp)
+    assert result.summary["unfinished_flows"] == 0
+
+
+def test_trace_rebase_without_a_trace_is_refused(tmp_path):
+    refused(invoke("run", exp_file(tmp_path, TINY + "trace_rebase = true\n"), "--out", tmp_path / "o"),
+            "workload.trace_rebase")
+
+
+def test_a_header_only_trace_names_the_trace(tmp_path):
+    line = refused(invoke("run", trace_exp(tmp_path, ""), "--out", tmp_path / "o"), "workload.trace")
+    assert "no flows" in line and "warmup" not in line
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Non-finite numbers; topology shorthands
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+def test_non_finite_numbers_name_their_key(tmp_path, value):
+    line = refused(invoke("run", exp_file(tmp_path), "--out", tmp_path / "o", "--set", f"switch.dt_alpha={value}"),
+                   "switch.dt_alpha")
+    assert "finite" in line
+    with pytest.raises(ConfigError) as e:
+        load_experiment(exp_file(tmp_path, TINY + f"[run]\ntime_limit_ms = {value}\n"))
+    assert e.value.key == "run.time_limit_ms"
+
+
+def test_link_gbps_overridden_by_every_key_it_sets_is_refused(tmp_path):
+    text = TINY.replace('kind = "single_switch"', 'kind = "dumbbell"').replace("hosts = 4\n", "")
+    text = text.replace("[topology]\n", "[topology]\nhost_link_gbps = 10\ncore_link_gbps = 40\nlink_gbps = -3\n")
+    refused(invoke("run", exp_file(tmp_path, text), "--out", tmp_path / "o"), "topology.link_gbps")
+
+
+def test_a_bad_link_gbps_is_named_when_it_fills_a_key(tmp_path):
+    text = TINY.replace("hosts = 4\n", "hosts = 4\nlink_gbps = -3\n")
+    refused(invoke("run", exp_file(tmp_path, text), "--out", tmp_path / "o"), "topology.link_gbps")
