@@ -100,3 +100,66 @@ def test_link_gbps_overridden_by_every_key_it_sets_is_refused(tmp_path):
 def test_a_bad_link_gbps_is_named_when_it_fills_a_key(tmp_path):
     text = TINY.replace("hosts = 4\n", "hosts = 4\nlink_gbps = -3\n")
     refused(invoke("run", exp_file(tmp_path, text), "--out", tmp_path / "o"), "topology.link_gbps")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Output folders are checked before anything runs
+
+
+@pytest.mark.parametrize("command", ["run", "compare", "sweep"])
+def test_an_output_path_under_a_file_is_refused_before_running(tmp_path, command):
+    (tmp_path / "file").write_text("x")
+    out = tmp_path / "file" / "out"
+    text = TINY + ("[sweep]\nseed = [1]\n" if command == "sweep" else "")
+    extra = ["--scheme", "tcp"] if command == "compare" else []
+    line = refused(invoke(command, exp_file(tmp_path, text), "--out", out, *extra), "--out")
+    assert "is a file" in line
+
+
+def test_an_unwritable_output_folder_is_refused_before_running(tmp_path, monkeypatch):
+    import os
+
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == locked else real(p, mode, **kw))
+    line = refused(invoke("run", exp_file(tmp_path), "--out", locked / "out"), "--out")
+    assert "not writable" in line
+    assert list(locked.iterdir()) == []
+
+
+def test_run_into_a_folder_being_written_or_a_sweeps_folder_is_refused(tmp_path):
+    from fctlab import catalog
+
+    out = tmp_path / "sweep"
+    with catalog.writer_lock(out, wait=False):
+        line = refused(invoke("run", exp_file(tmp_path), "--out", out), "--out")
+        assert "being written" in line
+        refused(invoke("run", exp_file(tmp_path), "--out", out / "inside"), "--out")
+    (out / "runs" / "seed=1").mkdir(parents=True)
+    (out / "runs" / "seed=1" / "config.json").write_text("{}")
+    line = refused(invoke("run", exp_file(tmp_path), "--out", out), "--out")
+    assert "sweep" in line
+    assert not (out / "summary.json").exists()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Help and version
+
+
+def test_help_keeps_bracketed_words_and_lists_every_recipe():
+    from fctlab.reproduce import RECIPES
+
+    assert "[sweep]" in invoke("--help").stdout
+    assert "[sweep]" in invoke("sweep", "--help").stdout
+    text = " ".join(invoke("reproduce", "--help").stdout.split())
+    assert all(name in text for name in RECIPES)
+    assert "scheme.thresholds_bytes" in " ".join(invoke("compare", "--help").stdout.split())
+
+
+def test_version_and_threads_beyond_two(tmp_path):
+    import fctlab
+
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"fctlab {fctlab.__version__}"
+    refused(invoke("run", exp_file(tmp_path), "--out", tmp_path / "o", "--threads", "3"), "--threads")

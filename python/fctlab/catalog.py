@@ -198,6 +198,30 @@ def writer_lock(root: str | Path, *, wait: bool = True) -> Iterator[None]:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
+def check_not_being_written(folder: str | Path) -> None:
+    """Raise a :class:`ConfigError` naming ``--out`` when another process holds the writer lock of ``folder``
+    or of a folder it is in (e.g. a sweep writing there). Creates nothing."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    folder = Path(folder).absolute()
+    for root in (folder, *folder.parents):
+        lock = root / LOCK_FILE
+        if not lock.is_file():
+            continue
+        try:
+            with open(lock, "rb") as f:
+                try:
+                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise ConfigError("--out", f"{root} is being written by another fctlab process (a sweep?); "
+                                      "wait for it to finish or choose another folder") from None
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        except OSError:
+            continue
+
+
 def _connect(path: Path, *, read_only: bool) -> Any:
     """Open the DuckDB file, waiting while another process holds DuckDB's file lock."""
     import duckdb

@@ -26,11 +26,31 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # help texts are plain text: rich markup would swallow "[sweep]" and other bracketed words
+    rich_markup_mode=None,
     help="fctlab: packet-level simulation of data-center flow scheduling.",
 )
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from fctlab import __version__
+
+        sys.stdout.write(f"fctlab {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_show_version, help="Print fctlab's version and exit."),
+    ] = False,
+) -> None:
+    """fctlab: packet-level simulation of data-center flow scheduling."""
 
 _SetOption = Annotated[
     Optional[list[str]],
@@ -48,8 +68,8 @@ _ThreadsOption = Annotated[
 
 
 def _check_threads(requested: int | None) -> None:
-    if requested is not None and requested < 1:
-        raise _fail(f"--threads: must be >= 1 (got {requested})", EXIT_BAD_INPUT)
+    if requested is not None and requested not in (1, 2):
+        raise _fail(f"--threads: must be 1 or 2 (got {requested})", EXIT_BAD_INPUT)
 
 
 def _threads(requested: int | None, exp: Experiment) -> int:
@@ -75,16 +95,23 @@ def _print(text: str) -> None:
     _console().print(text, markup=False)
 
 
-def _out_dir(out: Path | None, exp: Experiment) -> Path:
-    """The results directory, checked before anything runs (it is only created when results are written)."""
+def _out_dir(out: Path | None, exp: Experiment, *, single_runs: bool = True) -> Path:
+    """The results directory, checked before anything runs (it is only created when results are written): it
+    must be a directory that can be created and written. ``single_runs`` (run, compare): it must not be a
+    folder another fctlab process is writing, nor a sweep's results folder."""
+    from fctlab import catalog
     from fctlab.config import ConfigError
+    from fctlab.results import check_output_dir
 
     if out is None:
         if exp.output.dir is None:
             raise ConfigError("--out", "missing: give --out DIR or output.dir in the experiment")
         out = Path(exp.output.dir)
-    if out.exists() and not out.is_dir():
-        raise ConfigError("--out", f"{out} exists and is not a directory")
+    check_output_dir(out)
+    if single_runs:
+        catalog.check_not_being_written(out)
+        if (out / "runs").is_dir() and any((out / "runs").glob("*/config.json")):
+            raise ConfigError("--out", f"{out} holds a sweep's results (runs/); write this run to another folder")
     return out
 
 
@@ -212,7 +239,13 @@ def _record_in_catalog(root: Path, run_dir: Path) -> None:
 def compare(
     experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
     schemes: Annotated[
-        Optional[list[str]], typer.Option("--scheme", help="A scheme to run (repeatable): --scheme tcp --scheme dctcp.")
+        Optional[list[str]],
+        typer.Option(
+            "--scheme",
+            help="A scheme to run (repeatable): --scheme tcp --scheme dctcp. For pias, pass queue thresholds with "
+            "--set 'scheme.thresholds_bytes=[...]' (`fctlab thresholds --cdf websearch --load 0.6 --queues 8` "
+            "derives them).",
+        ),
     ] = None,
     out: _OutOption = None,
     sets: _SetOption = None,
@@ -345,7 +378,9 @@ def schemes() -> None:
 
 @app.command()
 def reproduce(
-    recipe: Annotated[str, typer.Argument(help="Which paper's comparison: pias (or demo).")],
+    recipe: Annotated[
+        str, typer.Argument(help="Which paper's comparison: pias, qclimb-testbed or qclimb-sim (or demo).")
+    ],
     scale: Annotated[
         str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")
     ] = "small",

@@ -50,7 +50,7 @@ def sweep(
 
     try:
         spec = load_sweep(experiment, overrides=sets or ())
-        out_dir = _out_dir(out, spec.base)
+        out_dir = _out_dir(out, spec.base, single_runs=False)
         if workers is not None and workers < 1:
             raise ConfigError("--workers", f"must be >= 1 (got {workers})")
         check_executor(executor, address)

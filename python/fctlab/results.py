@@ -20,6 +20,26 @@ SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
 
 
+def check_output_dir(out: str | Path, key: str = "--out") -> None:
+    """Check, without writing anything, that results can be written to ``out``: it is a directory or can be
+    made one, in a folder this process may write. Raises ConfigError naming ``key``."""
+    from fctlab.config import ConfigError
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(key, f"{out} exists and is not a directory")
+    existing = out
+    while not existing.exists():  # the nearest folder that exists: the new ones are made in it
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(key, f"{out} cannot be created: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        why = "is not writable" if existing == out else f"cannot be created: {existing} is not writable"
+        raise ConfigError(key, f"{out} {why}")
+
+
 def jsonable(value: Any) -> Any:
     """A value made strict-JSON safe: NaN/inf become null, numpy scalars and arrays become Python values."""
     if isinstance(value, Mapping):

@@ -487,8 +487,9 @@ def run_sweep(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError("--workers", f"must be an integer >= 1 (got {workers!r})")
     check_executor(executor, address)
-    if out.exists() and not out.is_dir():
-        raise ConfigError("--out", f"{out} exists and is not a directory")
+    from fctlab.results import check_output_dir
+
+    check_output_dir(out)
 
     todo: list[Point] = []
     skipped: list[Point] = []
