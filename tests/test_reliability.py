@@ -163,3 +163,54 @@ def test_version_and_threads_beyond_two(tmp_path):
     result = invoke("--version")
     assert result.exit_code == 0 and result.stdout.strip() == f"fctlab {fctlab.__version__}"
     refused(invoke("run", exp_file(tmp_path), "--out", tmp_path / "o", "--threads", "3"), "--threads")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Catalog recovery and damaged runs
+
+SWEEP_TEXT = TINY + '[sweep]\nseed = [1, 2]\n'
+
+
+def sweep_cli(*args: object):
+    return invoke("sweep", *args)
+
+
+@pytest.fixture
+def swept(tmp_path):
+    out = tmp_path / "out"
+    result = sweep_cli(exp_file(tmp_path, SWEEP_TEXT), "--out", out, "--workers", "1")
+    assert result.exit_code == 0, result.stderr
+    return tmp_path, out
+
+
+def test_rebuild_moves_a_corrupt_catalog_aside(swept, capsys):
+    import fctlab
+    from fctlab import catalog
+
+    _, out = swept
+    (out / "catalog.duckdb").write_bytes(b"not a database" * 100)
+    with pytest.raises(catalog.CatalogError, match="rebuild"):
+        fctlab.catalog(out)
+    assert catalog.rebuild(out) == 2
+    assert (out / "catalog.duckdb.corrupt").is_file()
+    runs, flows = fctlab.catalog(out)
+    assert list(runs.run_id) == ["seed=1", "seed=2"] and len(flows) == 40
+
+
+def test_a_corrupt_flows_file_is_named_left_out_of_rebuild_and_run_again(swept, capsys):
+    import fctlab
+    from fctlab import catalog
+
+    tmp, out = swept
+    bad = out / "runs" / "seed=2" / "flows.parquet"
+    good = bad.read_bytes()
+    bad.write_bytes(good[: len(good) // 2])
+    with pytest.raises(catalog.CatalogError, match="seed=2"):
+        fctlab.catalog(out)
+    assert catalog.rebuild(out) == 1
+    assert "seed=2" in capsys.readouterr().err
+    result = sweep_cli(tmp / "exp.toml", "--out", out, "--workers", "1")
+    assert result.exit_code == 0, result.stderr
+    assert "running seed=2 again" in result.stderr and "1 ran, 1 skipped" in result.stderr
+    assert bad.read_bytes() == good
+    assert len(fctlab.catalog(out)[1]) == 40

@@ -430,7 +430,7 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     try:
         with view:
             report = run_sweep(spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
-                               progress=view.update, on_plan=view.plan)
+                               progress=view.update, on_plan=view.plan, on_note=view.note)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
     except KeyboardInterrupt:

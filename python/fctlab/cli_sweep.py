@@ -62,7 +62,7 @@ def sweep(
         with view:
             report = run_sweep(
                 spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
-                progress=view.update, on_plan=view.plan,
+                progress=view.update, on_plan=view.plan, on_note=view.note,
             )
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
@@ -101,6 +101,9 @@ class _ProgressView:
         else:
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
+
+    def note(self, text: str) -> None:
+        self._line(f"note: {' '.join(text.split())}")
 
     def plan(self, todo: list[Point], skipped: list[Point]) -> None:
         total = len(todo) + len(skipped)

@@ -303,11 +303,15 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
 
 def run_state(run_dir: Path, config: Mapping[str, Any]) -> tuple[str, str]:
     """``("done", "")`` when ``run_dir`` holds finished results of ``config``; ``("todo", "")`` when it holds no
-    finished results (no summary.json); ``("conflict", why)`` when it holds results of another config."""
-    from fctlab.results import CONFIG_FILE, SUMMARY_FILE
+    finished results (no summary.json); ``("todo", why)`` when its files do not read back (the run is done
+    again); ``("conflict", why)`` when it holds results of another config."""
+    from fctlab.results import CONFIG_FILE, SUMMARY_FILE, unreadable
 
     if not (run_dir / SUMMARY_FILE).is_file():
         return "todo", ""
+    damaged = unreadable(run_dir)
+    if damaged is not None:
+        return "todo", damaged
     try:
         stored = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
@@ -368,7 +372,8 @@ class RunEvent:
 @dataclass
 class SweepReport:
     """What ``run_sweep`` did: ``ran`` and ``skipped`` list run ids in point order; ``failed`` maps a run id to
-    its one-line error; ``catalog_error`` is set when the catalog could not be updated."""
+    its one-line error; ``catalog_error`` is set when the catalog could not be updated; ``redone`` maps a run
+    id to why it was run again."""
 
     out_dir: Path
     total: int
@@ -377,6 +382,8 @@ class SweepReport:
     failed: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     catalog_error: str | None = None
+    #: runs done again because their files did not read back: run id -> why
+    redone: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -464,6 +471,7 @@ def run_sweep(
     address: str | None = None,
     progress: Callable[[RunEvent], None] | None = None,
     on_plan: Callable[[list[Point], list[Point]], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> SweepReport:
     """Run every point of ``sweep`` that has no results in ``out_dir`` yet; write ``out_dir/runs/<run_id>/``
     for each and keep ``out_dir/catalog.duckdb`` up to date.
@@ -471,7 +479,9 @@ def run_sweep(
     Before anything runs: a run directory holding results of a different configuration is a
     :class:`ConfigError` (key ``--out``), as is a second sweep writing to the same folder. A failed run does not
     stop the others; it is listed in the report's ``failed``. ``on_plan(todo, skipped)`` is called once the
-    plan is known; ``progress`` once per finished or failed run. ``workers`` (default: the CPUs available)
+    plan is known; ``progress`` once per finished or failed run; ``on_note`` with a line for each thing the
+    user should know (a run done again because its files do not read back: also in the report's ``redone``).
+    ``workers`` (default: the CPUs available)
     sizes the local process pool, or the local Ray started when ``address`` is None.
 
     The local pool starts its workers with ``spawn``, which imports the calling script again in each worker: a
@@ -493,6 +503,7 @@ def run_sweep(
 
     todo: list[Point] = []
     skipped: list[Point] = []
+    redone: dict[str, str] = {}
     runs_root = out / RUNS_DIR
     for point in sweep.points:
         state, why = run_state(runs_root / point.run_id, _expected_config(point))
@@ -500,12 +511,17 @@ def run_sweep(
             raise ConfigError(
                 "--out", f"{runs_root / point.run_id}: {why}; remove that directory or write the sweep elsewhere"
             )
+        if state == "todo" and why:
+            redone[point.run_id] = why
         (skipped if state == "done" else todo).append(point)
 
-    report = SweepReport(out_dir=out, total=len(sweep.points), skipped=[p.run_id for p in skipped])
+    report = SweepReport(out_dir=out, total=len(sweep.points), skipped=[p.run_id for p in skipped], redone=redone)
     with catalog.writer_lock(out, wait=False):
         for point in todo:
             _clean_temporaries(runs_root / point.run_id)
+        if on_note is not None:
+            for run_id, why in redone.items():
+                on_note(f"running {run_id} again: {why}")
         if on_plan is not None:
             on_plan(todo, skipped)
         recorder = _Recorder(out)
