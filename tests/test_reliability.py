@@ -214,3 +214,27 @@ def test_a_corrupt_flows_file_is_named_left_out_of_rebuild_and_run_again(swept, 
     assert "running seed=2 again" in result.stderr and "1 ran, 1 skipped" in result.stderr
     assert bad.read_bytes() == good
     assert len(fctlab.catalog(out)[1]) == 40
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Resume checks the content of input files
+
+
+@pytest.mark.parametrize("kind", ["cdf", "trace"])
+def test_an_input_file_edited_in_place_is_not_taken_as_done(tmp_path, kind):
+    if kind == "cdf":
+        (tmp_path / "my.cdf").write_text("1000 0\n20000 0.5\n100000 1\n")
+        text = TINY.replace('"websearch"', '"my.cdf"') + "[sweep]\nseed = [1]\n"
+        edit = tmp_path / "my.cdf", "1000 0\n30000 0.5\n100000 1\n"
+    else:
+        (tmp_path / "t.csv").write_text("src,dst,size_bytes,start_ns\n0,1,5000,0\n1,2,7000,10\n")
+        text = BEFORE_WORKLOAD + "[workload]\ntrace = 't.csv'\n[sweep]\nseed = [1]\n"
+        edit = tmp_path / "t.csv", "src,dst,size_bytes,start_ns\n0,1,5000,0\n1,2,9000,10\n"
+    out = tmp_path / "out"
+    assert sweep_cli(exp_file(tmp_path, text), "--out", out).exit_code == 0
+    config = json.loads((out / "runs" / "seed=1" / "config.json").read_text())
+    assert config["inputs"][f"workload.{kind}"]["path"] == str(edit[0])
+    assert "0 ran, 1 skipped" in sweep_cli(tmp_path / "exp.toml", "--out", out).stderr  # unchanged: done
+    edit[0].write_text(edit[1])
+    line = refused(sweep_cli(tmp_path / "exp.toml", "--out", out), "--out")
+    assert str(edit[0]) in line and "changed" in line

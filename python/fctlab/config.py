@@ -159,6 +159,9 @@ class Experiment:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     #: Series label in reports (e.g. "PIAS (2 queues)"); by default reports label runs by scheme.
     label: str | None = None
+    #: The input files the run reads (a CDF file, a trace): key -> {"path", "sha256"} of their content when
+    #: the experiment was validated; recorded in config.json so that an edited file makes a different run.
+    inputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def scheme(self) -> str:
@@ -179,6 +182,8 @@ class Experiment:
         out["output"] = self.output.model_dump(exclude_none=True)
         out["source"] = str(self.source) if self.source else None
         out["overrides"] = list(self.overrides)
+        if self.inputs:
+            out["inputs"] = {k: dict(v) for k, v in self.inputs.items()}
         return out
 
     def with_overrides(self, overrides: Sequence[str]) -> Experiment:
@@ -271,7 +276,36 @@ def experiment_from_dict(
         overrides=(*_applied, *overrides),
         raw=raw,
         label=label,
+        inputs=_input_files(workload),
     )
+
+
+def _input_files(w: WorkloadConfig) -> dict[str, dict[str, str]]:
+    """The files a run of this workload reads, with the SHA-256 of their content."""
+    files = {"workload.trace": w.trace}
+    if w.cdf is not None and Path(w.cdf).is_absolute():  # a file, not a shipped name
+        files["workload.cdf"] = w.cdf
+    return {k: {"path": p, "sha256": file_digest(Path(p))} for k, p in files.items() if p is not None}
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 (hex) of a file's content, remembered while its size and modification time stay the same
+    (a sweep validates every point, and a trace may be large)."""
+    import hashlib
+
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        digest = _DIGESTS[key] = h.hexdigest()
+    return digest
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -318,6 +318,15 @@ def run_state(run_dir: Path, config: Mapping[str, Any]) -> tuple[str, str]:
         return "conflict", f"its {CONFIG_FILE} cannot be read ({' '.join(str(e).split())})"
     want = comparable_config(config)
     have = {k: v for k, v in stored.items() if k not in PROVENANCE_KEYS} if isinstance(stored, dict) else stored
+    if isinstance(have, dict) and "inputs" in want:
+        if "inputs" not in have:  # written before input files were recorded: their content cannot be checked
+            have["inputs"] = want["inputs"]
+        else:
+            for key, now in want["inputs"].items():
+                then = have["inputs"].get(key) if isinstance(have["inputs"], dict) else None
+                if isinstance(then, dict) and then.get("path") == now["path"] and then.get("sha256") != now["sha256"]:
+                    return "conflict", (f"{key} file {now['path']} has changed since this run was written (its "
+                                        "SHA-256 differs), so its results are not of the file as it is now")
     if have == want:
         return "done", ""
     # keys added to the engine since the run was written take their defaults; the message names a real difference
