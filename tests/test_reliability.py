@@ -238,3 +238,69 @@ def test_an_input_file_edited_in_place_is_not_taken_as_done(tmp_path, kind):
     edit[0].write_text(edit[1])
     line = refused(sweep_cli(tmp_path / "exp.toml", "--out", out), "--out")
     assert str(edit[0]) in line and "changed" in line
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Workers die with their driver
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the worker processes")
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL"])
+def test_workers_end_with_their_driver(tmp_path, signame):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import fctlab
+
+    # runs that take tens of seconds; the driver is stopped as soon as its worker computes
+    text = TINY.replace("flows = 20", "flows = 300000") + "[sweep]\nseed = [1, 2]\n"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(fctlab.__file__).resolve().parents[1])
+    driver = subprocess.Popen(
+        [sys.executable, "-c", "from fctlab.cli import main; main()", "sweep", str(exp_file(tmp_path, text)),
+         "--out", str(tmp_path / "out"), "--workers", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    try:
+        workers: list[int] = []
+        deadline = time.monotonic() + 60
+        while not workers and time.monotonic() < deadline and driver.poll() is None:
+            time.sleep(0.2)
+            workers = [p for p in _children(driver.pid) if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert workers, "no worker process started"
+        time.sleep(1.0)
+        driver.send_signal(getattr(signal, signame))
+        driver.communicate(timeout=30)  # returns once every holder of its pipes (the workers too) has ended
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(p) for p in workers)
+        if signame == "SIGTERM":
+            assert driver.returncode == 128 + signal.SIGTERM
+    finally:
+        if driver.poll() is None:
+            driver.kill()

@@ -406,7 +406,7 @@ def demo(
 
 def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, executor: str,
                 address: str | None) -> None:
-    from fctlab.cli_sweep import _print_results, _ProgressView
+    from fctlab.cli_sweep import _print_results, _ProgressView, signals_interrupt
     from fctlab.config import ConfigError
     from fctlab.reproduce import RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables
     from fctlab.report import write_report
@@ -428,13 +428,14 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     n_workers = workers or default_workers()
     view = _ProgressView(spec.name, executor, n_workers, address)
     try:
-        with view:
+        with view, signals_interrupt():
             report = run_sweep(spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
                                progress=view.update, on_plan=view.plan, on_note=view.note)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
-    except KeyboardInterrupt:
-        raise _fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume", 130) from None
+    except KeyboardInterrupt as e:
+        raise _fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume",
+                    getattr(e, "exit_code", 130)) from None
     _print_results(report, [p.run_id for p in spec.points])
     tables = recipe_tables(recipe, out_dir)
     for title, table in tables:

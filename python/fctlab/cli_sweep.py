@@ -7,7 +7,10 @@ ran and are kept), 130 when interrupted (finished runs are kept; the same comman
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -59,16 +62,17 @@ def sweep(
     n_workers = workers or default_workers()
     view = _ProgressView(spec.name, executor, n_workers, address)
     try:
-        with view:
+        with view, signals_interrupt():
             report = run_sweep(
                 spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
                 progress=view.update, on_plan=view.plan, on_note=view.note,
             )
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         raise _fail(
-            f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume", 130
+            f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume",
+            getattr(e, "exit_code", 130),
         ) from None
     _print_results(report, [p.run_id for p in spec.points])
     if report.failed:
@@ -76,6 +80,36 @@ def sweep(
             sys.stderr.write(f"failed: {run_id}: {message}\n")
         raise _fail(f"{len(report.failed)} of {report.total} runs failed (listed above); rerun to retry them",
                     EXIT_FAILED)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so that it ends a sweep as Ctrl-C does."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While a sweep runs, SIGTERM and SIGHUP (a closed terminal) stop it as Ctrl-C does: its workers are
+    stopped, its lock released, finished runs kept; the exit code is 128 + the signal's number."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    sigs = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    old = {sig: signal.signal(sig, handler) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
 
 
 class _ProgressView:

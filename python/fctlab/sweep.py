@@ -639,6 +639,36 @@ class _Recorder:
         self.last = time.monotonic()
 
 
+#: How often a worker process checks that the driver that started it is still alive (seconds).
+DRIVER_CHECK_SECONDS = 0.5
+
+
+def _worker_init(driver_pid: int) -> None:
+    """Tie a local worker process to its driver: it ends when the driver ends, however the driver ends (a
+    signal, even SIGKILL), instead of running on, writing runs and holding the caller's terminal or pipe. On
+    Linux the kernel sends it SIGKILL when the driver exits (PR_SET_PDEATHSIG); everywhere, a daemon thread
+    exits the process once its parent is no longer the driver."""
+    import threading
+
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == driver_pid:
+            time.sleep(DRIVER_CHECK_SECONDS)
+        os._exit(1)
+
+    if os.getppid() != driver_pid:  # the driver ended before this worker started
+        os._exit(1)
+    threading.Thread(target=watch, name="fctlab-driver-watch", daemon=True).start()
+
+
 def _run_local(
     tasks: Sequence[tuple[Point, dict[str, Any]]],
     workers: int,
@@ -654,7 +684,8 @@ def _run_local(
     queue = deque(tasks)
     ctx = multiprocessing.get_context("spawn")
     while queue:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                                   initargs=(os.getpid(),))
         inflight: dict[Future[dict[str, Any]], Point] = {}
         try:
             broken = False
