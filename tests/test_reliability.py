@@ -304,3 +304,122 @@ def test_workers_end_with_their_driver(tmp_path, signame):
     finally:
         if driver.poll() is None:
             driver.kill()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Ray: an address that cannot be reached, a local Ray on 127.0.0.1
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}"])
+def test_an_unreachable_ray_address_fails_fast_and_leaves_nothing(tmp_path, monkeypatch, address):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'fctlab[ray]')")
+    from fctlab import sweep
+
+    monkeypatch.setattr(sweep, "RAY_PROBE_SECONDS", 2.0)
+    out = tmp_path / "out"
+    line = refused(sweep_cli(exp_file(tmp_path, SWEEP_TEXT), "--out", out, "--executor", "ray", "--address",
+                             address.format(port=_free_port())), "--address")
+    assert "no Ray cluster reachable" in line
+    assert not out.exists()
+
+
+def test_an_address_that_answers_but_is_no_ray_fails_within_the_bound(tmp_path, monkeypatch):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'fctlab[ray]')")
+    import socket
+    import threading
+
+    from fctlab import sweep
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def accept_and_close() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=accept_and_close, daemon=True).start()
+    monkeypatch.setattr(sweep, "RAY_CONNECT_SECONDS", 8.0)
+    out = tmp_path / "out"
+    try:
+        line = refused(sweep_cli(exp_file(tmp_path, SWEEP_TEXT), "--out", out, "--executor", "ray", "--address",
+                                 f"127.0.0.1:{port}"), "--address")
+    finally:
+        server.close()
+    assert f"127.0.0.1:{port}" in line
+    assert not out.exists()
+
+
+def test_a_ray_that_cannot_be_joined_is_one_line(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'fctlab[ray]')")
+
+    def no_cluster(*args, **kwargs):
+        raise ConnectionError("Could not find any running Ray instance. Please specify the one to connect to.")
+
+    monkeypatch.setattr(ray, "init", no_cluster)
+    monkeypatch.setattr("fctlab.sweep._try_ray_address", lambda address: None)
+    out = tmp_path / "out"
+    line = refused(sweep_cli(exp_file(tmp_path, SWEEP_TEXT), "--out", out, "--executor", "ray", "--address", "auto"),
+                   "--address")
+    assert "Could not find any running Ray instance" in line
+    assert not out.exists()
+
+
+def _listening_addresses(pids: set[int]) -> set[str]:
+    """The local addresses (hex, as /proc/net shows them) of the TCP sockets these processes listen on."""
+    import os
+
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                try:
+                    target = os.readlink(fd)
+                except OSError:
+                    continue
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                found.add(fields[1].rsplit(":", 1)[0])
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs /proc to see listening sockets")
+def test_a_local_ray_listens_on_the_loopback_address_only():
+    import os
+
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'fctlab[ray]')")
+    from fctlab.sweep import _ray_connect
+
+    assert not ray.is_initialized()
+    assert _ray_connect(None, 1)
+    try:
+        assert [n["NodeManagerAddress"] for n in ray.nodes()] == ["127.0.0.1"]
+        pids, todo = set(), [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            pids.add(pid)
+            todo += [c for c in _children(pid) if c not in pids]
+        addresses = _listening_addresses(pids)
+        assert addresses, "found no listening socket of the local Ray"
+        loopback = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
+        assert addresses <= loopback, addresses
+    finally:
+        ray.shutdown()

@@ -9,6 +9,7 @@ docs/results.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -17,7 +18,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -525,48 +526,56 @@ def run_sweep(
         (skipped if state == "done" else todo).append(point)
 
     report = SweepReport(out_dir=out, total=len(sweep.points), skipped=[p.run_id for p in skipped], redone=redone)
-    with catalog.writer_lock(out, wait=False):
-        for point in todo:
-            _clean_temporaries(runs_root / point.run_id)
-        if on_note is not None:
-            for run_id, why in redone.items():
-                on_note(f"running {run_id} again: {why}")
-        if on_plan is not None:
-            on_plan(todo, skipped)
-        recorder = _Recorder(out)
-        recorder.sync()  # runs finished by an earlier, interrupted sweep (or deleted since) are caught up
-        finished: set[str] = set()
+    # Ray is joined (or started) before anything is written: a cluster that cannot be reached leaves no folder
+    ray_started = executor == "ray" and bool(todo) and _ray_connect(address, workers)
+    try:
+        with catalog.writer_lock(out, wait=False):
+            for point in todo:
+                _clean_temporaries(runs_root / point.run_id)
+            if on_note is not None:
+                for run_id, why in redone.items():
+                    on_note(f"running {run_id} again: {why}")
+            if on_plan is not None:
+                on_plan(todo, skipped)
+            recorder = _Recorder(out)
+            recorder.sync()  # runs finished by an earlier, interrupted sweep (or deleted since) are caught up
+            finished: set[str] = set()
 
-        def done(point: Point, outcome: dict[str, Any]) -> None:
-            error = outcome.get("error")
-            if error is None and "result" in outcome:  # Ray: the driver writes
-                error = _write_returned(outcome["result"], runs_root / point.run_id)
-            if error is None:
-                finished.add(point.run_id)
-                recorder.add(point.run_id, runs_root / point.run_id)
-            else:
-                report.failed[point.run_id] = error
-            if progress is not None:
-                progress(RunEvent(
-                    run_id=point.run_id, ok=error is None, done=len(finished) + len(report.failed), total=len(todo),
-                    wall_seconds=float(outcome.get("wall_seconds") or 0.0), info=outcome.get("info", {}), error=error,
-                ))
-
-        # one local worker on a machine with two cores or more: its runs may use two engine threads (same
-        # results; only on fabrics that gain from them, see simulation.default_threads)
-        pool = min(workers, len(todo))
-        threads = 2 if executor == "local" and pool == 1 and (os.cpu_count() or 1) >= 2 else 1
-        tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local", threads=threads)) for p in todo]
-        try:
-            if tasks:
-                if executor == "ray":
-                    _run_ray(tasks, workers, address, done)
+            def done(point: Point, outcome: dict[str, Any]) -> None:
+                error = outcome.get("error")
+                if error is None and "result" in outcome:  # Ray: the driver writes
+                    error = _write_returned(outcome["result"], runs_root / point.run_id)
+                if error is None:
+                    finished.add(point.run_id)
+                    recorder.add(point.run_id, runs_root / point.run_id)
                 else:
-                    _run_local(tasks, pool, done)
-        finally:
-            recorder.flush()
-            report.catalog_error = recorder.error
-        report.ran = [p.run_id for p in todo if p.run_id in finished]
+                    report.failed[point.run_id] = error
+                if progress is not None:
+                    progress(RunEvent(
+                        run_id=point.run_id, ok=error is None, done=len(finished) + len(report.failed),
+                        total=len(todo), wall_seconds=float(outcome.get("wall_seconds") or 0.0),
+                        info=outcome.get("info", {}), error=error,
+                    ))
+
+            # one local worker on a machine with two cores or more: its runs may use two engine threads (same
+            # results; only on fabrics that gain from them, see simulation.default_threads)
+            pool = min(workers, len(todo))
+            threads = 2 if executor == "local" and pool == 1 and (os.cpu_count() or 1) >= 2 else 1
+            tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local", threads=threads))
+                     for p in todo]
+            try:
+                if tasks:
+                    if executor == "ray":
+                        _run_ray(tasks, done)
+                    else:
+                        _run_local(tasks, pool, done)
+            finally:
+                recorder.flush()
+                report.catalog_error = recorder.error
+            report.ran = [p.run_id for p in todo if p.run_id in finished]
+    finally:
+        if ray_started:
+            _import_ray().shutdown()
     report.wall_seconds = time.perf_counter() - started
     return report
 
@@ -719,44 +728,157 @@ def _run_local(
         pool.shutdown(wait=True)
 
 
-def _run_ray(
-    tasks: Sequence[tuple[Point, dict[str, Any]]],
-    workers: int,
-    address: str | None,
-    done: Callable[[Point, dict[str, Any]], None],
-) -> None:
-    """Run each task as a Ray task on the cluster at ``address`` (or a local Ray with ``workers`` CPUs, started
-    and stopped here). Tasks return their results to this driver, which writes them: no shared file system is
-    needed. Nodes need fctlab installed (or a Ray runtime_env that installs it)."""
+#: How long joining a Ray cluster at ``--address`` may take: a host:port address must accept a TCP connection
+#: within RAY_PROBE_SECONDS, and a trial connection (in a child process, which can be stopped: Ray's own
+#: retries run for minutes and ignore signals) must succeed within RAY_CONNECT_SECONDS.
+RAY_PROBE_SECONDS = 10.0
+RAY_CONNECT_SECONDS = 60.0
+#: Ray's default port of a cluster's head (GCS) and of its client server (``ray://``).
+_RAY_PORTS = {"": 6379, "ray": 10001}
+
+
+def _ray_connect(address: str | None, workers: int) -> bool:
+    """Join the Ray cluster at ``address``, or start a local one with ``workers`` CPUs when it is None: a new
+    Ray of this process's own (never a cluster found on the machine) whose processes listen on 127.0.0.1 only,
+    no dashboard.
+    Returns whether Ray was initialised here (and must be shut down). A cluster that cannot be reached is a
+    ConfigError naming ``--address``, within RAY_PROBE_SECONDS when nothing answers at a host:port address,
+    else within RAY_CONNECT_SECONDS."""
     import logging
 
-    ray = _import_ray()
-    started_here = False
-    if not ray.is_initialized():
-        options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
-        if address is None:
-            ray.init(num_cpus=workers, **options)
-        else:
-            ray.init(address=address, **options)
-        started_here = True
+    options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
+    if address is None:
+        options.update(address="local", num_cpus=workers)
+    else:
+        _probe_ray_address(address)
+        _try_ray_address(address)
+        options["address"] = address
     try:
-        remote = ray.remote(num_cpus=1)(execute_point)
-        refs = {remote.remote(dict(task)): point for point, task in tasks}
-        try:
-            while refs:
-                ready, _ = ray.wait(list(refs), num_returns=1)
-                for ref in ready:
-                    point = refs.pop(ref)
-                    try:
-                        outcome = ray.get(ref)
-                    except Exception as e:  # a Ray-level failure (worker died, task lost)
-                        cause = getattr(e, "cause", None) or e
-                        outcome = {"error": _one_line(f"{type(cause).__name__}: {cause}")}
-                    done(point, outcome)
-        except BaseException:
-            for ref in refs:
-                ray.cancel(ref, force=True)
-            raise
+        with _loopback_only(address is None):
+            ray = _import_ray()
+            if ray.is_initialized():
+                return False
+            ray.init(**options)
+    except ConfigError:
+        raise
+    except Exception as e:  # noqa: BLE001  (Ray raises ConnectionError, RuntimeError, ValueError...)
+        ray.shutdown()
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise ConfigError("--address" if address else "--executor",
+                          f"cannot start or join {where}: {_one_line(f'{type(e).__name__}: {e}')}") from None
+    return True
+
+
+#: Ray's switch for a single-machine Ray (its default on macOS and Windows): the node's address is 127.0.0.1,
+#: and its servers (GCS, raylet, workers) listen there only.
+_RAY_LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextlib.contextmanager
+def _loopback_only(active: bool) -> Iterator[None]:
+    """While Ray starts, have it take 127.0.0.1 as the node's address, so that a local Ray is not reachable
+    from the network. The processes it starts inherit the setting from the environment; Ray, when already
+    imported, has read it into ``ray_constants`` and is told there too."""
+    if not active:
+        yield
+        return
+    before = os.environ.get(_RAY_LOCAL_ONLY_ENV)
+    os.environ[_RAY_LOCAL_ONLY_ENV] = "0"
+    constants = None
+    try:
+        from ray._private import ray_constants as constants  # type: ignore[no-redef]
+    except ImportError:
+        pass
+    saved = getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    if constants is not None and saved is not None:
+        constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
     finally:
-        if started_here:
-            ray.shutdown()
+        if constants is not None and saved is not None:
+            constants.ENABLE_RAY_CLUSTER = saved
+        if before is None:
+            os.environ.pop(_RAY_LOCAL_ONLY_ENV, None)
+        else:
+            os.environ[_RAY_LOCAL_ONLY_ENV] = before
+
+
+def _probe_ray_address(address: str) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) address where nothing accepts a TCP connection within
+    RAY_PROBE_SECONDS; Ray itself would retry for minutes. ``auto`` and other forms are left to Ray."""
+    import socket
+    from urllib.parse import urlsplit
+
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "", address
+    if address == "auto" or scheme not in _RAY_PORTS:
+        return
+    try:
+        parts = urlsplit(f"//{rest}")
+        host, port = parts.hostname, parts.port or _RAY_PORTS[scheme]
+    except ValueError as e:
+        raise ConfigError("--address", f"not a Ray address ({e}): give host:port, ray://host:port or auto") from None
+    if not host:
+        raise ConfigError("--address", f"not a Ray address {address!r}: give host:port, ray://host:port or auto")
+    try:
+        socket.create_connection((host, port), timeout=RAY_PROBE_SECONDS).close()
+    except OSError as e:
+        reason = "no answer" if isinstance(e, TimeoutError) else _one_line(e.strerror or str(e))
+        raise ConfigError("--address", f"no Ray cluster reachable at {host}:{port} ({reason}, waited at most "
+                          f"{RAY_PROBE_SECONDS:.0f} s)") from None
+
+
+_TRY_RAY = """
+import logging, sys
+import ray
+ray.init(address=sys.argv[1], include_dashboard=False, logging_level=logging.ERROR)
+ray.shutdown()
+"""
+
+
+def _try_ray_address(address: str) -> None:
+    """Join the cluster at ``address`` once from a child process, stopped after RAY_CONNECT_SECONDS; a failure
+    is a ConfigError naming ``--address`` with Ray's own last line."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+    try:
+        proc = subprocess.run([sys.executable, "-c", _TRY_RAY, address], capture_output=True, text=True, env=env,
+                              timeout=RAY_CONNECT_SECONDS, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ConfigError("--address", f"no Ray cluster joined at {address} within {RAY_CONNECT_SECONDS:.0f} s"
+                          ) from None
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", ln)]
+        why = lines[-1] if lines else (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        raise ConfigError("--address", f"cannot join the Ray cluster at {address}: {_one_line(why)}")
+
+
+def _run_ray(
+    tasks: Sequence[tuple[Point, dict[str, Any]]],
+    done: Callable[[Point, dict[str, Any]], None],
+) -> None:
+    """Run each task as a Ray task on the Ray this process has joined (:func:`_ray_connect`). Tasks return
+    their results to this driver, which writes them: no shared file system is needed. Nodes need fctlab
+    installed (or a Ray runtime_env that installs it)."""
+    ray = _import_ray()
+    remote = ray.remote(num_cpus=1)(execute_point)
+    refs = {remote.remote(dict(task)): point for point, task in tasks}
+    try:
+        while refs:
+            ready, _ = ray.wait(list(refs), num_returns=1)
+            for ref in ready:
+                point = refs.pop(ref)
+                try:
+                    outcome = ray.get(ref)
+                except Exception as e:  # a Ray-level failure (worker died, task lost)
+                    cause = getattr(e, "cause", None) or e
+                    outcome = {"error": _one_line(f"{type(cause).__name__}: {cause}")}
+                done(point, outcome)
+    except BaseException:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        raise
