@@ -423,3 +423,44 @@ def test_a_local_ray_listens_on_the_loopback_address_only():
         assert addresses <= loopback, addresses
     finally:
         ray.shutdown()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Limits users hit
+
+
+@pytest.mark.parametrize(("extra", "key"), [
+    (["--set", "workload.flows=1000000000000"], "workload.flows"),
+    (["--set", "workload.flows=100000000000000"], "workload.flows"),
+])
+def test_too_many_flows_are_refused_with_an_estimate(tmp_path, extra, key):
+    line = refused(invoke("run", exp_file(tmp_path), "--out", tmp_path / "o", *extra), key)
+    assert "GiB" in line or "at most" in line
+
+
+def test_incast_flows_are_counted_too(tmp_path):
+    text = BEFORE_WORKLOAD + ("[workload]\npattern = 'incast'\nfan_in = 3\nresponse_bytes = 1000\n"
+                              "queries = 1000000000000\nquery_rate_hz = 1000\n")
+    refused(invoke("run", exp_file(tmp_path, text), "--out", tmp_path / "o"), "workload.queries")
+
+
+def test_a_load_so_low_that_no_flow_starts_in_time_is_refused(tmp_path):
+    line = refused(invoke("run", exp_file(tmp_path), "--out", tmp_path / "o", "--set", "workload.load=1e-9",
+                          "--set", "run.time_limit_ms=10"), "run.time_limit_ms")
+    assert "every flow starts after" in line
+    sweep_text = TINY + "[run]\ntime_limit_ms = 10\n[sweep]\nload = [0.5, 1e-9]\n"
+    line = refused(sweep_cli(exp_file(tmp_path, sweep_text), "--out", tmp_path / "s"), "run.time_limit_ms")
+    assert "sweep point workload.load=1e-09" in line
+    assert not (tmp_path / "s").exists()
+
+
+def test_flows_after_the_time_limit_and_priorities_beyond_the_queues_are_noted(tmp_path):
+    (tmp_path / "t.csv").write_text("src,dst,size_bytes,start_ns,priority\n0,1,1000,0,0\n1,2,1000,10,9\n"
+                                    "2,3,1000,5000000000,1\n")
+    text = BEFORE_WORKLOAD + "[switch]\nqueues = 4\n[run]\ntime_limit_ms = 100\n[workload]\ntrace = 't.csv'\n"
+    result = invoke("run", exp_file(tmp_path, text), "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 2
+    assert "1 of 3 flows start after run.time_limit_ms" in notes[0]
+    assert "priorities up to 9" in notes[1] and "min(p, 3)" in notes[1]

@@ -184,6 +184,19 @@ def _prepare(experiment: Path, sets: list[str] | None) -> tuple[Experiment, Any]
     return exp, workload_columns(exp)
 
 
+def _notes(exp: Experiment, flows: Any) -> list[str]:
+    """What to tell the user about the flows before they run (ConfigError when none could run)."""
+    from fctlab.simulation import workload_notes
+
+    return workload_notes(exp, flows)
+
+
+def _say_notes(notes: list[str]) -> None:
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
+    sys.stderr.flush()
+
+
 @app.command()
 def run(
     experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
@@ -197,9 +210,11 @@ def run(
     _check_threads(threads)
     try:
         exp, flows = _prepare(experiment, sets)
+        notes = _notes(exp, flows)
         out_dir = _out_dir(out, exp)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
+    _say_notes(notes)
     try:
         result = _run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
     except typer.Exit:  # (a RuntimeError subclass in click)
@@ -273,9 +288,11 @@ def compare(
             if not scheme or "/" in scheme or scheme.startswith("."):
                 raise ConfigError("--scheme", f"bad scheme name {scheme!r}")
             variants[scheme] = base.with_overrides([f"scheme.name={scheme}"])
+        notes = _notes(base, flows)
         out_dir = _out_dir(out, base)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
+    _say_notes(notes)
 
     from fctlab.analyze import compare_table
     from fctlab.plot import plot_fct_bins

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -576,9 +577,36 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
                 )
         if w.senders is not None and w.receivers is not None and len(set(w.senders) | set(w.receivers)) == 1:
             raise ConfigError("workload.receivers", "a single host cannot send to itself")
+    if w.trace is None:
+        _check_flow_count(n_flows, "workload.queries" if w.pattern == "incast" else "workload.flows")
     if w.warmup_flows >= n_flows:
         raise ConfigError("workload.warmup_flows", f"must be < the number of flows ({n_flows}) (got {w.warmup_flows})")
     return w.model_copy(update=update)
+
+
+#: Memory a run needs per flow, about (bytes): the flow table (26 columns), the workload's columns and the
+#: engine's per-flow results, with room to spare (the 200,000-flow reference run peaks at about 240 B a flow
+#: above its fixed ~200 MiB).
+BYTES_PER_FLOW = 400
+#: Flow ids are 32-bit in the engine.
+MAX_FLOWS = 2**32 - 1
+
+
+def _check_flow_count(n_flows: int, key: str) -> None:
+    """Refuse a workload with more flows than the engine numbers, or than this machine's memory holds."""
+    if n_flows > MAX_FLOWS:
+        raise ConfigError(key, f"{n_flows:,} flows are more than the engine can number (at most {MAX_FLOWS:,})")
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return
+    need = n_flows * BYTES_PER_FLOW
+    if memory > 0 and need > memory:
+        raise ConfigError(
+            key,
+            f"{n_flows:,} flows need about {need / 2**30:,.1f} GiB of memory (about {BYTES_PER_FLOW} bytes a flow), "
+            f"more than this machine's {memory / 2**30:,.1f} GiB: use fewer flows, or split the run by seed",
+        )
 
 
 def _resolve_cdf(value: str, base: Path) -> str:

@@ -240,11 +240,14 @@ def _check_flows(
     does not fit its topology before anything runs."""
     from fctlab.simulation import build_flows
 
-    key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps], sort_keys=True)
+    key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps,
+                      exp.engine["run"]["time_limit_ms"], exp.engine["switch"]["queues"]], sort_keys=True)
     if key in seen:
         return
+    from fctlab.simulation import workload_notes
+
     try:
-        build_flows(exp)
+        workload_notes(exp, build_flows(exp))
     except ConfigError as e:
         raise _blame(e, axes, values, run_id) from None
     seen.add(key)
