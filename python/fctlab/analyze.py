@@ -1,6 +1,6 @@
 """Per-size-bin flow completion time statistics: the numbers every paper of this field reports.
 
-Bins (DESIGN.md): small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and
+Bins (docs/results.md): small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and
 MB = 1,000,000 bytes, plus "all". Each bin reports its flows, how many finished, and the mean and 99th
 percentile of FCT and slowdown over the flows that finished and are not in the warm-up. Percentiles are
 ``numpy.percentile`` with its default linear interpolation between order statistics (method "linear", type 7

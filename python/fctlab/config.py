@@ -77,9 +77,9 @@ class WorkloadConfig(_Section):
     pattern: Literal["all_to_all", "incast", "permutation"] | None = None
     #: Flow-size CDF: a shipped name (``fctlab workloads``) or a file path.
     cdf: str | None = None
-    #: Offered load on the host links, 0 < load <= 1 (DESIGN.md's definition per pattern).
+    #: Offered load on the host links, 0 < load <= 1 (docs/experiment.md defines it per pattern).
     load: float | None = None
-    #: What ``load`` counts: ``"payload"`` bytes (DESIGN.md, the default) or ``"wire"`` bytes, payload plus
+    #: What ``load`` counts: ``"payload"`` bytes (the default) or ``"wire"`` bytes, payload plus
     #: ``transport.header_bytes`` per ``transport.mss_bytes`` of payload, as the PIAS and pFabric ns-2 scripts
     #: count it (their arrival rate uses the mean flow size x 1500 / 1460): a wire load of rho is a payload
     #: load of rho x mss / (mss + header). Unset means "payload".

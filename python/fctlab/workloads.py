@@ -3,8 +3,8 @@
 A workload is a table of flows (who sends how many bytes to whom, and when) handed to the core. This module
 reads the published flow-size CDFs shipped in ``fctlab/data/workloads`` (each file's ``#`` header names its
 source), draws flow sizes from them exactly as the ns-2 scripts of pFabric and PIAS did, turns them into
-arrival processes whose offered load follows DESIGN.md ("Fidelity rules": load on host links), and reads
-user traces.
+arrival processes whose offered load is the load on the host links (docs/experiment.md gives the definition
+per pattern), and reads user traces.
 
 Sampling semantics (``Cdf.sample``): ns-2's ``RandomVariable/Empirical`` with ``interpolation_ 2``, followed by
 the scripts' ``ceil``:
@@ -499,7 +499,7 @@ def _flow_frame(*args: Any, **kwargs: Any) -> pd.DataFrame:
 
 
 def _arrival_rate_hz(load: float, host_link_bps: float, n_senders: int, cdf: Cdf) -> float:
-    # DESIGN.md: lambda = rho x (host link rate) x (number of senders) / (8 x mean flow size).
+    # lambda = rho x (host link rate) x (number of senders) / (8 x mean flow size) (docs/experiment.md)
     return load * host_link_bps * n_senders / (8.0 * cdf.mean_bytes)
 
 
@@ -514,7 +514,7 @@ def all_to_all(
     senders: list[int] | None = None,
     receivers: list[int] | None = None,
 ) -> pd.DataFrame:
-    """All-to-all traffic: Poisson flow arrivals at the offered load of DESIGN.md.
+    """All-to-all traffic: Poisson flow arrivals at the offered load of docs/experiment.md.
 
     Aggregate rate ``lambda = load * host_link_bps * len(senders) / (8 * cdf.mean_bytes)``, i.e. ``load`` is the
     mean offered load on each sender's uplink (with fewer receivers than senders, the receivers' downlinks see
