@@ -2,7 +2,8 @@
 experiment's ``[sweep]`` axes, in parallel, resumably, and record them in ``DIR/catalog.duckdb``.
 
 Exit codes as for ``fctlab run``: 2 for bad input (nothing written), 1 when a run failed (the others still
-ran and are kept), 130 when interrupted (finished runs are kept; the same command resumes).
+ran and are kept), 130 when interrupted by Ctrl-C, 128 + the signal's number for SIGTERM and SIGHUP (finished
+runs are kept; the same command resumes).
 """
 
 from __future__ import annotations
