@@ -464,3 +464,11 @@ def test_flows_after_the_time_limit_and_priorities_beyond_the_queues_are_noted(t
     assert len(notes) == 2
     assert "1 of 3 flows start after run.time_limit_ms" in notes[0]
     assert "priorities up to 9" in notes[1] and "min(p, 3)" in notes[1]
+
+
+def test_a_sweep_notes_flows_after_the_time_limit(tmp_path):
+    (tmp_path / "t.csv").write_text("src,dst,size_bytes,start_ns\n0,1,1000,0\n2,3,1000,5000000000\n")
+    text = BEFORE_WORKLOAD + "[run]\ntime_limit_ms = 100\n[workload]\ntrace = 't.csv'\n[sweep]\nseed = [1]\n"
+    result = sweep_cli(exp_file(tmp_path, text), "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    assert "note: seed=1: 1 of 2 flows start after run.time_limit_ms" in result.stderr

@@ -78,6 +78,8 @@ class Sweep:
     points: list[Point]
     source: Path | None = None
     overrides: tuple[str, ...] = ()
+    #: what to know about the points' flows before they run (``run id: note``), e.g. flows after the time limit
+    notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.points)
@@ -155,6 +157,7 @@ def sweep_from_dict(
     points: list[Point] = []
     seen_ids: dict[str, Point] = {}
     workloads_seen: set[str] = set()
+    notes: list[str] = []
     for index, combo in enumerate(itertools.product(*(axes[k] for k in keys))):
         values = dict(zip(keys, combo))
         run_id = run_id_for(values)
@@ -173,11 +176,12 @@ def sweep_from_dict(
                 "(values that differ only in characters a file name cannot hold); make the values distinct",
             )
         if build_flows:
-            _check_flows(exp, axes, values, run_id, workloads_seen)
+            notes += _check_flows(exp, axes, values, run_id, workloads_seen)
         point = Point(index=index, run_id=run_id, values=values, experiment=exp, raw=point_raw)
         seen_ids[run_id] = point
         points.append(point)
-    return Sweep(name=points[0].experiment.name, axes=axes, points=points, source=source, overrides=overrides)
+    return Sweep(name=points[0].experiment.name, axes=axes, points=points, source=source, overrides=overrides,
+                 notes=tuple(notes))
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
@@ -235,22 +239,22 @@ def _blame(e: ConfigError, axes: Mapping[str, list[Any]], values: Mapping[str, A
 
 def _check_flows(
     exp: Experiment, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str, seen: set[str]
-) -> None:
-    """Generate the point's flows once per distinct (seed, workload, hosts, link rate) to catch a workload that
-    does not fit its topology before anything runs."""
-    from fctlab.simulation import build_flows
+) -> list[str]:
+    """Generate the point's flows once per distinct (seed, workload, hosts, link rate, time limit, queues) to
+    catch a workload that does not fit its topology before anything runs; returns the notes on them
+    (:func:`fctlab.simulation.workload_notes`), each naming the point."""
+    from fctlab.simulation import build_flows, workload_notes
 
     key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps,
                       exp.engine["run"]["time_limit_ms"], exp.engine["switch"]["queues"]], sort_keys=True)
     if key in seen:
-        return
-    from fctlab.simulation import workload_notes
-
+        return []
     try:
-        workload_notes(exp, build_flows(exp))
+        notes = workload_notes(exp, build_flows(exp))
     except ConfigError as e:
         raise _blame(e, axes, values, run_id) from None
     seen.add(key)
+    return [f"{run_id}: {note}" for note in notes]
 
 
 def _show(values: Mapping[str, Any]) -> str:
@@ -493,7 +497,8 @@ def run_sweep(
     :class:`ConfigError` (key ``--out``), as is a second sweep writing to the same folder. A failed run does not
     stop the others; it is listed in the report's ``failed``. ``on_plan(todo, skipped)`` is called once the
     plan is known; ``progress`` once per finished or failed run; ``on_note`` with a line for each thing the
-    user should know (a run done again because its files do not read back: also in the report's ``redone``).
+    user should know (the sweep's ``notes`` on its flows, and each run done again because its files do not read
+    back: also in the report's ``redone``).
     ``workers`` (default: the CPUs available)
     sizes the local process pool, or the local Ray started when ``address`` is None.
 
@@ -536,6 +541,8 @@ def run_sweep(
             for point in todo:
                 _clean_temporaries(runs_root / point.run_id)
             if on_note is not None:
+                for note in sweep.notes:
+                    on_note(note)
                 for run_id, why in redone.items():
                     on_note(f"running {run_id} again: {why}")
             if on_plan is not None:
