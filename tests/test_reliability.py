@@ -472,3 +472,19 @@ def test_a_sweep_notes_flows_after_the_time_limit(tmp_path):
     result = sweep_cli(exp_file(tmp_path, text), "--out", tmp_path / "out")
     assert result.exit_code == 0, result.stderr
     assert "note: seed=1: 1 of 2 flows start after run.time_limit_ms" in result.stderr
+
+
+def test_unsigned_and_huge_trace_values_are_refused_not_wrapped(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from fctlab.workloads import WorkloadError, read_trace
+
+    path = tmp_path / "u.parquet"
+    pd.DataFrame({"src": [0, 1], "dst": [1, 0], "size_bytes": [100, 100],
+                  "start_ns": np.array([0, 2**64 - 1], dtype=np.uint64)}).to_parquet(path)
+    with pytest.raises(WorkloadError, match="start_ns.*beyond what the engine can represent"):
+        read_trace(path)
+    (tmp_path / "big.csv").write_text("src,dst,size_bytes,start_ns\n0,1,1e19,0\n")
+    with pytest.raises(WorkloadError, match="size_bytes.*too large"):
+        read_trace(tmp_path / "big.csv")

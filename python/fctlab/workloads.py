@@ -79,6 +79,7 @@ _PACKETS_RE = re.compile(r"original units:\s*packets", re.IGNORECASE)
 _PS_PER_S = 1e12
 # flow_id, src and dst are uint32 in the flow table.
 _U32_MAX = int(np.iinfo(np.uint32).max)
+_I64_MAX = int(np.iinfo(np.int64).max)
 
 
 class WorkloadError(ValueError):
@@ -733,6 +734,8 @@ def _numeric_column(df: pd.DataFrame, col: str, where: str, is_csv: bool, *, all
     if pd.api.types.is_bool_dtype(s.dtype):
         raise WorkloadError(f"{where}: column {col!r}: booleans are not allowed")
     if pd.api.types.is_integer_dtype(s.dtype):
+        if pd.api.types.is_unsigned_integer_dtype(s.dtype) and len(s) and int(s.max()) > _I64_MAX:
+            return s.to_numpy(dtype=np.float64)  # beyond int64: compared as floats, refused by the range checks
         return s.to_numpy(dtype=np.int64)
     num = pd.to_numeric(s, errors="coerce")
     bad = num.isna() & s.notna()
@@ -773,6 +776,10 @@ def _int_column(
             raise WorkloadError(
                 f"{where}: column {col!r}, {_row_label(i, is_csv)}: {_fmt(values[i])} must be <= {maximum}"
             )
+    i = _first(values >= 2.0**63) if values.dtype.kind == "f" else None
+    if i is not None:
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: {_fmt(values[i])} is too large "
+                            f"(at most {_I64_MAX})")
     return values.astype(np.int64)
 
 
