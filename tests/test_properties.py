@@ -1,5 +1,5 @@
-"""Property-based tests (hypothesis) of the front door: experiment files, ``--set`` values, CDF files and traces
-drawn at random. Every one must either run (exit 0, results written) or be refused with one line naming the
+"""Property-based tests (hypothesis) of the front door: experiment files, ``--set`` values, CDF files, traces
+and sweep tables drawn at random. Every one must either run (exit 0, results written) or be refused with one line naming the
 problem (exit 2, nothing written): never a traceback, an engine failure or a partial folder.
 
 Runs are kept short: a 4-host switch, at most a few hundred flows, and a simulated-time limit of 50 ms added
@@ -200,3 +200,27 @@ def test_any_trace_runs_or_is_refused_in_one_line(columns, base, rows, rebase):
         extra = "trace_rebase = true\n" if rebase else ""
         (folder / "exp.toml").write_text(BEFORE_WORKLOAD + f"[workload]\ntrace = 't.csv'\n{extra}")
         check_outcome(["run", str(folder / "exp.toml")], folder)
+
+
+@PROPERTY
+@given(axes=st.dictionaries(KEYS, st.one_of(values, st.lists(values, max_size=3)), max_size=3),
+       sets=st.lists(st.tuples(st.one_of(KEYS, KEYS.map(lambda k: f"sweep.{k}")), values), max_size=2))
+def test_any_sweep_table_is_validated_or_refused_with_a_config_error(axes, sets):
+    """Sweep files are validated in full (every point, every workload built) before anything runs; whatever
+    the axes, that ends in a Sweep or a ConfigError, the one-line error `fctlab sweep` prints with exit 2."""
+    from fctlab.config import ConfigError
+    from fctlab.sweep import sweep_from_dict
+
+    doc: dict[str, Any] = {"seed": 7, "topology": {"kind": "single_switch", "hosts": 4},
+                           "workload": {"cdf": "websearch", "load": 0.5, "flows": 20},
+                           "sweep": {k: [sized_down(k, x) for x in v] if isinstance(v, list) else v
+                                     for k, v in axes.items()}}
+    overrides = [f"{k}={toml_value(v)}" for k, v in sets]
+    try:
+        sweep = sweep_from_dict(doc, overrides=overrides)
+    except ConfigError as e:
+        assert "\n" not in str(e) and str(e)
+        event("refused")
+    else:
+        assert len(sweep.points) >= 1
+        event("valid")
