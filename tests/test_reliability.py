@@ -350,7 +350,7 @@ def test_an_address_that_answers_but_is_no_ray_fails_within_the_bound(tmp_path, 
             conn.close()
 
     threading.Thread(target=accept_and_close, daemon=True).start()
-    monkeypatch.setattr(sweep, "RAY_CONNECT_SECONDS", 8.0)
+    monkeypatch.setattr(sweep, "RAY_CONNECT_SECONDS", 4.0)
     out = tmp_path / "out"
     try:
         line = refused(sweep_cli(exp_file(tmp_path, SWEEP_TEXT), "--out", out, "--executor", "ray", "--address",
