@@ -750,12 +750,14 @@ _RAY_PORTS = {"": 6379, "ray": 10001}
 def _ray_connect(address: str | None, workers: int) -> bool:
     """Join the Ray cluster at ``address``, or start a local one with ``workers`` CPUs when it is None: a new
     Ray of this process's own (never a cluster found on the machine) whose processes listen on 127.0.0.1 only,
-    no dashboard.
-    Returns whether Ray was initialised here (and must be shut down). A cluster that cannot be reached is a
+    no dashboard. Returns whether Ray was initialised here (and must be shut down). A cluster that cannot be reached is a
     ConfigError naming ``--address``, within RAY_PROBE_SECONDS when nothing answers at a host:port address,
     else within RAY_CONNECT_SECONDS."""
     import logging
 
+    ray = _import_ray()
+    if ray.is_initialized():  # the caller's own Ray (e.g. in a notebook): used as it is, and left running
+        return False
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
     if address is None:
         options.update(address="local", num_cpus=workers)
@@ -765,14 +767,10 @@ def _ray_connect(address: str | None, workers: int) -> bool:
         options["address"] = address
     try:
         with _loopback_only(address is None):
-            ray = _import_ray()
-            if ray.is_initialized():
-                return False
             ray.init(**options)
-    except ConfigError:
-        raise
     except Exception as e:  # noqa: BLE001  (Ray raises ConnectionError, RuntimeError, ValueError...)
-        ray.shutdown()
+        with contextlib.suppress(Exception):
+            ray.shutdown()
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         raise ConfigError("--address" if address else "--executor",
                           f"cannot start or join {where}: {_one_line(f'{type(e).__name__}: {e}')}") from None
