@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 LOADS = [0.05, 0.3, 0.5, 0.6, 0.8, 0.9, 0.99]
 QUEUES = [2, 3, 4, 8, 16]
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "REFERENCE-PARAMETERS.md"
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference-parameters.md"
 
 
 # -- the optimisation ------------------------------------------------------------------------------------------
@@ -196,7 +196,6 @@ def test_presets_are_the_published_table():
         assert all(b > a for a, b in zip(alpha, alpha[1:]))
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason=f"{REFERENCE} is not beside the repository")
 def test_presets_match_reference_parameters_file():
     text = REFERENCE.read_text(encoding="utf-8")
     rows = re.findall(r"^\|\s*(0\.\d)\s*\|([\d ]+)\|([\d ]+)\|\s*$", text, flags=re.M)

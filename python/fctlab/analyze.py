@@ -1,6 +1,6 @@
 """Per-size-bin flow completion time statistics: the numbers every paper of this field reports.
 
-Bins (DESIGN.md): small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and
+Bins (docs/results.md): small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf), with KB = 1,000 bytes and
 MB = 1,000,000 bytes, plus "all" (``output.bins = "papers"``, the default). ``output.bins = "ns2"`` uses the
 edges of the PIAS ns-2 scripts' ``result.py`` instead: small below 100 KiB (102,400 bytes), large above 10 MiB
 (10,485,760 bytes). Each bin reports its flows, how many finished, and the mean and 99th percentile of FCT and

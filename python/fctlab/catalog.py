@@ -118,15 +118,20 @@ def default_run_id(root: Path, run_dir: Path) -> str:
     return rel
 
 
-def _discover(root: Path) -> list[tuple[str, Path]]:
-    """Every finished run under ``root`` (a folder with summary.json and flows.parquet), by run id."""
-    from fctlab.results import FLOWS_FILE, SUMMARY_FILE
+def _discover(root: Path, skipped: list[str] | None = None) -> list[tuple[str, Path]]:
+    """Every finished run under ``root`` (a folder with summary.json and flows.parquet) whose files read back,
+    by run id; a run whose files do not is left out, with the reason appended to ``skipped``."""
+    from fctlab.results import FLOWS_FILE, SUMMARY_FILE, unreadable
 
     found = []
     for summary in root.rglob(SUMMARY_FILE):
         run_dir = summary.parent
         if (run_dir / FLOWS_FILE).is_file():
-            found.append((default_run_id(root, run_dir), run_dir))
+            why = unreadable(run_dir)
+            if why is None:
+                found.append((default_run_id(root, run_dir), run_dir))
+            elif skipped is not None:
+                skipped.append(why)
     return sorted(found)
 
 
@@ -198,6 +203,34 @@ def writer_lock(root: str | Path, *, wait: bool = True) -> Iterator[None]:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
+def check_not_being_written(folder: str | Path) -> None:
+    """Raise a :class:`ConfigError` naming ``--out`` when another process holds the writer lock of ``folder``
+    or of a folder it is in (e.g. a sweep writing there). Creates nothing."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    folder = Path(folder).absolute()
+    for root in (folder, *folder.parents):
+        lock = root / LOCK_FILE
+        if not lock.is_file():
+            continue
+        try:
+            with open(lock, "rb") as f:
+                try:
+                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise ConfigError("--out", f"{root} is being written by another fctlab process (a sweep?); "
+                                      "wait for it to finish or choose another folder") from None
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        except OSError:
+            continue
+
+
+class CatalogError(RuntimeError):
+    """A catalog or a run's file that cannot be read; the message (one line) names the file and what to do."""
+
+
 def _connect(path: Path, *, read_only: bool) -> Any:
     """Open the DuckDB file, waiting while another process holds DuckDB's file lock."""
     import duckdb
@@ -207,9 +240,35 @@ def _connect(path: Path, *, read_only: bool) -> Any:
         try:
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as e:
-            if "lock" not in str(e).lower() or time.monotonic() > deadline:
+            if not _is_lock_error(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def _is_lock_error(e: BaseException) -> bool:
+    return "lock" in str(e).lower()
+
+
+def _connect_for_writing(root: Path) -> Any:
+    """A writable connection to the catalog; a catalog file that DuckDB cannot open (damaged, or not a
+    database) is moved aside to ``catalog.duckdb.corrupt`` (its WAL too) and a new one is started: the run
+    folders are the truth, the caller writes every row again."""
+    import duckdb
+
+    path = root / CATALOG_FILE
+    try:
+        return _connect(path, read_only=False)
+    except duckdb.Error as e:
+        if _is_lock_error(e) or not path.exists():
+            raise
+        aside = path.with_name(CATALOG_FILE + ".corrupt")
+        os.replace(path, aside)
+        wal = path.with_name(CATALOG_FILE + ".wal")
+        if wal.exists():
+            os.replace(wal, aside.with_name(aside.name + ".wal"))
+        sys.stderr.write(f"warning: {path} could not be opened ({' '.join(str(e).split())}); moved aside to "
+                         f"{aside.name}, rebuilding from the run folders\n")
+        return _connect(path, read_only=False)
 
 
 def _sql_text(text: str) -> str:
@@ -223,7 +282,7 @@ def _write(root: Path, rows: Sequence[Mapping[str, Any]], con: Any = None) -> No
     absroot = root.resolve().as_posix()
     own = con is None
     if own:
-        con = _connect(root / CATALOG_FILE, read_only=False)
+        con = _connect_for_writing(root)
     try:
         con.register("new_runs", table)
         con.execute("BEGIN TRANSACTION")
@@ -293,8 +352,8 @@ def _upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
             con.close()
 
 
-def _rebuild_unlocked(root: Path) -> int:
-    rows = [_read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root)]
+def _rebuild_unlocked(root: Path, skipped: list[str] | None = None) -> int:
+    rows = [_read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root, skipped)]
     _write(root, rows)
     return len(rows)
 
@@ -311,13 +370,19 @@ def record_run(root: str | Path, run_dir: str | Path, run_id: str | None = None)
 
 
 def rebuild(root: str | Path) -> int:
-    """Recreate ``root/catalog.duckdb`` from every run folder under ``root`` (e.g. after moving the folder, or
-    deleting runs by hand); returns the number of runs recorded."""
+    """Recreate ``root/catalog.duckdb`` from every run folder under ``root`` (e.g. after moving the folder,
+    deleting runs by hand, or a damaged catalog, which is moved aside to ``catalog.duckdb.corrupt``); returns
+    the number of runs recorded. A run whose files do not read back is left out and named on stderr (a sweep
+    runs it again when resumed)."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such results folder")
+    skipped: list[str] = []
     with writer_lock(root, wait=True):
-        return _rebuild_unlocked(root)
+        n = _rebuild_unlocked(root, skipped)
+    for why in skipped:
+        sys.stderr.write(f"warning: left out of the catalog: {why}\n")
+    return n
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -326,10 +391,18 @@ def rebuild(root: str | Path) -> int:
 
 def connect(root: str | Path) -> Any:
     """A read-only DuckDB connection to ``root/catalog.duckdb`` for SQL (``runs`` table, ``flows`` view)."""
+    import duckdb
+
     path = Path(root) / CATALOG_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no catalog here (fctlab.catalog.rebuild({str(root)!r}) makes one)")
-    return _connect(path, read_only=True)
+    try:
+        return _connect(path, read_only=True)
+    except duckdb.Error as e:
+        if _is_lock_error(e):
+            raise
+        raise CatalogError(f"{path} cannot be read ({' '.join(str(e).split())}); "
+                           f"fctlab.catalog.rebuild({str(root)!r}) recreates it from the run folders") from None
 
 
 def load(root: str | Path, *, flows: bool = True) -> tuple[Any, Any]:
@@ -339,19 +412,31 @@ def load(root: str | Path, *, flows: bool = True) -> tuple[Any, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    import duckdb
+
     root = Path(root)
     con = connect(root)
     try:
         rel = con.sql("SELECT * FROM runs ORDER BY run_id")
         # duckdb 2 names it to_arrow_table; 1.x has arrow() (its .df() warns under pandas 3)
         runs = (getattr(rel, "to_arrow_table", None) or rel.arrow)().to_pandas()
+    except duckdb.Error as e:
+        raise CatalogError(f"{root / CATALOG_FILE} cannot be read ({' '.join(str(e).split())}); "
+                           f"fctlab.catalog.rebuild({str(root)!r}) recreates it from the run folders") from None
     finally:
         con.close()
     if not flows:
         return runs, None
     tables = []
     for run_id, rel in zip(runs["run_id"], runs["flows_path"]):
-        t = pq.read_table(root / rel)
+        try:
+            t = pq.read_table(root / rel)
+        except Exception as e:  # noqa: BLE001  (pyarrow raises several types for a damaged file)
+            raise CatalogError(
+                f"{root / rel} (run {run_id}) cannot be read ({' '.join(str(e).split())}); run it again (a sweep "
+                "resumed with the same command does) or remove its folder, then fctlab.catalog.rebuild"
+                f"({str(root)!r})"
+            ) from None
         tables.append(t.add_column(0, "run_id", pa.array([run_id] * t.num_rows, pa.string())))
     if not tables:
         import pandas as pd

@@ -26,11 +26,31 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # help texts are plain text: rich markup would swallow "[sweep]" and other bracketed words
+    rich_markup_mode=None,
     help="fctlab: packet-level simulation of data-center flow scheduling.",
 )
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from fctlab import __version__
+
+        sys.stdout.write(f"fctlab {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_show_version, help="Print fctlab's version and exit."),
+    ] = False,
+) -> None:
+    """fctlab: packet-level simulation of data-center flow scheduling."""
 
 _SetOption = Annotated[
     Optional[list[str]],
@@ -48,8 +68,8 @@ _ThreadsOption = Annotated[
 
 
 def _check_threads(requested: int | None) -> None:
-    if requested is not None and requested < 1:
-        raise _fail(f"--threads: must be >= 1 (got {requested})", EXIT_BAD_INPUT)
+    if requested is not None and requested not in (1, 2):
+        raise _fail(f"--threads: must be 1 or 2 (got {requested})", EXIT_BAD_INPUT)
 
 
 def _threads(requested: int | None, exp: Experiment) -> int:
@@ -75,16 +95,23 @@ def _print(text: str) -> None:
     _console().print(text, markup=False)
 
 
-def _out_dir(out: Path | None, exp: Experiment) -> Path:
-    """The results directory, checked before anything runs (it is only created when results are written)."""
+def _out_dir(out: Path | None, exp: Experiment, *, single_runs: bool = True) -> Path:
+    """The results directory, checked before anything runs (it is only created when results are written): it
+    must be a directory that can be created and written. ``single_runs`` (run, compare): it must not be a
+    folder another fctlab process is writing, nor a sweep's results folder."""
+    from fctlab import catalog
     from fctlab.config import ConfigError
+    from fctlab.results import check_output_dir
 
     if out is None:
         if exp.output.dir is None:
             raise ConfigError("--out", "missing: give --out DIR or output.dir in the experiment")
         out = Path(exp.output.dir)
-    if out.exists() and not out.is_dir():
-        raise ConfigError("--out", f"{out} exists and is not a directory")
+    check_output_dir(out)
+    if single_runs:
+        catalog.check_not_being_written(out)
+        if (out / "runs").is_dir() and any((out / "runs").glob("*/config.json")):
+            raise ConfigError("--out", f"{out} holds a sweep's results (runs/); write this run to another folder")
     return out
 
 
@@ -157,6 +184,19 @@ def _prepare(experiment: Path, sets: list[str] | None) -> tuple[Experiment, Any]
     return exp, workload_columns(exp)
 
 
+def _notes(exp: Experiment, flows: Any) -> list[str]:
+    """What to tell the user about the flows before they run (ConfigError when none could run)."""
+    from fctlab.simulation import workload_notes
+
+    return workload_notes(exp, flows)
+
+
+def _say_notes(notes: list[str]) -> None:
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
+    sys.stderr.flush()
+
+
 @app.command()
 def run(
     experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
@@ -170,9 +210,11 @@ def run(
     _check_threads(threads)
     try:
         exp, flows = _prepare(experiment, sets)
+        notes = _notes(exp, flows)
         out_dir = _out_dir(out, exp)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
+    _say_notes(notes)
     try:
         result = _run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
     except typer.Exit:  # (a RuntimeError subclass in click)
@@ -212,7 +254,13 @@ def _record_in_catalog(root: Path, run_dir: Path) -> None:
 def compare(
     experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
     schemes: Annotated[
-        Optional[list[str]], typer.Option("--scheme", help="A scheme to run (repeatable): --scheme tcp --scheme dctcp.")
+        Optional[list[str]],
+        typer.Option(
+            "--scheme",
+            help="A scheme to run (repeatable): --scheme tcp --scheme dctcp. For pias, pass queue thresholds with "
+            "--set 'scheme.thresholds_bytes=[...]' (`fctlab thresholds --cdf websearch --load 0.6 --queues 8` "
+            "derives them).",
+        ),
     ] = None,
     out: _OutOption = None,
     sets: _SetOption = None,
@@ -240,9 +288,11 @@ def compare(
             if not scheme or "/" in scheme or scheme.startswith("."):
                 raise ConfigError("--scheme", f"bad scheme name {scheme!r}")
             variants[scheme] = base.with_overrides([f"scheme.name={scheme}"])
+        notes = _notes(base, flows)
         out_dir = _out_dir(out, base)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
+    _say_notes(notes)
 
     from fctlab.analyze import bins_text, compare_table
     from fctlab.plot import plot_fct_bins
@@ -345,7 +395,9 @@ def schemes() -> None:
 
 @app.command()
 def reproduce(
-    recipe: Annotated[str, typer.Argument(help="Which paper's comparison: pias (or demo).")],
+    recipe: Annotated[
+        str, typer.Argument(help="Which paper's comparison: pias, qclimb-testbed or qclimb-sim (or demo).")
+    ],
     scale: Annotated[
         str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")
     ] = "small",
@@ -376,7 +428,7 @@ def demo(
 
 def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, executor: str,
                 address: str | None, thresholds: str | None = None) -> None:
-    from fctlab.cli_sweep import _print_results, _ProgressView
+    from fctlab.cli_sweep import _print_results, _ProgressView, signals_interrupt
     from fctlab.config import ConfigError
     from fctlab.reproduce import PIAS_THRESHOLDS, RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables
     from fctlab.report import write_report
@@ -404,13 +456,14 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     n_workers = workers or default_workers()
     view = _ProgressView(spec.name, executor, n_workers, address)
     try:
-        with view:
+        with view, signals_interrupt():
             report = run_sweep(spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
-                               progress=view.update, on_plan=view.plan)
+                               progress=view.update, on_plan=view.plan, on_note=view.note)
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
-    except KeyboardInterrupt:
-        raise _fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume", 130) from None
+    except KeyboardInterrupt as e:
+        raise _fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume",
+                    getattr(e, "exit_code", 130)) from None
     _print_results(report, [p.run_id for p in spec.points])
     tables = recipe_tables(recipe, out_dir)
     for title, table in tables:

@@ -2,12 +2,16 @@
 experiment's ``[sweep]`` axes, in parallel, resumably, and record them in ``DIR/catalog.duckdb``.
 
 Exit codes as for ``fctlab run``: 2 for bad input (nothing written), 1 when a run failed (the others still
-ran and are kept), 130 when interrupted (finished runs are kept; the same command resumes).
+ran and are kept), 130 when interrupted by Ctrl-C, 128 + the signal's number for SIGTERM and SIGHUP (finished
+runs are kept; the same command resumes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -50,7 +54,7 @@ def sweep(
 
     try:
         spec = load_sweep(experiment, overrides=sets or ())
-        out_dir = _out_dir(out, spec.base)
+        out_dir = _out_dir(out, spec.base, single_runs=False)
         if workers is not None and workers < 1:
             raise ConfigError("--workers", f"must be >= 1 (got {workers})")
         check_executor(executor, address)
@@ -59,16 +63,17 @@ def sweep(
     n_workers = workers or default_workers()
     view = _ProgressView(spec.name, executor, n_workers, address)
     try:
-        with view:
+        with view, signals_interrupt():
             report = run_sweep(
                 spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
-                progress=view.update, on_plan=view.plan,
+                progress=view.update, on_plan=view.plan, on_note=view.note,
             )
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         raise _fail(
-            f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume", 130
+            f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume",
+            getattr(e, "exit_code", 130),
         ) from None
     _print_results(report, [p.run_id for p in spec.points])
     if report.failed:
@@ -76,6 +81,36 @@ def sweep(
             sys.stderr.write(f"failed: {run_id}: {message}\n")
         raise _fail(f"{len(report.failed)} of {report.total} runs failed (listed above); rerun to retry them",
                     EXIT_FAILED)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so that it ends a sweep as Ctrl-C does."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While a sweep runs, SIGTERM and SIGHUP (a closed terminal) stop it as Ctrl-C does: its workers are
+    stopped, its lock released, finished runs kept; the exit code is 128 + the signal's number."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    sigs = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    old = {sig: signal.signal(sig, handler) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
 
 
 class _ProgressView:
@@ -101,6 +136,9 @@ class _ProgressView:
         else:
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
+
+    def note(self, text: str) -> None:
+        self._line(f"note: {' '.join(text.split())}")
 
     def plan(self, todo: list[Point], skipped: list[Point]) -> None:
         total = len(todo) + len(skipped)

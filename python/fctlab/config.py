@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -78,9 +79,9 @@ class WorkloadConfig(_Section):
     pattern: Literal["all_to_all", "incast", "permutation"] | None = None
     #: Flow-size CDF: a shipped name (``fctlab workloads``) or a file path.
     cdf: str | None = None
-    #: Offered load on the host links, 0 < load <= 1 (DESIGN.md's definition per pattern).
+    #: Offered load on the host links, 0 < load <= 1 (docs/experiment.md defines it per pattern).
     load: float | None = None
-    #: What ``load`` counts: ``"payload"`` bytes (DESIGN.md, the default) or ``"wire"`` bytes, payload plus
+    #: What ``load`` counts: ``"payload"`` bytes (the default) or ``"wire"`` bytes, payload plus
     #: ``transport.header_bytes`` per ``transport.mss_bytes`` of payload, as the PIAS and pFabric ns-2 scripts
     #: count it (their arrival rate uses the mean flow size x 1500 / 1460): a wire load of rho is a payload
     #: load of rho x mss / (mss + header). Unset means "payload".
@@ -94,6 +95,8 @@ class WorkloadConfig(_Section):
     cooldown_flows: int = Field(default=0, ge=0)
     #: Flow trace (CSV or Parquet) instead of a generated pattern.
     trace: str | None = None
+    #: Trace only: shift every start so that the first flow starts at 0 (for epoch-style timestamps).
+    trace_rebase: bool | None = None
     #: Incast: senders answering each query.
     fan_in: int | None = Field(default=None, ge=1)
     #: Incast: bytes each sender returns.
@@ -168,6 +171,9 @@ class Experiment:
     #: When ``scheme.thresholds_bytes`` was not given and fctlab derived it from the workload's CDF and load
     #: (PIAS paper §3): how (cdf, load, queues, method, thresholds_bytes). None otherwise.
     derived_thresholds: dict[str, Any] | None = None
+    #: The input files the run reads (a CDF file, a trace): key -> {"path", "sha256"} of their content when
+    #: the experiment was validated; recorded in config.json so that an edited file makes a different run.
+    inputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def scheme(self) -> str:
@@ -188,6 +194,8 @@ class Experiment:
         out["output"] = self.output.model_dump(exclude_none=True)
         out["source"] = str(self.source) if self.source else None
         out["overrides"] = list(self.overrides)
+        if self.inputs:
+            out["inputs"] = {k: dict(v) for k, v in self.inputs.items()}
         return out
 
     def with_overrides(self, overrides: Sequence[str]) -> Experiment:
@@ -282,6 +290,7 @@ def experiment_from_dict(
         raw=raw,
         label=label,
         derived_thresholds=derived,
+        inputs=_input_files(workload),
     )
 
 
@@ -322,6 +331,35 @@ def _with_thresholds(raw: Mapping[str, Any], derived: Mapping[str, Any]) -> dict
     out = _deep_copy(raw)
     out["scheme"]["thresholds_bytes"] = list(derived["thresholds_bytes"])
     return out
+
+
+
+def _input_files(w: WorkloadConfig) -> dict[str, dict[str, str]]:
+    """The files a run of this workload reads, with the SHA-256 of their content."""
+    files = {"workload.trace": w.trace}
+    if w.cdf is not None and Path(w.cdf).is_absolute():  # a file, not a shipped name
+        files["workload.cdf"] = w.cdf
+    return {k: {"path": p, "sha256": file_digest(Path(p))} for k, p in files.items() if p is not None}
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 (hex) of a file's content, remembered while its size and modification time stay the same
+    (a sweep validates every point, and a trace may be large)."""
+    import hashlib
+
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        digest = _DIGESTS[key] = h.hexdigest()
+    return digest
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -424,30 +462,52 @@ def _validate_engine(raw: Mapping[str, Any]) -> tuple[dict[str, Any], int, float
     for section in ENGINE_SECTIONS:
         if section in raw:
             cfg[section] = dict(raw[section])
+    _check_finite(cfg)
     if "topology" in cfg:
         if "kind" not in cfg["topology"]:
             # The engine's default kind (asked, not restated), so [topology] may just resize the default.
             cfg["topology"]["kind"] = json.loads(_core.defaults())["topology"]["kind"]
-        cfg["topology"] = _expand_topology(cfg["topology"])
+        cfg["topology"], filled = _expand_topology(cfg["topology"])
+    else:
+        filled = {}
     try:
         resolved = json.loads(_core.validate_config(json.dumps(cfg)))
         info = _core.topology_info(json.dumps(resolved))
     except ValueError as e:
-        raise _engine_error(e) from None
+        err = _engine_error(e)
+        short = filled.get(err.key.removeprefix("topology."))
+        if short is not None:  # the bad value was the shorthand's: name the key the user wrote
+            raise ConfigError(f"topology.{short}", err.reason) from None
+        raise err from None
     return resolved, int(info["hosts"]), float(info["host_link_bps"])
 
 
-def _expand_topology(topo: dict[str, Any]) -> dict[str, Any]:
-    """Fill the engine's host_/core_ link keys from the ``link_gbps`` / ``link_delay_ns`` shorthands.
+def _check_finite(value: Any, path: str = "") -> None:
+    """Refuse inf and nan anywhere in the engine's sections, naming the key: JSON (what the engine reads) has no
+    such numbers, so they would otherwise surface as a JSON syntax error naming nothing."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(path, f"must be a finite number (got {value})")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(v, f"{path}[{i}]")
+
+
+def _expand_topology(topo: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Fill the engine's host_/core_ link keys from the ``link_gbps`` / ``link_delay_ns`` shorthands; returns
+    the topology and which keys were filled from which shorthand.
 
     Which keys a topology kind has is asked of the engine (``_core.default_topology``), so a kind with host
-    links only (single_switch) gets only the host key.
+    links only (single_switch) gets only the host key. A key given explicitly wins over the shorthand; a
+    shorthand that every key of its kind overrides would be ignored, so it is refused.
     """
     from fctlab import _core
 
     present = [s for s in TOPOLOGY_SHORTHANDS if s in topo]
     if not present:
-        return topo
+        return topo, {}
     kind = topo.get("kind")
     try:
         known = set(json.loads(_core.default_topology(str(kind))))
@@ -455,11 +515,20 @@ def _expand_topology(topo: dict[str, Any]) -> dict[str, Any]:
         err = _engine_error(e)
         raise ConfigError("topology.kind", err.reason) from None
     out = {k: v for k, v in topo.items() if k not in TOPOLOGY_SHORTHANDS}
+    filled: dict[str, str] = {}
     for short in present:
-        for target in TOPOLOGY_SHORTHANDS[short]:
-            if target in known and target not in out:
+        targets = [t for t in TOPOLOGY_SHORTHANDS[short] if t in known]
+        if targets and all(t in out for t in targets):
+            raise ConfigError(
+                f"topology.{short}",
+                f"is not used, since {' and '.join(f'topology.{t}' for t in targets)} "
+                f"{'is' if len(targets) == 1 else 'are'} given; remove one or the other",
+            )
+        for target in targets:
+            if target not in out:
                 out[target] = topo[short]
-    return out
+                filled[target] = short
+    return out, filled
 
 
 def _validate_section(model: type[_Section], section: str, value: Any) -> Any:
@@ -518,7 +587,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
         if not path.is_file():
             raise ConfigError("workload.trace", f"file not found: {path}")
         try:
-            trace = workloads.read_trace(path)
+            trace = workloads.read_trace(path, rebase=bool(w.trace_rebase))
         except (ValueError, OSError) as e:
             raise ConfigError("workload.trace", _one_line(str(e))) from None
         try:
@@ -528,6 +597,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
         n_flows = len(trace)
         update["trace"] = str(path)
     else:
+        forbid(("trace_rebase",), "only for a workload.trace")
         pattern = w.pattern or "all_to_all"
         update["pattern"] = pattern
         if pattern == "incast":
@@ -560,6 +630,8 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
                 )
         if w.senders is not None and w.receivers is not None and len(set(w.senders) | set(w.receivers)) == 1:
             raise ConfigError("workload.receivers", "a single host cannot send to itself")
+    if w.trace is None:
+        _check_flow_count(n_flows, "workload.queries" if w.pattern == "incast" else "workload.flows")
     if w.warmup_flows >= n_flows:
         raise ConfigError("workload.warmup_flows", f"must be < the number of flows ({n_flows}) (got {w.warmup_flows})")
     if w.warmup_flows + w.cooldown_flows >= n_flows:
@@ -569,6 +641,31 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
             f"cooldown_flows must be < the number of flows ({n_flows}) (got {w.cooldown_flows})",
         )
     return w.model_copy(update=update)
+
+
+#: Memory a run needs per flow, about (bytes): the flow table (26 columns), the workload's columns and the
+#: engine's per-flow results, with room to spare (the 200,000-flow reference run peaks at about 240 B a flow
+#: above its fixed ~200 MiB).
+BYTES_PER_FLOW = 400
+#: Flow ids are 32-bit in the engine.
+MAX_FLOWS = 2**32 - 1
+
+
+def _check_flow_count(n_flows: int, key: str) -> None:
+    """Refuse a workload with more flows than the engine numbers, or than this machine's memory holds."""
+    if n_flows > MAX_FLOWS:
+        raise ConfigError(key, f"{n_flows:,} flows are more than the engine can number (at most {MAX_FLOWS:,})")
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return
+    need = n_flows * BYTES_PER_FLOW
+    if memory > 0 and need > memory:
+        raise ConfigError(
+            key,
+            f"{n_flows:,} flows need about {need / 2**30:,.1f} GiB of memory (about {BYTES_PER_FLOW} bytes a flow), "
+            f"more than this machine's {memory / 2**30:,.1f} GiB: use fewer flows, or split the run by seed",
+        )
 
 
 def _resolve_cdf(value: str, base: Path) -> str:

@@ -20,6 +20,26 @@ SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
 
 
+def check_output_dir(out: str | Path, key: str = "--out") -> None:
+    """Check, without writing anything, that results can be written to ``out``: it is a directory or can be
+    made one, in a folder this process may write. Raises ConfigError naming ``key``."""
+    from fctlab.config import ConfigError
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(key, f"{out} exists and is not a directory")
+    existing = out
+    while not existing.exists():  # the nearest folder that exists: the new ones are made in it
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(key, f"{out} cannot be created: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        why = "is not writable" if existing == out else f"cannot be created: {existing} is not writable"
+        raise ConfigError(key, f"{out} {why}")
+
+
 def jsonable(value: Any) -> Any:
     """A value made strict-JSON safe: NaN/inf become null, numpy scalars and arrays become Python values."""
     if isinstance(value, Mapping):
@@ -95,6 +115,37 @@ def _write_parquet(df: Any, f: IO[bytes], compression: str, pa: Any, pq: Any) ->
         for start in range(PARQUET_ROWS, len(df), PARQUET_ROWS):
             chunk = df.iloc[start:start + PARQUET_ROWS]
             w.write_table(pa.Table.from_pandas(chunk, schema=w.schema, preserve_index=False))
+
+
+def unreadable(run_dir: str | Path) -> str | None:
+    """Why a finished run's files do not read back (one line), or None when they do: summary.json and
+    config.json must be JSON objects, and flows.parquet's footer must read and hold the summary's flow count.
+    Cheap (the flow table itself is not read): it catches truncated and overwritten files."""
+    import pyarrow.parquet as pq
+
+    out = Path(run_dir)
+    summary: Any = None
+    for name in (SUMMARY_FILE, CONFIG_FILE):
+        path = out / name
+        if name == CONFIG_FILE and not path.exists():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            return f"{path} does not read back ({' '.join(str(e).split())})"
+        if not isinstance(data, dict):
+            return f"{path} does not read back (not a JSON object)"
+        if name == SUMMARY_FILE:
+            summary = data
+    path = out / FLOWS_FILE
+    try:
+        rows = pq.read_metadata(path).num_rows
+    except Exception as e:  # noqa: BLE001  (pyarrow raises several types for a damaged file)
+        return f"{path} does not read back ({' '.join(str(e).split())})"
+    flows = summary.get("flows") if summary else None
+    if isinstance(flows, int) and rows != flows:
+        return f"{path} does not read back (it has {rows} rows, summary.json says {flows} flows)"
+    return None
 
 
 def read_results(out_dir: str | Path) -> Any:

@@ -73,7 +73,7 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
     try:
         if w.trace is not None:
             key = "workload.trace"
-            flows = workloads.read_trace(w.trace)
+            flows = workloads.read_trace(w.trace, rebase=bool(w.trace_rebase))
             if not _trace_has_priority(Path(w.trace)):
                 flows = flows.drop(columns=["priority"])
         elif w.pattern == "incast":
@@ -103,6 +103,36 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
             raise
         raise ConfigError(key, str(e)) from None
     return flows
+
+
+def workload_notes(exp: Experiment, flows: pd.DataFrame | FlowColumns) -> list[str]:
+    """What a user should know about these flows before they run, one line each: flows that start after
+    ``run.time_limit_ms`` (they cannot finish), trace priorities beyond the switches' queues (they share the
+    last queue). Raises ConfigError (``run.time_limit_ms``) when every flow starts after the time limit, since
+    such a run would only idle up to the limit."""
+    notes = []
+    n = len(flows)
+    limit_ms = float(exp.engine["run"]["time_limit_ms"])
+    start_ps = column(flows, "start_ps", np.uint64)
+    if n:
+        late = int(np.count_nonzero(start_ps.astype(np.float64) >= limit_ms * 1e9))
+        first_ms = float(start_ps.min()) / 1e9
+        if late == n:
+            raise ConfigError(
+                "run.time_limit_ms",
+                f"every flow starts after the time limit ({limit_ms:g} ms; the first starts at {first_ms:.6g} ms), "
+                "so none would run: raise run.time_limit_ms or the load",
+            )
+        if late:
+            notes.append(f"{late:,} of {n:,} flows start after run.time_limit_ms ({limit_ms:g} ms) and cannot "
+                         "finish; raise run.time_limit_ms or the load to include them")
+    queues = int(exp.engine["switch"]["queues"])
+    if "priority" in flows and n and exp.workload.trace is not None:
+        top = int(column(flows, "priority", np.int64).max())
+        if top >= queues:
+            notes.append(f"the trace gives priorities up to {top}, but switch.queues = {queues}: a priority p uses "
+                         f"queue min(p, {queues - 1}), so priorities {queues - 1} and above share the last queue")
+    return notes
 
 
 def _trace_has_priority(path: Path) -> bool:

@@ -9,6 +9,7 @@ docs/results.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -17,7 +18,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +78,8 @@ class Sweep:
     points: list[Point]
     source: Path | None = None
     overrides: tuple[str, ...] = ()
+    #: what to know about the points' flows before they run (``run id: note``), e.g. flows after the time limit
+    notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.points)
@@ -154,6 +157,7 @@ def sweep_from_dict(
     points: list[Point] = []
     seen_ids: dict[str, Point] = {}
     workloads_seen: set[str] = set()
+    notes: list[str] = []
     for index, combo in enumerate(itertools.product(*(axes[k] for k in keys))):
         values = dict(zip(keys, combo))
         run_id = run_id_for(values)
@@ -172,11 +176,12 @@ def sweep_from_dict(
                 "(values that differ only in characters a file name cannot hold); make the values distinct",
             )
         if build_flows:
-            _check_flows(exp, axes, values, run_id, workloads_seen)
+            notes += _check_flows(exp, axes, values, run_id, workloads_seen)
         point = Point(index=index, run_id=run_id, values=values, experiment=exp, raw=point_raw)
         seen_ids[run_id] = point
         points.append(point)
-    return Sweep(name=points[0].experiment.name, axes=axes, points=points, source=source, overrides=overrides)
+    return Sweep(name=points[0].experiment.name, axes=axes, points=points, source=source, overrides=overrides,
+                 notes=tuple(notes))
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
@@ -234,19 +239,22 @@ def _blame(e: ConfigError, axes: Mapping[str, list[Any]], values: Mapping[str, A
 
 def _check_flows(
     exp: Experiment, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str, seen: set[str]
-) -> None:
-    """Generate the point's flows once per distinct (seed, workload, hosts, link rate) to catch a workload that
-    does not fit its topology before anything runs."""
-    from fctlab.simulation import build_flows
+) -> list[str]:
+    """Generate the point's flows once per distinct (seed, workload, hosts, link rate, time limit, queues) to
+    catch a workload that does not fit its topology before anything runs; returns the notes on them
+    (:func:`fctlab.simulation.workload_notes`), each naming the point."""
+    from fctlab.simulation import build_flows, workload_notes
 
-    key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps], sort_keys=True)
+    key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps,
+                      exp.engine["run"]["time_limit_ms"], exp.engine["switch"]["queues"]], sort_keys=True)
     if key in seen:
-        return
+        return []
     try:
-        build_flows(exp)
+        notes = workload_notes(exp, build_flows(exp))
     except ConfigError as e:
         raise _blame(e, axes, values, run_id) from None
     seen.add(key)
+    return [f"{run_id}: {note}" for note in notes]
 
 
 def _show(values: Mapping[str, Any]) -> str:
@@ -318,17 +326,30 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
 
 def run_state(run_dir: Path, config: Mapping[str, Any]) -> tuple[str, str]:
     """``("done", "")`` when ``run_dir`` holds finished results of ``config``; ``("todo", "")`` when it holds no
-    finished results (no summary.json); ``("conflict", why)`` when it holds results of another config."""
-    from fctlab.results import CONFIG_FILE, SUMMARY_FILE
+    finished results (no summary.json); ``("todo", why)`` when its files do not read back (the run is done
+    again); ``("conflict", why)`` when it holds results of another config."""
+    from fctlab.results import CONFIG_FILE, SUMMARY_FILE, unreadable
 
     if not (run_dir / SUMMARY_FILE).is_file():
         return "todo", ""
+    damaged = unreadable(run_dir)
+    if damaged is not None:
+        return "todo", damaged
     try:
         stored = json.loads((run_dir / CONFIG_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         return "conflict", f"its {CONFIG_FILE} cannot be read ({' '.join(str(e).split())})"
     want = comparable_config(config)
     have = _without_provenance(stored) if isinstance(stored, dict) else stored
+    if isinstance(have, dict) and "inputs" in want:
+        if "inputs" not in have:  # written before input files were recorded: their content cannot be checked
+            have["inputs"] = want["inputs"]
+        else:
+            for key, now in want["inputs"].items():
+                then = have["inputs"].get(key) if isinstance(have["inputs"], dict) else None
+                if isinstance(then, dict) and then.get("path") == now["path"] and then.get("sha256") != now["sha256"]:
+                    return "conflict", (f"{key} file {now['path']} has changed since this run was written (its "
+                                        "SHA-256 differs), so its results are not of the file as it is now")
     if have == want:
         return "done", ""
     # keys added to the engine since the run was written take their defaults; the message names a real difference
@@ -383,7 +404,8 @@ class RunEvent:
 @dataclass
 class SweepReport:
     """What ``run_sweep`` did: ``ran`` and ``skipped`` list run ids in point order; ``failed`` maps a run id to
-    its one-line error; ``catalog_error`` is set when the catalog could not be updated."""
+    its one-line error; ``catalog_error`` is set when the catalog could not be updated; ``redone`` maps a run
+    id to why it was run again."""
 
     out_dir: Path
     total: int
@@ -392,6 +414,8 @@ class SweepReport:
     failed: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     catalog_error: str | None = None
+    #: runs done again because their files did not read back: run id -> why
+    redone: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -479,6 +503,7 @@ def run_sweep(
     address: str | None = None,
     progress: Callable[[RunEvent], None] | None = None,
     on_plan: Callable[[list[Point], list[Point]], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> SweepReport:
     """Run every point of ``sweep`` that has no results in ``out_dir`` yet; write ``out_dir/runs/<run_id>/``
     for each and keep ``out_dir/catalog.duckdb`` up to date.
@@ -486,7 +511,10 @@ def run_sweep(
     Before anything runs: a run directory holding results of a different configuration is a
     :class:`ConfigError` (key ``--out``), as is a second sweep writing to the same folder. A failed run does not
     stop the others; it is listed in the report's ``failed``. ``on_plan(todo, skipped)`` is called once the
-    plan is known; ``progress`` once per finished or failed run. ``workers`` (default: the CPUs available)
+    plan is known; ``progress`` once per finished or failed run; ``on_note`` with a line for each thing the
+    user should know (the sweep's ``notes`` on its flows, and each run done again because its files do not read
+    back: also in the report's ``redone``).
+    ``workers`` (default: the CPUs available)
     sizes the local process pool, or the local Ray started when ``address`` is None.
 
     The local pool starts its workers with ``spawn``, which imports the calling script again in each worker: a
@@ -502,11 +530,13 @@ def run_sweep(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError("--workers", f"must be an integer >= 1 (got {workers!r})")
     check_executor(executor, address)
-    if out.exists() and not out.is_dir():
-        raise ConfigError("--out", f"{out} exists and is not a directory")
+    from fctlab.results import check_output_dir
+
+    check_output_dir(out)
 
     todo: list[Point] = []
     skipped: list[Point] = []
+    redone: dict[str, str] = {}
     runs_root = out / RUNS_DIR
     for point in sweep.points:
         state, why = run_state(runs_root / point.run_id, _expected_config(point))
@@ -514,48 +544,63 @@ def run_sweep(
             raise ConfigError(
                 "--out", f"{runs_root / point.run_id}: {why}; remove that directory or write the sweep elsewhere"
             )
+        if state == "todo" and why:
+            redone[point.run_id] = why
         (skipped if state == "done" else todo).append(point)
 
-    report = SweepReport(out_dir=out, total=len(sweep.points), skipped=[p.run_id for p in skipped])
-    with catalog.writer_lock(out, wait=False):
-        for point in todo:
-            _clean_temporaries(runs_root / point.run_id)
-        if on_plan is not None:
-            on_plan(todo, skipped)
-        recorder = _Recorder(out)
-        recorder.sync()  # runs finished by an earlier, interrupted sweep (or deleted since) are caught up
-        finished: set[str] = set()
+    report = SweepReport(out_dir=out, total=len(sweep.points), skipped=[p.run_id for p in skipped], redone=redone)
+    # Ray is joined (or started) before anything is written: a cluster that cannot be reached leaves no folder
+    ray_started = executor == "ray" and bool(todo) and _ray_connect(address, workers)
+    try:
+        with catalog.writer_lock(out, wait=False):
+            for point in todo:
+                _clean_temporaries(runs_root / point.run_id)
+            if on_note is not None:
+                for note in sweep.notes:
+                    on_note(note)
+                for run_id, why in redone.items():
+                    on_note(f"running {run_id} again: {why}")
+            if on_plan is not None:
+                on_plan(todo, skipped)
+            recorder = _Recorder(out)
+            recorder.sync()  # runs finished by an earlier, interrupted sweep (or deleted since) are caught up
+            finished: set[str] = set()
 
-        def done(point: Point, outcome: dict[str, Any]) -> None:
-            error = outcome.get("error")
-            if error is None and "result" in outcome:  # Ray: the driver writes
-                error = _write_returned(outcome["result"], runs_root / point.run_id)
-            if error is None:
-                finished.add(point.run_id)
-                recorder.add(point.run_id, runs_root / point.run_id)
-            else:
-                report.failed[point.run_id] = error
-            if progress is not None:
-                progress(RunEvent(
-                    run_id=point.run_id, ok=error is None, done=len(finished) + len(report.failed), total=len(todo),
-                    wall_seconds=float(outcome.get("wall_seconds") or 0.0), info=outcome.get("info", {}), error=error,
-                ))
-
-        # one local worker on a machine with two cores or more: its runs may use two engine threads (same
-        # results; only on fabrics that gain from them, see simulation.default_threads)
-        pool = min(workers, len(todo))
-        threads = 2 if executor == "local" and pool == 1 and (os.cpu_count() or 1) >= 2 else 1
-        tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local", threads=threads)) for p in todo]
-        try:
-            if tasks:
-                if executor == "ray":
-                    _run_ray(tasks, workers, address, done)
+            def done(point: Point, outcome: dict[str, Any]) -> None:
+                error = outcome.get("error")
+                if error is None and "result" in outcome:  # Ray: the driver writes
+                    error = _write_returned(outcome["result"], runs_root / point.run_id)
+                if error is None:
+                    finished.add(point.run_id)
+                    recorder.add(point.run_id, runs_root / point.run_id)
                 else:
-                    _run_local(tasks, pool, done)
-        finally:
-            recorder.flush()
-            report.catalog_error = recorder.error
-        report.ran = [p.run_id for p in todo if p.run_id in finished]
+                    report.failed[point.run_id] = error
+                if progress is not None:
+                    progress(RunEvent(
+                        run_id=point.run_id, ok=error is None, done=len(finished) + len(report.failed),
+                        total=len(todo), wall_seconds=float(outcome.get("wall_seconds") or 0.0),
+                        info=outcome.get("info", {}), error=error,
+                    ))
+
+            # one local worker on a machine with two cores or more: its runs may use two engine threads (same
+            # results; only on fabrics that gain from them, see simulation.default_threads)
+            pool = min(workers, len(todo))
+            threads = 2 if executor == "local" and pool == 1 and (os.cpu_count() or 1) >= 2 else 1
+            tasks = [(p, _task(p, sweep, runs_root, write_in_worker=executor == "local", threads=threads))
+                     for p in todo]
+            try:
+                if tasks:
+                    if executor == "ray":
+                        _run_ray(tasks, done)
+                    else:
+                        _run_local(tasks, pool, done)
+            finally:
+                recorder.flush()
+                report.catalog_error = recorder.error
+            report.ran = [p.run_id for p in todo if p.run_id in finished]
+    finally:
+        if ray_started:
+            _import_ray().shutdown()
     report.wall_seconds = time.perf_counter() - started
     return report
 
@@ -628,6 +673,36 @@ class _Recorder:
         self.last = time.monotonic()
 
 
+#: How often a worker process checks that the driver that started it is still alive (seconds).
+DRIVER_CHECK_SECONDS = 0.5
+
+
+def _worker_init(driver_pid: int) -> None:
+    """Tie a local worker process to its driver: it ends when the driver ends, however the driver ends (a
+    signal, even SIGKILL), instead of running on, writing runs and holding the caller's terminal or pipe. On
+    Linux the kernel sends it SIGKILL when the driver exits (PR_SET_PDEATHSIG); everywhere, a daemon thread
+    exits the process once its parent is no longer the driver."""
+    import threading
+
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == driver_pid:
+            time.sleep(DRIVER_CHECK_SECONDS)
+        os._exit(1)
+
+    if os.getppid() != driver_pid:  # the driver ended before this worker started
+        os._exit(1)
+    threading.Thread(target=watch, name="fctlab-driver-watch", daemon=True).start()
+
+
 def _run_local(
     tasks: Sequence[tuple[Point, dict[str, Any]]],
     workers: int,
@@ -643,7 +718,8 @@ def _run_local(
     queue = deque(tasks)
     ctx = multiprocessing.get_context("spawn")
     while queue:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                                   initargs=(os.getpid(),))
         inflight: dict[Future[dict[str, Any]], Point] = {}
         try:
             broken = False
@@ -677,44 +753,155 @@ def _run_local(
         pool.shutdown(wait=True)
 
 
-def _run_ray(
-    tasks: Sequence[tuple[Point, dict[str, Any]]],
-    workers: int,
-    address: str | None,
-    done: Callable[[Point, dict[str, Any]], None],
-) -> None:
-    """Run each task as a Ray task on the cluster at ``address`` (or a local Ray with ``workers`` CPUs, started
-    and stopped here). Tasks return their results to this driver, which writes them: no shared file system is
-    needed. Nodes need fctlab installed (or a Ray runtime_env that installs it)."""
+#: How long joining a Ray cluster at ``--address`` may take: a host:port address must accept a TCP connection
+#: within RAY_PROBE_SECONDS, and a trial connection (in a child process, which can be stopped: Ray's own
+#: retries run for minutes and ignore signals) must succeed within RAY_CONNECT_SECONDS.
+RAY_PROBE_SECONDS = 10.0
+RAY_CONNECT_SECONDS = 60.0
+#: Ray's default port of a cluster's head (GCS) and of its client server (``ray://``).
+_RAY_PORTS = {"": 6379, "ray": 10001}
+
+
+def _ray_connect(address: str | None, workers: int) -> bool:
+    """Join the Ray cluster at ``address``, or start a local one with ``workers`` CPUs when it is None: a new
+    Ray of this process's own (never a cluster found on the machine) whose processes listen on 127.0.0.1 only,
+    no dashboard. Returns whether Ray was initialised here (and must be shut down). A cluster that cannot be reached is a
+    ConfigError naming ``--address``, within RAY_PROBE_SECONDS when nothing answers at a host:port address,
+    else within RAY_CONNECT_SECONDS."""
     import logging
 
     ray = _import_ray()
-    started_here = False
-    if not ray.is_initialized():
-        options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
-        if address is None:
-            ray.init(num_cpus=workers, **options)
-        else:
-            ray.init(address=address, **options)
-        started_here = True
+    if ray.is_initialized():  # the caller's own Ray (e.g. in a notebook): used as it is, and left running
+        return False
+    options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
+    if address is None:
+        options.update(address="local", num_cpus=workers)
+    else:
+        _probe_ray_address(address)
+        _try_ray_address(address)
+        options["address"] = address
     try:
-        remote = ray.remote(num_cpus=1)(execute_point)
-        refs = {remote.remote(dict(task)): point for point, task in tasks}
-        try:
-            while refs:
-                ready, _ = ray.wait(list(refs), num_returns=1)
-                for ref in ready:
-                    point = refs.pop(ref)
-                    try:
-                        outcome = ray.get(ref)
-                    except Exception as e:  # a Ray-level failure (worker died, task lost)
-                        cause = getattr(e, "cause", None) or e
-                        outcome = {"error": _one_line(f"{type(cause).__name__}: {cause}")}
-                    done(point, outcome)
-        except BaseException:
-            for ref in refs:
-                ray.cancel(ref, force=True)
-            raise
-    finally:
-        if started_here:
+        with _loopback_only(address is None):
+            ray.init(**options)
+    except Exception as e:  # noqa: BLE001  (Ray raises ConnectionError, RuntimeError, ValueError...)
+        with contextlib.suppress(Exception):
             ray.shutdown()
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise ConfigError("--address" if address else "--executor",
+                          f"cannot start or join {where}: {_one_line(f'{type(e).__name__}: {e}')}") from None
+    return True
+
+
+#: Ray's switch for a single-machine Ray (its default on macOS and Windows): the node's address is 127.0.0.1,
+#: and its servers (GCS, raylet, workers) listen there only.
+_RAY_LOCAL_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextlib.contextmanager
+def _loopback_only(active: bool) -> Iterator[None]:
+    """While Ray starts, have it take 127.0.0.1 as the node's address, so that a local Ray is not reachable
+    from the network. The processes it starts inherit the setting from the environment; Ray, when already
+    imported, has read it into ``ray_constants`` and is told there too."""
+    if not active:
+        yield
+        return
+    before = os.environ.get(_RAY_LOCAL_ONLY_ENV)
+    os.environ[_RAY_LOCAL_ONLY_ENV] = "0"
+    constants = None
+    try:
+        from ray._private import ray_constants as constants  # type: ignore[no-redef]
+    except ImportError:
+        pass
+    saved = getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    if constants is not None and saved is not None:
+        constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if constants is not None and saved is not None:
+            constants.ENABLE_RAY_CLUSTER = saved
+        if before is None:
+            os.environ.pop(_RAY_LOCAL_ONLY_ENV, None)
+        else:
+            os.environ[_RAY_LOCAL_ONLY_ENV] = before
+
+
+def _probe_ray_address(address: str) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) address where nothing accepts a TCP connection within
+    RAY_PROBE_SECONDS; Ray itself would retry for minutes. ``auto`` and other forms are left to Ray."""
+    import socket
+    from urllib.parse import urlsplit
+
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "", address
+    if address == "auto" or scheme not in _RAY_PORTS:
+        return
+    try:
+        parts = urlsplit(f"//{rest}")
+        host, port = parts.hostname, parts.port or _RAY_PORTS[scheme]
+    except ValueError as e:
+        raise ConfigError("--address", f"not a Ray address ({e}): give host:port, ray://host:port or auto") from None
+    if not host:
+        raise ConfigError("--address", f"not a Ray address {address!r}: give host:port, ray://host:port or auto")
+    try:
+        socket.create_connection((host, port), timeout=RAY_PROBE_SECONDS).close()
+    except OSError as e:
+        reason = "no answer" if isinstance(e, TimeoutError) else _one_line(e.strerror or str(e))
+        raise ConfigError("--address", f"no Ray cluster reachable at {host}:{port} ({reason}, waited at most "
+                          f"{RAY_PROBE_SECONDS:.0f} s)") from None
+
+
+_TRY_RAY = """
+import logging, sys
+import ray
+ray.init(address=sys.argv[1], include_dashboard=False, logging_level=logging.ERROR)
+ray.shutdown()
+"""
+
+
+def _try_ray_address(address: str) -> None:
+    """Join the cluster at ``address`` once from a child process, stopped after RAY_CONNECT_SECONDS; a failure
+    is a ConfigError naming ``--address`` with Ray's own last line."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+    try:
+        proc = subprocess.run([sys.executable, "-c", _TRY_RAY, address], capture_output=True, text=True, env=env,
+                              timeout=RAY_CONNECT_SECONDS, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ConfigError("--address", f"no Ray cluster joined at {address} within {RAY_CONNECT_SECONDS:.0f} s"
+                          ) from None
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", ln)]
+        why = lines[-1] if lines else (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        raise ConfigError("--address", f"cannot join the Ray cluster at {address}: {_one_line(why)}")
+
+
+def _run_ray(
+    tasks: Sequence[tuple[Point, dict[str, Any]]],
+    done: Callable[[Point, dict[str, Any]], None],
+) -> None:
+    """Run each task as a Ray task on the Ray this process has joined (:func:`_ray_connect`). Tasks return
+    their results to this driver, which writes them: no shared file system is needed. Nodes need fctlab
+    installed (or a Ray runtime_env that installs it)."""
+    ray = _import_ray()
+    remote = ray.remote(num_cpus=1)(execute_point)
+    refs = {remote.remote(dict(task)): point for point, task in tasks}
+    try:
+        while refs:
+            ready, _ = ray.wait(list(refs), num_returns=1)
+            for ref in ready:
+                point = refs.pop(ref)
+                try:
+                    outcome = ray.get(ref)
+                except Exception as e:  # a Ray-level failure (worker died, task lost)
+                    cause = getattr(e, "cause", None) or e
+                    outcome = {"error": _one_line(f"{type(cause).__name__}: {cause}")}
+                done(point, outcome)
+    except BaseException:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        raise

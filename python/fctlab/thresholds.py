@@ -49,7 +49,7 @@ puts half its flows at one packet) can map several S_j to the same size; thresho
 size, and the shares the byte thresholds actually give are reported as ``realized_shares`` beside the targets.
 
 Presets: the thresholds of the PIAS ns-2 simulations (8 queues; web search and data mining at loads 0.5-0.9), from
-``shared/REFERENCE-PARAMETERS.md``, which transcribes them from HKUST-SING/PIAS-NS2 @5fb5867
+``docs/reference-parameters.md``, which transcribes them from HKUST-SING/PIAS-NS2 @5fb5867
 (``scripts/run_pias_dctcp.py`` and ``scripts/run_pias_vl2.py``, in packets x 1460). They came from the authors'
 own search, which the paper does not state, and differ from what §3 derives.
 """
@@ -99,7 +99,7 @@ MAX_QUEUES = 64
 
 PRESET_SOURCE = (
     "PIAS ns-2 simulations, HKUST-SING/PIAS-NS2 @5fb5867 scripts/run_pias_dctcp.py (web search) and "
-    "scripts/run_pias_vl2.py (data mining), packets x 1460; as listed in shared/REFERENCE-PARAMETERS.md"
+    "scripts/run_pias_vl2.py (data mining), packets x 1460; as listed in docs/reference-parameters.md"
 )
 
 # (workload, load) -> alpha_1 .. alpha_7 in bytes, 8 queues.

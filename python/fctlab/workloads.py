@@ -3,8 +3,8 @@
 A workload is a table of flows (who sends how many bytes to whom, and when) handed to the core. This module
 reads the published flow-size CDFs shipped in ``fctlab/data/workloads`` (each file's ``#`` header names its
 source), draws flow sizes from them exactly as the ns-2 scripts of pFabric and PIAS did, turns them into
-arrival processes whose offered load follows DESIGN.md ("Fidelity rules": load on host links), and reads
-user traces.
+arrival processes whose offered load is the load on the host links (docs/experiment.md gives the definition
+per pattern), and reads user traces.
 
 Sampling semantics (``Cdf.sample``): ns-2's ``RandomVariable/Empirical`` with ``interpolation_ 2``, followed by
 the scripts' ``ceil``:
@@ -79,6 +79,7 @@ _PACKETS_RE = re.compile(r"original units:\s*packets", re.IGNORECASE)
 _PS_PER_S = 1e12
 # flow_id, src and dst are uint32 in the flow table.
 _U32_MAX = int(np.iinfo(np.uint32).max)
+_I64_MAX = int(np.iinfo(np.int64).max)
 
 
 class WorkloadError(ValueError):
@@ -499,7 +500,7 @@ def _flow_frame(*args: Any, **kwargs: Any) -> pd.DataFrame:
 
 
 def _arrival_rate_hz(load: float, host_link_bps: float, n_senders: int, cdf: Cdf) -> float:
-    # DESIGN.md: lambda = rho x (host link rate) x (number of senders) / (8 x mean flow size).
+    # lambda = rho x (host link rate) x (number of senders) / (8 x mean flow size) (docs/experiment.md)
     return load * host_link_bps * n_senders / (8.0 * cdf.mean_bytes)
 
 
@@ -514,7 +515,7 @@ def all_to_all(
     senders: list[int] | None = None,
     receivers: list[int] | None = None,
 ) -> pd.DataFrame:
-    """All-to-all traffic: Poisson flow arrivals at the offered load of DESIGN.md.
+    """All-to-all traffic: Poisson flow arrivals at the offered load of docs/experiment.md.
 
     Aggregate rate ``lambda = load * host_link_bps * len(senders) / (8 * cdf.mean_bytes)``, i.e. ``load`` is the
     mean offered load on each sender's uplink (with fewer receivers than senders, the receivers' downlinks see
@@ -712,6 +713,9 @@ def _incast(
 # --------------------------------------------------------------------------------------------------------------
 
 TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
+#: The latest start a trace may give, in ns: 2^63 ps, half the engine's 64-bit picosecond clock (about 107 days),
+#: so that a flow's start plus its run still fits.
+MAX_START_NS = 2**63 // 1000
 TRACE_OPTIONAL = (
     "priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps", "after_flow", "qclimb",
     "conn",
@@ -731,6 +735,8 @@ def _numeric_column(df: pd.DataFrame, col: str, where: str, is_csv: bool, *, all
     if pd.api.types.is_bool_dtype(s.dtype):
         raise WorkloadError(f"{where}: column {col!r}: booleans are not allowed")
     if pd.api.types.is_integer_dtype(s.dtype):
+        if pd.api.types.is_unsigned_integer_dtype(s.dtype) and len(s) and int(s.max()) > _I64_MAX:
+            return s.to_numpy(dtype=np.float64)  # beyond int64: compared as floats, refused by the range checks
         return s.to_numpy(dtype=np.int64)
     num = pd.to_numeric(s, errors="coerce")
     bad = num.isna() & s.notna()
@@ -771,10 +777,14 @@ def _int_column(
             raise WorkloadError(
                 f"{where}: column {col!r}, {_row_label(i, is_csv)}: {_fmt(values[i])} must be <= {maximum}"
             )
+    i = _first(values >= 2.0**63) if values.dtype.kind == "f" else None
+    if i is not None:
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: {_fmt(values[i])} is too large "
+                            f"(at most {_I64_MAX})")
     return values.astype(np.int64)
 
 
-def read_trace(path: str | Path) -> pd.DataFrame:
+def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
     """Read a flow trace (``.csv`` or ``.parquet``) into the flow-table format of this module.
 
     Required columns: ``src``, ``dst`` (host indices), ``size_bytes`` (integer >= 1), ``start_ns`` (>= 0, may be
@@ -815,6 +825,8 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     for c in TRACE_REQUIRED:
         if c not in cols:
             raise WorkloadError(f"{where}: missing required column {c!r}")
+    if len(df) == 0:
+        raise WorkloadError(f"{where}: the trace has no flows (a header and no data rows)")
 
     src = _int_column(df, "src", where, is_csv, minimum=0, maximum=_U32_MAX)
     dst = _int_column(df, "dst", where, is_csv, minimum=0, maximum=_U32_MAX)
@@ -826,6 +838,16 @@ def read_trace(path: str | Path) -> pd.DataFrame:
     i = _first(start_ns < 0)
     if i is not None:
         raise WorkloadError(f"{where}: column 'start_ns', {_row_label(i, is_csv)}: negative start {_fmt(start_ns[i])}")
+    if rebase:
+        start_ns = start_ns - start_ns.min()  # exact for integer columns (epoch nanoseconds fit int64)
+    i = _first(start_ns > MAX_START_NS)
+    if i is not None:
+        hint = ("; for epoch timestamps set workload.trace_rebase = true to start the trace at its first flow"
+                if not rebase else "")
+        raise WorkloadError(
+            f"{where}: column 'start_ns', {_row_label(i, is_csv)}: start {_fmt(start_ns[i])} ns is beyond what the "
+            f"engine can represent (at most {MAX_START_NS:.4g} ns, about {MAX_START_NS / 86_400e9:.0f} days){hint}"
+        )
     if start_ns.dtype.kind == "i":
         start_ps = start_ns.astype(np.uint64) * np.uint64(1000)
     else:

@@ -6,7 +6,7 @@
 //! - PIAS (Bai et al., HotNets 2014, section 2): a multi-level feedback queue over the switch's priority
 //!   queues. A packet sent after its flow has already sent more than alpha_j bytes goes below queue j - 1, so a
 //!   flow stays in queue i while the bytes it has sent are <= alpha_i (the demotion rule of the PIAS ns-2
-//!   scripts as written in shared/REFERENCE-PARAMETERS.md). "Bytes sent" is the packet's byte offset in the
+//!   scripts as written in docs/reference-parameters.md). "Bytes sent" is the packet's byte offset in the
 //!   flow, so a retransmission carries the priority of its original transmission.
 //! - QCLIMB (Algorithm 1 of the QCLIMB paper, appendix C): with B the bytes the flow has sent before the packet,
 //!   L and U its predicted lower and upper bounds, S the slack: while B < L the priority of the remaining
