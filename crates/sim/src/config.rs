@@ -326,11 +326,21 @@ pub struct TransportConfig {
     /// than `rwnd_bytes - mss` bytes out of order. Fixed for the flow's life (no autotuning, no window
     /// scaling granularity). Must be 0 or at least `mss_bytes`.
     pub rwnd_bytes: u64,
+    /// Floor of the retransmission timeout (RFC 6298's RTO = max(rto_min, SRTT + 4 RTTVAR)).
     pub rto_min_us: f64,
     /// RTO before the first RTT sample; when absent, `rto_min_us` (as data-center simulations set it).
     pub rto_init_us: Option<f64>,
     /// Ceiling of the backed-off RTO.
     pub rto_max_us: f64,
+    /// A fixed retransmission timeout: always `rto_min_us`, from the first segment on, whatever the RTT
+    /// samples say, and never backed off (`rto_init_us` and `rto_max_us` are then ignored). What the ns-2 TCP
+    /// of the pFabric and PIAS simulations did (`MinTCP`: its timeout is always `minrto_`) and what pFabric's
+    /// rate control asks for (§4.2: a fixed timeout of about three RTTs). Off (the default): RFC 6298.
+    pub rto_fixed: bool,
+    /// Duplicate ACKs that start fast recovery; the scoreboard also marks a segment lost once this many
+    /// segments above it are SACKed. 0: no loss detection from duplicate ACKs or SACKs at all (timeouts only,
+    /// as the ns-2 scripts of pFabric and PIAS ran it: `dynamic_dupack_ 1000000`); SACKed segments are still
+    /// skipped when retransmitting after a timeout.
     pub dupack_threshold: u32,
     /// DCTCP's EWMA gain g.
     pub dctcp_g: f64,
@@ -367,6 +377,7 @@ impl Default for TransportConfig {
             rto_min_us: 200.0,
             rto_init_us: None,
             rto_max_us: 1_000_000.0,
+            rto_fixed: false,
             dupack_threshold: 3,
             dctcp_g: 1.0 / 16.0,
             dctcp_alpha_init: 0.0,
@@ -767,11 +778,11 @@ impl Config {
             check_pos("transport.rto_init_us", v, 1e9)?;
         }
         check_pos("transport.rto_max_us", t.rto_max_us, 1e10)?;
-        if t.rto_max_us < t.rto_min_us {
+        if t.rto_max_us < t.rto_min_us && !t.rto_fixed {
             return err("transport.rto_max_us", format!("must be >= rto_min_us ({})", t.rto_min_us));
         }
-        // (a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
-        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 1, u32::MAX as u64)?;
+        // (0 or a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
+        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 0, u32::MAX as u64)?;
         check_pos("transport.dctcp_g", t.dctcp_g, 1.0)?;
         check_int("transport.delayed_ack_segments", t.delayed_ack_segments as u64, 1, 64)?;
         check_pos("transport.delayed_ack_timeout_us", t.delayed_ack_timeout_us, 1e9)?;

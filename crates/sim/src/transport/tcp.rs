@@ -58,6 +58,7 @@ pub struct TcpParams {
     pub rto_min: Ps,
     pub rto_init: Ps,
     pub rto_max: Ps,
+    /// Duplicate ACKs (and SACKed segments above a hole) that signal a loss; 0: none (timeouts only).
     pub dupack_threshold: u32,
     pub dctcp: bool,
     pub g: f64,
@@ -126,9 +127,10 @@ impl TcpParams {
             init_cwnd: t.init_cwnd_packets as f64,
             max_cwnd: if t.max_cwnd_packets == 0 { f64::INFINITY } else { t.max_cwnd_packets as f64 },
             rwnd: if t.rwnd_bytes == 0 { u64::MAX } else { t.rwnd_bytes },
+            // a fixed RTO: the clamp of every RTT sample and the ceiling of every back-off are the floor
             rto_min: us(t.rto_min_us),
-            rto_init: us(t.rto_init_us.unwrap_or(t.rto_min_us)),
-            rto_max: us(t.rto_max_us),
+            rto_init: us(if t.rto_fixed { t.rto_min_us } else { t.rto_init_us.unwrap_or(t.rto_min_us) }),
+            rto_max: us(if t.rto_fixed { t.rto_min_us } else { t.rto_max_us }),
             dupack_threshold: t.dupack_threshold,
             dctcp: cfg.transport_kind() == TransportKind::Dctcp,
             g: t.dctcp_g,
@@ -739,12 +741,14 @@ impl Conn {
             }
         }
 
-        // Loss detection and recovery.
-        if self.recovery.is_some() {
-            if self.fack > p.dupack_threshold {
-                self.mark_lost_upto(self.fack - p.dupack_threshold);
+        // Loss detection and recovery (none from duplicate ACKs or SACKs when `dupack_threshold` is 0: the
+        // timer alone finds losses, as in the ns-2 TCP of the pFabric and PIAS simulations).
+        let thresh = p.dupack_threshold;
+        if thresh > 0 && self.recovery.is_some() {
+            if self.fack > thresh {
+                self.mark_lost_upto(self.fack - thresh);
             }
-        } else if self.dupacks >= p.dupack_threshold {
+        } else if thresh > 0 && self.dupacks >= thresh {
             self.enter_fast_recovery(p, now, out);
         }
         self.send_more(p, now, out);
