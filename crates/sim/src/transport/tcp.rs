@@ -877,6 +877,12 @@ impl Conn {
         if p.probe_after > 0 && self.consecutive_timeouts >= p.probe_after {
             // Probe mode: the packets may be trapped behind higher priorities rather than lost; hold the
             // retransmissions and ask the receiver with a probe, once per RTO (no further back-off).
+            // pFabric (§4.2): after several consecutive timeouts, a minimum-size packet (header and one byte)
+            // once per timeout instead of retransmissions, and slow start again once an ACK returns (`on_ack`:
+            // window 1, the one the last timeout left). The probe carries its flow's remaining size like the
+            // segment it stands for, so a long flow's probe is the least urgent packet wherever it waits and
+            // stays in a busy queue; it used to cost other flows their packets because a full rank queue
+            // evicted only that 41 B probe, which could not make room (see `net::rank_queue`).
             self.probing = true;
             self.counters.probes += 1;
             out.push(self.probe_packet(p, now));
