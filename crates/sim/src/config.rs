@@ -409,7 +409,8 @@ impl SchemeName {
         (
             "pfabric",
             "pFabric: packets carry remaining flow size; switches serve the most urgent flow and drop the least \
-             urgent packet; senders start at line rate, small RTO, probe mode after repeated timeouts",
+             urgent packets; senders start at line rate, fixed small RTO, timeouts only, probe mode after repeated \
+             timeouts",
         ),
         ("las", "LAS: pFabric's switch queue ranked by bytes the flow has sent (least attained service first)"),
         (
