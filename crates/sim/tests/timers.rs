@@ -66,3 +66,44 @@ fn without_duplicate_ack_detection_only_the_timer_repairs_losses() {
     let r = &out.results;
     assert_eq!(r.bytes_sent[0], r.bytes_delivered[0] + r.bytes_dropped[0]);
 }
+
+#[test]
+fn pfabric_probe_mode_as_the_paper_describes_it() {
+    // pFabric §4.2 with the native preset: after 5 consecutive timeouts (fixed 45 us apart, no back-off) the
+    // flow sends one minimum-size probe per timeout instead of retransmissions, carrying its remaining size;
+    // when an ACK returns that acknowledges nothing new, it slow-starts again from one segment (it does not
+    // resend its window).
+    use fctlab_sim::net::packet::flags;
+    use fctlab_sim::transport::tcp::{Conn, TcpParams};
+    let cfg = Config::for_scheme(SchemeName::Pfabric, Preset::Native);
+    let p = TcpParams::from_config(&cfg);
+    let size = 100 * 1460;
+    let (mut tx, mut rx) = (Conn::new(&p, 0, 0, 1, size, size, 0), Conn::new(&p, 0, 0, 1, size, size, 0));
+    let mut out = Vec::new();
+    tx.start(&p, 0, &mut out);
+    assert_eq!(out.len(), 12, "line-rate start: the initial window");
+    let rto = 45 * fctlab_sim::units::PS_PER_US;
+    let mut now = 0;
+    for k in 1..=6u64 {
+        out.clear();
+        now = tx.rto_deadline;
+        assert_eq!(now, k * rto, "a fixed timeout, never backed off");
+        tx.on_timeout(&p, now, &mut out);
+        assert_eq!(out.len(), 1);
+        let probe = k >= 5;
+        assert_eq!(out[0].flags & flags::PROBE != 0, probe, "timeout {k}");
+        if probe {
+            assert_eq!(out[0].wire, 41, "header and one byte");
+            assert_eq!(out[0].rank() as u64, size, "the flow's remaining size");
+        }
+    }
+    assert!(tx.probing && tx.counters.probes == 2);
+    // the probe reaches the receiver (which holds nothing): its ACK acknowledges nothing new
+    let mut acks = Vec::new();
+    rx.on_data(&p, now + 1, &out[0], &mut acks);
+    out.clear();
+    tx.on_ack(&p, now + 2, &acks[0], &mut out);
+    assert!(!tx.probing);
+    assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0], "slow start from one segment");
+    assert_eq!(tx.cwnd, 1.0);
+}
