@@ -180,6 +180,7 @@ def summarize(
         "unfinished_flows": int((~finished_all).sum()),
         "bins": bins,
         "drops": stats.get("drops"),
+        "drops_per_tier": stats.get("drops_per_tier"),
         "ecn_marks": stats.get("ecn_marks"),
         "retransmits": _column_sum(flows, "retransmits"),
         "spurious_retransmits": _column_sum(flows, "spurious_retransmits"),

@@ -379,6 +379,8 @@ def schemes() -> None:
                 "transport.init_cwnd_packets": cfg["transport"]["init_cwnd_packets"],
                 "transport.max_cwnd_packets": cfg["transport"]["max_cwnd_packets"],
                 "transport.rto_min_us": cfg["transport"]["rto_min_us"],
+                "transport.rto_fixed": cfg["transport"]["rto_fixed"],
+                "transport.dupack_threshold": cfg["transport"]["dupack_threshold"],
                 "scheme.probe_after_timeouts": cfg["scheme"]["probe_after_timeouts"],
             }
             if name == "pfabric":

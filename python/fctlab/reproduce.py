@@ -139,8 +139,8 @@ def _pias_point(variant: Variant, workload: str, load: float, scale: Scale, seed
     if variant.preset:
         raw["scheme"]["preset"] = variant.preset
     if variant.scheme in ("pfabric", "las"):
-        # pFabric's switch: its own buffer from the preset, no ECN; the transport's window/RTO come from it too,
-        # and it keeps SACK hole repair on duplicate ACKs: with priority dropping, timeouts alone stall flows
+        # pFabric's switch: its own buffer from the preset, no ECN; the transport's window, fixed RTO and
+        # timeout-only loss detection come from it too (the scripts' MinTCP with dupacks disabled)
         for key in ("buffer_bytes", "ecn", "ecn_threshold_bytes"):
             raw["switch"].pop(key, None)
         for key in ("init_cwnd_packets", "max_cwnd_packets", "rto_min_us", "dupack_threshold"):

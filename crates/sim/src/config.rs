@@ -337,11 +337,21 @@ pub struct TransportConfig {
     /// than `rwnd_bytes - mss` bytes out of order. Fixed for the flow's life (no autotuning, no window
     /// scaling granularity). Must be 0 or at least `mss_bytes`.
     pub rwnd_bytes: u64,
+    /// Floor of the retransmission timeout (RFC 6298's RTO = max(rto_min, SRTT + 4 RTTVAR)).
     pub rto_min_us: f64,
     /// RTO before the first RTT sample; when absent, `rto_min_us` (as data-center simulations set it).
     pub rto_init_us: Option<f64>,
     /// Ceiling of the backed-off RTO.
     pub rto_max_us: f64,
+    /// A fixed retransmission timeout: always `rto_min_us`, from the first segment on, whatever the RTT
+    /// samples say, and never backed off (`rto_init_us` and `rto_max_us` are then ignored). What the ns-2 TCP
+    /// of the pFabric and PIAS simulations did (`MinTCP`: its timeout is always `minrto_`) and what pFabric's
+    /// rate control asks for (§4.2: a fixed timeout of about three RTTs). Off (the default): RFC 6298.
+    pub rto_fixed: bool,
+    /// Duplicate ACKs that start fast recovery; the scoreboard also marks a segment lost once this many
+    /// segments above it are SACKed. 0: no loss detection from duplicate ACKs or SACKs at all (timeouts only,
+    /// as the ns-2 scripts of pFabric and PIAS ran it: `dynamic_dupack_ 1000000`); SACKed segments are still
+    /// skipped when retransmitting after a timeout.
     pub dupack_threshold: u32,
     /// DCTCP's EWMA gain g.
     pub dctcp_g: f64,
@@ -409,6 +419,7 @@ impl Default for TransportConfig {
             rto_min_us: 200.0,
             rto_init_us: None,
             rto_max_us: 1_000_000.0,
+            rto_fixed: false,
             dupack_threshold: 3,
             dctcp_g: 1.0 / 16.0,
             dctcp_alpha_init: 0.0,
@@ -441,7 +452,8 @@ impl SchemeName {
         (
             "pfabric",
             "pFabric: packets carry remaining flow size; switches serve the most urgent flow and drop the least \
-             urgent packet; senders start at line rate, small RTO, probe mode after repeated timeouts",
+             urgent packets; senders start at line rate, fixed small RTO, timeouts only, probe mode after repeated \
+             timeouts",
         ),
         ("las", "LAS: pFabric's switch queue ranked by bytes the flow has sent (least attained service first)"),
         (
@@ -643,31 +655,50 @@ impl Default for SchemeConfig {
 /// The keys a scheme sets when the config leaves them out, as a partial config. Explicit keys always win.
 ///
 /// - pfabric, native: the pFabric ns-2 scripts (PlatformLab/HomaSimulation @e13e9cd): 24-packet (36,000 B)
-///   queues, RTO 45 us, initial window 12; window capped at 15 packets and probe mode after 5 consecutive
-///   timeouts as in YAPS (NetSys/simulator @179b64e) and the ns-2 `prob_cap_`; no ECN.
+///   queues, initial window 12; window capped at 15 packets as in YAPS (NetSys/simulator @179b64e); no ECN.
+///   Rate control as the paper's §4.2 describes it, which is also what its ns-2 TCP (`MinTCP`) did:
+///   - a fixed RTO of 45 us (`rto_fixed`: no RTT estimate, no exponential back-off), about three RTTs of the
+///     scripts' fabric (host links 2.5 + 0.2 us, core links 0.2 us: ~14.7 us idle for a full-size packet and
+///     its ACK across the spine, the paper's ~14.6 us); on a fabric with a longer RTT (the default leaf-spine's
+///     20.2 us host links give ~85 us) set `rto_min_us` to about three of its RTTs;
+///   - no loss detection from duplicate ACKs (`dupack_threshold = 0`; the scripts' `dynamic_dupack_ 1000000`):
+///     losses are found by the timer alone, and the retransmission after a timeout skips SACKed segments;
+///   - probe mode after 5 consecutive timeouts (the scripts' `prob_cap_`, YAPS): one minimum-size probe
+///     (header and one byte) per RTO instead of retransmissions, and slow start from one segment once an ACK
+///     returns (`transport::tcp`). With the rank queue's eviction of several packets for one arrival
+///     (`net::rank_queue`), probes no longer cost other flows their packets.
 /// - pfabric, preset "pias" (and las, which the PIAS paper ran on pFabric's switch): 140 packets (210,000 B),
-///   RTO 250 us, initial window 70, window capped at queue size - 1 = 139 packets (`maxcwnd_` in the PIAS
-///   ns-2 scripts, HKUST-SING/PIAS-NS2 @5fb5867).
+///   initial window 70, window capped at queue size - 1 = 139 packets (`maxcwnd_` in the PIAS ns-2 scripts,
+///   HKUST-SING/PIAS-NS2 @5fb5867); the same `MinTCP` rate control as the scripts ran it: a fixed 250 us RTO
+///   (`minrto_`, about three RTTs of the PIAS fabric's ~85 us), no duplicate-ACK retransmission (the scripts
+///   spray packets, `perflowMP = 0`, which leaves `dynamic_dupack_ 1000000` in force), probe mode after 5
+///   consecutive timeouts (`prob_cap_`).
 /// - Both pfabric presets and las give the hosts' NICs the switches' pFabric queue size: the ns-2 scripts build
 ///   host links with the switch discipline (`duplex-link ... $switchAlg`), so a host's own flows share one small
 ///   priority-dropping queue.
 /// - pias: probe mode after 2 consecutive timeouts (the PIAS paper, section 2: "e.g., two").
 /// - l2dct, preset "pias": the additive increase as the PIAS ns-2 code has it (w_c / w_max per window, see
 ///   [`L2dctIncrease`]); preset "native" follows the L2DCT paper (w_c per window).
-/// - tcp, dctcp, l2dct: nothing beyond the engine's defaults.
+/// - tcp, dctcp, l2dct: nothing beyond the engine's defaults (RFC 6298 timers, 3 duplicate ACKs).
 pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
     use serde_json::json;
     match (name, preset) {
         (SchemeName::Pfabric, Preset::Native) => json!({
             "switch": {"buffer_bytes": 36_000, "ecn": "off"},
             "host": {"nic_buffer_bytes": 36_000},
-            "transport": {"init_cwnd_packets": 12, "max_cwnd_packets": 15, "rto_min_us": 45.0},
+            "transport": {
+                "init_cwnd_packets": 12, "max_cwnd_packets": 15, "rto_min_us": 45.0, "rto_fixed": true,
+                "dupack_threshold": 0,
+            },
             "scheme": {"probe_after_timeouts": 5},
         }),
         (SchemeName::Pfabric, Preset::Pias) | (SchemeName::Las, _) => json!({
             "switch": {"buffer_bytes": 210_000, "ecn": "off"},
             "host": {"nic_buffer_bytes": 210_000},
-            "transport": {"init_cwnd_packets": 70, "max_cwnd_packets": 139, "rto_min_us": 250.0},
+            "transport": {
+                "init_cwnd_packets": 70, "max_cwnd_packets": 139, "rto_min_us": 250.0, "rto_fixed": true,
+                "dupack_threshold": 0,
+            },
             "scheme": {"probe_after_timeouts": 5},
         }),
         (SchemeName::Pias, _) => json!({"scheme": {"probe_after_timeouts": 2}}),
@@ -866,11 +897,11 @@ impl Config {
             check_pos("transport.rto_init_us", v, 1e9)?;
         }
         check_pos("transport.rto_max_us", t.rto_max_us, 1e10)?;
-        if t.rto_max_us < t.rto_min_us {
+        if t.rto_max_us < t.rto_min_us && !t.rto_fixed {
             return err("transport.rto_max_us", format!("must be >= rto_min_us ({})", t.rto_min_us));
         }
-        // (a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
-        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 1, u32::MAX as u64)?;
+        // (0 or a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
+        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 0, u32::MAX as u64)?;
         check_pos("transport.dctcp_g", t.dctcp_g, 1.0)?;
         check_int("transport.delayed_ack_segments", t.delayed_ack_segments as u64, 1, 64)?;
         check_pos("transport.delayed_ack_timeout_us", t.delayed_ack_timeout_us, 1e9)?;
@@ -967,13 +998,19 @@ mod tests {
         assert_eq!(c.transport.init_cwnd_packets, 12);
         assert_eq!(c.switch.ecn, EcnMode::Off);
         assert_eq!(c.scheme.probe_after_timeouts, 5);
+        // pFabric's rate control: a fixed RTO of ~3 RTTs, timeouts only
+        assert_eq!((c.transport.rto_min_us, c.transport.rto_fixed, c.transport.dupack_threshold), (45.0, true, 0));
         let c = Config::from_json(r#"{"scheme": {"name": "pfabric", "preset": "pias"}, "transport": {"rto_min_us": 99}}"#)
             .unwrap();
         assert_eq!(c.switch.buffer_bytes, 210_000);
         assert_eq!(c.transport.rto_min_us, 99.0, "explicit keys win");
         assert_eq!(c.transport.init_cwnd_packets, 70);
+        assert!(c.transport.rto_fixed && c.transport.dupack_threshold == 0);
+        let c = Config::from_json(r#"{"scheme": {"name": "las"}}"#).unwrap();
+        assert!(c.transport.rto_fixed && c.transport.dupack_threshold == 0 && c.transport.rto_min_us == 250.0);
         let c = Config::from_json(r#"{"scheme": {"name": "dctcp"}}"#).unwrap();
         assert_eq!(c.switch.buffer_bytes, 360_000);
+        assert!(!c.transport.rto_fixed && c.transport.dupack_threshold == 3, "RFC 6298 and 3 dupacks by default");
         let e = Config::from_json(r#"{"scheme": {"name": "pias"}}"#).unwrap_err();
         assert_eq!(e.key, "scheme.thresholds_bytes");
         let e = Config::from_json(r#"{"scheme": {"name": "pias", "thresholds_bytes": [5, 3]}}"#).unwrap_err();

@@ -62,6 +62,15 @@ pub struct RunStats {
     /// Packets dropped in the fabric (data and ACKs), and per queue index.
     pub drops: u64,
     pub drops_per_queue: Vec<u64>,
+    /// Packets dropped, by where the dropping port sits (`Network::classify_tiers`: `host_nic`, `leaf_up`,
+    /// `spine_down`, `leaf_down` on a leaf-spine fabric), in path order; serialized as an object.
+    #[serde(serialize_with = "pairs_as_map")]
+    pub drops_per_tier: Vec<(String, u64)>,
+    /// Of those, probes (pFabric's and PIAS's probe mode) and ACKs, by tier (same order as `drops_per_tier`).
+    #[serde(serialize_with = "pairs_as_map")]
+    pub probe_drops_per_tier: Vec<(String, u64)>,
+    #[serde(serialize_with = "pairs_as_map")]
+    pub ack_drops_per_tier: Vec<(String, u64)>,
     pub ecn_marks: u64,
     pub marks_per_queue: Vec<u64>,
     /// Largest occupancy any switch port reached.
@@ -88,6 +97,16 @@ pub struct RunStats {
     pub ooo_host_max_bytes: Vec<u64>,
     pub ooo_host_mean_bytes: Vec<f64>,
     pub ooo_host_insert_mean_bytes: Vec<f64>,
+}
+
+/// Serialize (name, count) pairs as a JSON object, keeping their order.
+fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, u64)], ser: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = ser.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
 }
 
 /// Out-of-order bytes held at each host, as it changes.
@@ -183,6 +202,9 @@ struct Sim<'a> {
     nic_buffer: u64,
     /// Scratch buffer the transports write packets into (reused: no allocation per packet).
     out: Vec<Packet>,
+    /// Scratch buffer for the packets a rank queue evicts to admit one arrival (reused; capacity for a full
+    /// packet's worth of probes, so that it never grows in practice).
+    evicted: Vec<Packet>,
     /// Two-thread runs: packets handed to the other thread since the last exchange.
     outbox: Vec<parallel::Msg>,
     stats: RunStats,
@@ -350,6 +372,7 @@ impl<'a> Sim<'a> {
             }
         }
         let queues = cfg.switch.queues as usize;
+        let tiers: Vec<(String, u64)> = net.tier_names.iter().map(|&n| (n.to_string(), 0)).collect();
         let rank_queues = if cfg.scheme.name.rank_queue() {
             (0..net.ports.len()).map(|_| RankQueue::new()).collect()
         } else {
@@ -381,10 +404,14 @@ impl<'a> Sim<'a> {
             switch_buffer: cfg.switch.buffer_bytes,
             nic_buffer: cfg.host.nic_buffer(cfg.switch.buffer_bytes),
             out: Vec::with_capacity(256),
+            evicted: Vec::with_capacity(64),
             outbox: Vec::new(),
             stats: RunStats {
                 flows: flows.len() as u64,
                 drops_per_queue: vec![0; queues],
+                drops_per_tier: tiers.clone(),
+                probe_drops_per_tier: tiers.clone(),
+                ack_drops_per_tier: tiers,
                 marks_per_queue: vec![0; queues],
                 ..RunStats::default()
             },
@@ -586,7 +613,7 @@ impl Sim<'_> {
         });
         let q = p.queue_of(pkt.prio);
         let admission = p.admit(&mut pkt, pool_free);
-        if !self.count_admission(q, admission, &pkt) {
+        if !self.count_admission(port, q, admission, &pkt) {
             return;
         }
         let p = &mut self.net.ports[port as usize];
@@ -640,12 +667,12 @@ impl Sim<'_> {
         self.outbox.push(parallel::Msg { port: port | parallel::ENQUEUE, at: self.now, pkt });
     }
 
-    /// Count what a port's admission decided for a packet of queue `q`; `false` if it was dropped.
+    /// Count what port `port`'s admission decided for a packet of queue `q`; `false` if it was dropped.
     #[inline(always)]
-    fn count_admission(&mut self, q: usize, admission: Admission, pkt: &Packet) -> bool {
+    fn count_admission(&mut self, port: u32, q: usize, admission: Admission, pkt: &Packet) -> bool {
         match admission {
             Admission::Dropped => {
-                self.count_drop(q, pkt);
+                self.count_drop(port, q, pkt);
                 false
             }
             Admission::Accepted { marked } => {
@@ -678,15 +705,25 @@ impl Sim<'_> {
             Ok(arrival) => self.launched(port, arrival),
             Err(Dropped) => {
                 let q = p.fifo_queue();
-                self.count_drop(q, &pkt)
+                self.count_drop(port, q, &pkt)
             }
         }
     }
 
+    /// Port `port` dropped `pkt` (of queue `q`): the run's counters (per queue, per tier) and the flow's
+    /// dropped payload bytes.
     #[cold]
-    fn count_drop(&mut self, q: usize, pkt: &Packet) {
-        self.stats.drops += 1;
-        self.stats.drops_per_queue[q] += 1;
+    fn count_drop(&mut self, port: u32, q: usize, pkt: &Packet) {
+        let s = &mut self.stats;
+        s.drops += 1;
+        s.drops_per_queue[q] += 1;
+        let t = self.net.port_tier[port as usize] as usize;
+        s.drops_per_tier[t].1 += 1;
+        if pkt.is_ack() {
+            s.ack_drops_per_tier[t].1 += 1;
+        } else if pkt.flags & flags::PROBE != 0 {
+            s.probe_drops_per_tier[t].1 += 1;
+        }
         if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
             self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.params.header) as u64;
         }
@@ -717,11 +754,9 @@ impl Sim<'_> {
             return;
         }
         let limit = if at_host { self.nic_buffer } else { self.switch_buffer };
-        let dropped = match rq.push(pkt, limit) {
-            RankAdmission::Queued => None,
-            RankAdmission::Evicted(victim) => Some(victim),
-            RankAdmission::Rejected => Some(pkt),
-        };
+        // (evicted packets wait in the scratch buffer until the port's state is settled, then are counted)
+        let evicted = &mut self.evicted;
+        let rejected = rq.push(pkt, limit, |victim| evicted.push(victim)) == RankAdmission::Rejected;
         if !at_host && rq.bytes() > self.stats.max_port_occupancy_bytes {
             self.stats.max_port_occupancy_bytes = rq.bytes();
         }
@@ -730,13 +765,23 @@ impl Sim<'_> {
             let at = p.busy_until.max(now);
             self.events.push(at, Event::TxFree(port));
         }
-        if let Some(d) = dropped {
-            self.stats.drops += 1;
-            self.stats.drops_per_queue[0] += 1;
-            if d.flags & (flags::ACK | flags::PROBE) == 0 {
-                self.results.bytes_dropped[d.flow as usize] += (d.wire as u32 - self.params.header) as u64;
-            }
+        if rejected {
+            self.count_drop(port, 0, &pkt);
         }
+        if !self.evicted.is_empty() {
+            self.count_evicted(port);
+        }
+    }
+
+    /// Count the packets port `port`'s rank queue just evicted (`self.evicted`, emptied).
+    #[cold]
+    #[inline(never)]
+    fn count_evicted(&mut self, port: u32) {
+        for k in 0..self.evicted.len() {
+            let victim = self.evicted[k];
+            self.count_drop(port, 0, &victim);
+        }
+        self.evicted.clear();
     }
 
     fn on_tx_free(&mut self, port: u32) {

@@ -165,6 +165,15 @@ fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
     for (x, y) in a.drops_per_queue.iter_mut().zip(&b.drops_per_queue) {
         *x += y;
     }
+    for (xs, ys) in [
+        (&mut a.drops_per_tier, &b.drops_per_tier),
+        (&mut a.probe_drops_per_tier, &b.probe_drops_per_tier),
+        (&mut a.ack_drops_per_tier, &b.ack_drops_per_tier),
+    ] {
+        for (x, y) in xs.iter_mut().zip(ys) {
+            x.1 += y.1;
+        }
+    }
     for (x, y) in a.marks_per_queue.iter_mut().zip(&b.marks_per_queue) {
         *x += y;
     }

@@ -69,6 +69,11 @@ pub struct Network {
     pub salts: Vec<u64>,
     pub pools: Vec<Pool>,
     pub dt_alpha: f64,
+    /// Per port: its tier for drop counting, an index into `tier_names` (see [`Network::classify_tiers`]).
+    /// Read only when a packet is dropped.
+    pub port_tier: Vec<u8>,
+    /// Names of the port tiers this fabric has, in path order (the NIC first, the ports facing hosts last).
+    pub tier_names: Vec<&'static str>,
 }
 
 /// SplitMix64's finalizer: a fast, well-mixed 64-bit hash step.
@@ -160,6 +165,8 @@ impl Network {
                 salts: Vec::new(),
                 pools: Vec::new(),
                 dt_alpha: sw.dt_alpha,
+                port_tier: Vec::new(),
+                tier_names: Vec::new(),
             },
             queues: sw.queues,
             switch_buffer: if sw.buffer == BufferMode::Port { sw.buffer_bytes } else { 0 },
@@ -243,9 +250,69 @@ impl Network {
         }
         let mut net = b.net;
         net.compute_routes();
+        let level_names: &[&'static str] = match &cfg.topology {
+            TopologyConfig::LeafSpine(_) => &["host", "leaf", "spine"],
+            TopologyConfig::FatTree(_) => &["host", "edge", "agg", "core"],
+            TopologyConfig::SingleSwitch(_) | TopologyConfig::Dumbbell(_) => &["host", "switch"],
+        };
+        net.classify_tiers(level_names);
         let switches = net.nodes.len() as u32 - hosts;
         net.salts = (0..switches as u64).map(|s| mix64(salt_seed ^ mix64(s + 1))).collect();
         net
+    }
+
+    /// Give every port its tier for drop counting, by where it sits: `host_nic` (a host's port), then for a
+    /// switch at level L (`Node::tier`, named by `level_names[L]`: leaf/spine, edge/agg/core, switch)
+    /// `L_up` (its peer is a switch of a higher level), `L_across` (a switch of the same level: the dumbbell's
+    /// middle link), `L_down` (a lower level; a switch port facing a host is `leaf_down`, `edge_down` or
+    /// `switch_down`). The leaf-spine fabric has `host_nic`, `leaf_up`, `spine_down`, `leaf_down`: the four
+    /// hops of a path between racks, in order.
+    fn classify_tiers(&mut self, level_names: &[&'static str]) {
+        // (owner level, direction: 0 up, 1 across, 2 down); path order: up the levels, across, down the levels
+        let class_of = |net: &Network, p: &port::Port| -> (u8, u8) {
+            let (a, b) = (net.nodes[p.owner as usize].tier, net.nodes[p.peer as usize].tier);
+            if net.is_host(p.owner) {
+                (0, 0)
+            } else {
+                (a, if b > a { 0 } else if b == a { 1 } else { 2 })
+            }
+        };
+        let key = |(level, dir): (u8, u8)| -> i32 {
+            match dir {
+                0 => level as i32,       // the NIC, then the ups, lowest level first
+                1 => 100,                // across
+                _ => 200 - level as i32, // the downs, highest level first
+            }
+        };
+        let mut classes: Vec<(u8, u8)> = self.ports.iter().map(|p| class_of(self, p)).collect();
+        classes.sort_by_key(|&c| key(c));
+        classes.dedup();
+        let name = |(level, dir): (u8, u8)| -> &'static str {
+            let l = level_names.get(level as usize).copied().unwrap_or("switch");
+            match (l, dir) {
+                ("host", _) => "host_nic",
+                (_, 1) => "switch_across",
+                ("leaf", 0) => "leaf_up",
+                ("leaf", _) => "leaf_down",
+                ("spine", _) => "spine_down",
+                ("edge", 0) => "edge_up",
+                ("edge", _) => "edge_down",
+                ("agg", 0) => "agg_up",
+                ("agg", _) => "agg_down",
+                ("core", _) => "core_down",
+                (_, 0) => "switch_up",
+                _ => "switch_down",
+            }
+        };
+        self.tier_names = classes.iter().map(|&c| name(c)).collect();
+        self.port_tier = self
+            .ports
+            .iter()
+            .map(|p| {
+                let c = class_of(self, p);
+                classes.iter().position(|&x| x == c).expect("every class was listed") as u8
+            })
+            .collect();
     }
 
     /// Equal-cost shortest-path next hops from every switch towards every edge switch (see the module docs).

@@ -4,8 +4,17 @@
 //! - Dequeue: find the most urgent packet (lowest rank), then send the *earliest-arrived* packet of that
 //!   packet's flow, so that a flow's packets leave in order and a flow whose rank improved while its older
 //!   packets wait is not reordered (the pFabric paper's starvation-prevention rule).
-//! - Enqueue when the buffer is full: drop the least urgent packet (highest rank; among equals the latest
-//!   arrival), which may be the arriving packet itself.
+//! - Enqueue when the buffer is full: drop least urgent packets (highest rank; among equals the latest arrival)
+//!   until the arrival fits, each strictly less urgent than the arrival; when the packets less urgent than the
+//!   arrival cannot free enough room together, the arrival itself is the one dropped and nothing else is
+//!   (pFabric §4.1: a full buffer drops its lowest-priority packets to make room, the arriving packet when it is
+//!   the lowest).
+//!   Evicting only the single least urgent packet is not enough with unequal sizes: that packet is often a
+//!   41 B probe or a short last segment, whose room does not fit a full-size arrival, which was then dropped
+//!   however urgent (data mining at load 0.8: 42 small-flow timeouts). pFabric's ns-2 queue (`drop_prio_`)
+//!   drops one packet, the least urgent of those whose removal alone makes room (the arrival included), so it
+//!   passes over a small probe but may drop a full-size packet more urgent than other, smaller waiting ones;
+//!   evicting in rank order until the arrival fits never drops a packet while a less urgent one stays.
 //!
 //! ACKs are the most urgent packets (rank 0), as in pFabric.
 //!
@@ -15,7 +24,7 @@
 //! packet. A port rarely holds more than a handful of groups at once, even when a NIC holds a few hundred
 //! packets of one host's windows, so a dequeue compares the groups' minima and unlinks the winner's head: no
 //! scan over the packets, no moves. Ties compare arrival numbers, so every choice is the one a scan in
-//! arrival order would make. Only a full buffer walks every packet (for the victim): once per drop.
+//! arrival order would make. Only a full buffer walks every packet (for the victims): once per drop.
 
 use super::packet::Packet;
 
@@ -24,8 +33,8 @@ use super::packet::Packet;
 pub enum RankAdmission {
     /// Queued; nothing dropped.
     Queued,
-    /// Queued, and this other (less urgent) packet was pushed out.
-    Evicted(Packet),
+    /// Queued, and this many other (less urgent) packets were pushed out (handed to the caller's `evicted`).
+    Evicted(u32),
     /// The arriving packet itself was the least urgent: dropped.
     Rejected,
 }
@@ -109,19 +118,53 @@ impl RankQueue {
         self.slots[i as usize].pkt.rank()
     }
 
-    /// Add `pkt` to a buffer of `limit` bytes (0 = unbounded), evicting the least urgent packet if needed.
+    /// Add `pkt` to a buffer of `limit` bytes (0 = unbounded), evicting less urgent packets if needed; each
+    /// evicted packet goes to `evicted` (called only on the cold path: no allocation, no per-packet cost).
     #[inline]
-    pub fn push(&mut self, pkt: Packet, limit: u64) -> RankAdmission {
+    pub fn push(&mut self, pkt: Packet, limit: u64, evicted: impl FnMut(Packet)) -> RankAdmission {
         if limit == 0 || self.bytes + pkt.wire as u64 <= limit {
             self.append(pkt);
             return RankAdmission::Queued;
         }
-        self.push_full(pkt, limit)
+        self.push_full(pkt, limit, evicted)
     }
 
-    /// Full. Find the least urgent waiting packet (highest rank, latest among equals).
+    /// Full. Evict the least urgent waiting packets (highest rank, latest among equals), all strictly less
+    /// urgent than `pkt`, until `pkt` fits; if those less urgent than `pkt` together cannot make room, reject
+    /// `pkt` and keep everything (see the module docs). One walk over the packets decides; each eviction then
+    /// walks again for the next victim (evictions are rare and few: usually one, a probe and one packet at
+    /// most a few).
     #[cold]
-    fn push_full(&mut self, pkt: Packet, limit: u64) -> RankAdmission {
+    #[inline(never)]
+    fn push_full(&mut self, pkt: Packet, limit: u64, mut evicted: impl FnMut(Packet)) -> RankAdmission {
+        let need = self.bytes + pkt.wire as u64 - limit;
+        let mut freeable = 0u64;
+        for g in &self.groups {
+            let mut i = g.head;
+            while i != NIL {
+                let s = &self.slots[i as usize];
+                if s.pkt.rank() > pkt.rank() {
+                    freeable += s.pkt.wire as u64;
+                }
+                i = s.next;
+            }
+        }
+        if freeable < need {
+            return RankAdmission::Rejected;
+        }
+        let mut count = 0;
+        while self.bytes + pkt.wire as u64 > limit {
+            let worst = self.least_urgent();
+            debug_assert!(worst != NIL && self.rank(worst) > pkt.rank());
+            evicted(self.remove(worst));
+            count += 1;
+        }
+        self.append(pkt);
+        RankAdmission::Evicted(count)
+    }
+
+    /// The least urgent waiting packet (highest rank, latest among equals); NIL when empty.
+    fn least_urgent(&self) -> u32 {
         let mut worst = NIL;
         let mut worst_key = (0u32, 0u64);
         for g in &self.groups {
@@ -136,15 +179,7 @@ impl RankQueue {
                 i = s.next;
             }
         }
-        if worst == NIL
-            || worst_key.0 <= pkt.rank()
-            || self.bytes - self.slots[worst as usize].pkt.wire as u64 + pkt.wire as u64 > limit
-        {
-            return RankAdmission::Rejected;
-        }
-        let out = self.remove(worst);
-        self.append(pkt);
-        RankAdmission::Evicted(out)
+        worst
     }
 
     /// Unlink slot `x` from the middle of its group (an eviction: rare, so linear in the group).
@@ -321,7 +356,7 @@ mod tests {
         let mut q = RankQueue::new();
         // flow 1's older packet has a worse rank than its newer one (its remaining size shrank)
         for p in [data(1, 0, 50), data(2, 0, 30), data(1, 1, 10), data(2, 1, 20)] {
-            assert_eq!(q.push(p, 0), RankAdmission::Queued);
+            assert_eq!(q.push(p, 0, |_| panic!()), RankAdmission::Queued);
         }
         let order: Vec<(u32, u32)> = std::iter::from_fn(|| q.pop()).map(|p| (p.flow, p.seq)).collect();
         // rank 10 belongs to flow 1 -> its earliest packet (seq 0) goes first, then seq 1; then flow 2
@@ -332,26 +367,51 @@ mod tests {
     #[test]
     fn full_buffer_drops_the_least_urgent_packet() {
         let mut q = RankQueue::new();
-        q.push(data(1, 0, 100), 3000);
-        q.push(data(2, 0, 5), 3000);
+        let mut out = Vec::new();
+        q.push(data(1, 0, 100), 3000, |p| out.push(p));
+        q.push(data(2, 0, 5), 3000, |p| out.push(p));
         // more urgent arrival evicts rank 100
-        match q.push(data(3, 0, 7), 3000) {
-            RankAdmission::Evicted(p) => assert_eq!((p.flow, p.rank()), (1, 100)),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(q.push(data(3, 0, 7), 3000, |p| out.push(p)), RankAdmission::Evicted(1));
+        assert_eq!(out.iter().map(|p| (p.flow, p.rank())).collect::<Vec<_>>(), vec![(1, 100)]);
         // less urgent arrival is itself dropped
-        assert_eq!(q.push(data(4, 0, 9), 3000), RankAdmission::Rejected);
+        assert_eq!(q.push(data(4, 0, 9), 3000, |p| out.push(p)), RankAdmission::Rejected);
         // equal rank: the arrival loses (the latest among equals is dropped)
-        assert_eq!(q.push(data(5, 0, 7), 3000), RankAdmission::Rejected);
-        assert_eq!(q.len(), 2);
+        assert_eq!(q.push(data(5, 0, 7), 3000, |p| out.push(p)), RankAdmission::Rejected);
+        assert_eq!((q.len(), out.len()), (2, 1));
+    }
+
+    /// A 41 B probe, the least urgent packet, at the tail of a full buffer: an urgent full-size arrival is
+    /// admitted by evicting the probe and then the next least urgent packet (evicting the probe alone does not
+    /// make room; the arrival used to be dropped).
+    #[test]
+    fn an_urgent_arrival_evicts_until_it_fits() {
+        let mut q = RankQueue::new();
+        let mut out = Vec::new();
+        let limit = 3 * 1500 + 41;
+        for (flow, rank) in [(1, 50), (2, 60), (3, 40)] {
+            assert_eq!(q.push(data(flow, 0, rank), limit, |p| out.push(p)), RankAdmission::Queued);
+        }
+        let probe = Packet { wire: 41, flags: flags::PROBE, ..data(4, 0, 90) };
+        assert_eq!(q.push(probe, limit, |p| out.push(p)), RankAdmission::Queued);
+        assert_eq!(q.bytes(), limit);
+        assert_eq!(q.push(data(5, 0, 10), limit, |p| out.push(p)), RankAdmission::Evicted(2));
+        // least urgent first: the probe (rank 90), then flow 2 (rank 60); flow 1 (rank 50) stays
+        assert_eq!(out.iter().map(|p| (p.flow, p.rank())).collect::<Vec<_>>(), vec![(4, 90), (2, 60)]);
+        assert_eq!((q.len(), q.bytes()), (3, 3 * 1500));
+        // an arrival that the less urgent packets cannot make room for is dropped, and nothing else is
+        out.clear();
+        assert_eq!(q.push(data(6, 0, 45), 3000, |p| out.push(p)), RankAdmission::Rejected);
+        assert!(out.is_empty() && q.len() == 3);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|p| p.flow).collect();
+        assert_eq!(order, vec![5, 3, 1]);
     }
 
     #[test]
     fn acks_are_most_urgent() {
         let mut q = RankQueue::new();
-        q.push(data(1, 0, 1), 0);
+        q.push(data(1, 0, 1), 0, |_| ());
         let ack = Packet { flow: 9, seq: 0, sack: NO_SACK, dst: 0, wire: 40, prio: 0, flags: flags::ACK, ts: 0 };
-        q.push(ack, 0);
+        q.push(ack, 0, |_| ());
         assert!(q.pop().unwrap().is_ack());
     }
 
@@ -363,24 +423,30 @@ mod tests {
     }
 
     impl Reference {
-        fn push(&mut self, pkt: Packet, limit: u64) -> RankAdmission {
+        fn push(&mut self, pkt: Packet, limit: u64, out: &mut Vec<Packet>) -> RankAdmission {
             let w = pkt.wire as u64;
             if limit == 0 || self.bytes + w <= limit {
                 self.bytes += w;
                 self.pkts.push(pkt);
                 return RankAdmission::Queued;
             }
-            // least urgent: highest rank, latest among equals
-            let worst = (0..self.pkts.len()).max_by_key(|&i| (self.pkts[i].rank(), i));
-            match worst {
-                Some(j) if self.pkts[j].rank() > pkt.rank() && self.bytes - self.pkts[j].wire as u64 + w <= limit => {
-                    let out = self.pkts.remove(j);
-                    self.bytes = self.bytes - out.wire as u64 + w;
-                    self.pkts.push(pkt);
-                    RankAdmission::Evicted(out)
-                }
-                _ => RankAdmission::Rejected,
+            // evict the least urgent (highest rank, latest among equals) while the arrival does not fit, all
+            // strictly less urgent than it; all or nothing
+            let less: u64 = self.pkts.iter().filter(|p| p.rank() > pkt.rank()).map(|p| p.wire as u64).sum();
+            if self.bytes + w - limit > less {
+                return RankAdmission::Rejected;
             }
+            let mut n = 0;
+            while self.bytes + w > limit {
+                let j = (0..self.pkts.len()).max_by_key(|&i| (self.pkts[i].rank(), i)).unwrap();
+                let victim = self.pkts.remove(j);
+                self.bytes -= victim.wire as u64;
+                out.push(victim);
+                n += 1;
+            }
+            self.bytes += w;
+            self.pkts.push(pkt);
+            RankAdmission::Evicted(n)
         }
 
         fn pop(&mut self) -> Option<Packet> {
@@ -434,7 +500,9 @@ mod tests {
                         flags: if ack { flags::ACK } else { 0 },
                         ts: 0,
                     };
-                    assert_eq!(q.push(p, limit), r.push(p, limit));
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    assert_eq!(q.push(p, limit, |v| a.push(v)), r.push(p, limit, &mut b));
+                    assert_eq!(a, b);
                 } else {
                     assert_eq!(q.pop(), r.pop());
                 }

@@ -60,6 +60,7 @@ pub struct TcpParams {
     pub rto_min: Ps,
     pub rto_init: Ps,
     pub rto_max: Ps,
+    /// Duplicate ACKs (and SACKed segments above a hole) that signal a loss; 0: none (timeouts only).
     pub dupack_threshold: u32,
     pub dctcp: bool,
     pub g: f64,
@@ -148,9 +149,10 @@ impl TcpParams {
             init_cwnd: t.init_cwnd_packets as f64,
             max_cwnd: if t.max_cwnd_packets == 0 { f64::INFINITY } else { t.max_cwnd_packets as f64 },
             rwnd: if t.rwnd_bytes == 0 { u64::MAX } else { t.rwnd_bytes },
+            // a fixed RTO: the clamp of every RTT sample and the ceiling of every back-off are the floor
             rto_min: us(t.rto_min_us),
-            rto_init: us(t.rto_init_us.unwrap_or(t.rto_min_us)),
-            rto_max: us(t.rto_max_us),
+            rto_init: us(if t.rto_fixed { t.rto_min_us } else { t.rto_init_us.unwrap_or(t.rto_min_us) }),
+            rto_max: us(if t.rto_fixed { t.rto_min_us } else { t.rto_max_us }),
             dupack_threshold: t.dupack_threshold,
             dctcp: cfg.transport_kind() == TransportKind::Dctcp,
             g: t.dctcp_g,
@@ -830,12 +832,14 @@ impl Conn {
             }
         }
 
-        // Loss detection and recovery.
-        if self.recovery.is_some() {
-            if self.fack > p.dupack_threshold {
-                self.mark_lost_upto(self.fack - p.dupack_threshold);
+        // Loss detection and recovery (none from duplicate ACKs or SACKs when `dupack_threshold` is 0: the
+        // timer alone finds losses, as in the ns-2 TCP of the pFabric and PIAS simulations).
+        let thresh = p.dupack_threshold;
+        if thresh > 0 && self.recovery.is_some() {
+            if self.fack > thresh {
+                self.mark_lost_upto(self.fack - thresh);
             }
-        } else if self.dupacks >= p.dupack_threshold {
+        } else if thresh > 0 && self.dupacks >= thresh {
             self.enter_fast_recovery(p, now, out);
         }
         self.send_more(p, now, out);
@@ -969,6 +973,12 @@ impl Conn {
         if p.probe_after > 0 && self.consecutive_timeouts >= p.probe_after {
             // Probe mode: the packets may be trapped behind higher priorities rather than lost; hold the
             // retransmissions and ask the receiver with a probe, once per RTO (no further back-off).
+            // pFabric (§4.2): after several consecutive timeouts, a minimum-size packet (header and one byte)
+            // once per timeout instead of retransmissions, and slow start again once an ACK returns (`on_ack`:
+            // window 1, the one the last timeout left). The probe carries its flow's remaining size like the
+            // segment it stands for, so a long flow's probe is the least urgent packet wherever it waits and
+            // stays in a busy queue; it used to cost other flows their packets because a full rank queue
+            // evicted only that 41 B probe, which could not make room (see `net::rank_queue`).
             self.probing = true;
             self.counters.probes += 1;
             out.push(self.probe_packet(p, now));
