@@ -11,19 +11,25 @@ parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see shared/RE
 * 1460 B payload + 40 B headers; 240-packet (360,000 B) buffer per port shared by 8 priority queues; ECN on the
   port's instantaneous occupancy at 65 packets (97,500 B); the hosts' NICs are the same queue (the scripts build
   host links with the switch discipline, ``duplex-link ... $switchAlg``: without that, a host's own flows queue
-  without bound and without ECN at its NIC, and its short flows time out behind them); RTOmin 2 ms; initial
-  window 70, window cap 239 packets (``maxcwnd_`` = queue size - 1); duplicate-ACK fast
-  retransmit off (``dynamic_dupack_ 1000000`` in the scripts: spraying reorders packets), so losses are
-  recovered by timeouts; DCTCP g = 1/16;
+  without bound and without ECN at its NIC, and its short flows time out behind them); initial window 70, window
+  cap 239 packets (``maxcwnd_`` = queue size - 1); DCTCP g = 1/16;
+* the scripts' TCP for every scheme, ns-2's ``MinTCP``: a fixed retransmission timeout of 2 ms, never backed off
+  (its ``rtt_timeout`` returns ``minrto_``: ``transport.rto_fixed``), and no loss detection from duplicate ACKs
+  (``dynamic_dupack_ 1000000``: spraying reorders packets; ``transport.dupack_threshold = 0``), so losses are
+  recovered by timeouts;
+* persistent connections: one pool of connections per host pair (``tcp-common-opt.tcl``; a busy pair opens
+  another), so that DCTCP's alpha, ssthresh and the RTT estimate carry over from flow to flow and only cwnd
+  restarts at the initial window (``transport.connections = "per_host_pair"``);
 * PIAS with 2, 4 and 8 queues takes its thresholds from the paper's own method (§3,
   :func:`fctlab.thresholds.derive`) for the workload and load, so that "8 vs 2 queues" compares queue counts and
   not two ways of choosing thresholds. The ns-2 scripts' published sets (8 queues only, first threshold above
   1 MB: :func:`fctlab.thresholds.preset`) are a labelled variant, "PIAS (ns-2 thresholds)": ``thresholds="ns2"``
   runs it instead of the three derived series, ``"both"`` beside them (``fctlab reproduce pias --thresholds``);
-* pFabric as the PIAS paper ran it (140-packet queue, RTO 250 us, initial window 70: ``scheme.preset = "pias"``);
-  LAS on pFabric's switch queue ranked by bytes sent, with the same parameters. Both keep SACK repair on three
-  duplicate ACKs (the scripts' switch-off of fast retransmit is for the TCP-family agents; with pFabric's
-  priority dropping, timeouts alone stall the low-priority flows for seconds).
+* pFabric as the PIAS paper ran it (140-packet queue, fixed RTO 250 us, initial window 70, timeouts only:
+  ``scheme.preset = "pias"``); LAS on pFabric's switch queue ranked by bytes sent, with the same parameters;
+  L2DCT with the increase of the scripts' code (w_c / w_max per window: its ``preset = "pias"``);
+* a cool-down as long as the warm-up: the last flows load the fabric while the measured ones finish, and are
+  left out of the summaries (without it, the last flows to arrive finish in an emptying network).
 
 * load counts wire bytes, as the scripts' arrival rate does (``lambda = rate x load / (mean size x 8 / 1460 x
   1500)``: ``workload.load_bytes = "wire"``); PIAS enters probe mode after 5 consecutive timeouts
@@ -120,7 +126,7 @@ def pias_base() -> dict[str, Any]:
         "routing": {"mode": "spray"},
         "transport": {
             "mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 70, "max_cwnd_packets": 239,
-            "rto_min_us": 2000, "dupack_threshold": 1_000_000, "dctcp_g": 0.0625,
+            "rto_min_us": 2000, "rto_fixed": True, "dupack_threshold": 0, "dctcp_g": 0.0625,
             # persistent connections per host pair (tcp-common-opt.tcl): alpha, ssthresh and the RTT estimate
             # carry over from the pair's previous flow; cwnd restarts at the initial window
             "connections": "per_host_pair",
