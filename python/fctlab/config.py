@@ -273,6 +273,7 @@ def experiment_from_dict(
         )
     workload = _validate_section(WorkloadConfig, "workload", raw["workload"])
     workload = _check_workload(workload, base, hosts)
+    _check_connections(engine, workload, base)
     output = _validate_section(OutputConfig, "output", raw.get("output", {}))
     if output.dir is not None:
         output = output.model_copy(update={"dir": str(_resolve(base, output.dir))})
@@ -558,6 +559,21 @@ def _pydantic_error(model: type[_Section], section: str, e: ValidationError) -> 
 def _resolve(base: Path, value: str) -> Path:
     p = Path(value).expanduser()
     return p if p.is_absolute() else (base / p)
+
+
+def _check_connections(engine: Mapping[str, Any], w: WorkloadConfig, base: Path) -> None:
+    """``transport.connections = "trace"`` takes each flow's connection from the trace's ``conn`` column."""
+    if engine["transport"].get("connections") != "trace":
+        return
+    from fctlab import workloads
+
+    if w.trace is None:
+        raise ConfigError("transport.connections", '"trace" needs a workload.trace with a conn column')
+    trace = workloads.read_trace(_resolve(base, w.trace), rebase=bool(w.trace_rebase))
+    if "conn" not in trace.columns:
+        raise ConfigError(
+            "transport.connections", f'"trace" needs a conn column in {w.trace} (each flow\'s connection id)'
+        )
 
 
 def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig:
