@@ -384,7 +384,7 @@ impl Network {
     /// was scheduled. (Computing it from the port's ring fields made the hint wait for the port's line, a
     /// dependent miss; perf put ~10% of the samples on that wait, and the remembered address made 5,000
     /// reference flows ~3% faster, median of 10 interleaved runs. Prefetching the egress port's line too, with
-    /// the port chosen when the arrival is scheduled where routing allows, made them 14% slower: session 8.)
+    /// the port chosen when the arrival is scheduled where routing allows, made them 14% slower.)
     #[inline(always)]
     pub fn prefetch_arrival(&self, id: u32) {
         #[cfg(target_arch = "x86_64")]

@@ -7,7 +7,7 @@
 //! at most its port's buffer plus a bandwidth-delay product of packets) and never shrinks. Every packet of a
 //! run crosses a wire once per hop, so these few instructions are on the hottest path of the engine.
 //!
-//! (Tried and dropped in session 7, to shrink the memory the slots sweep: every wire's slots in 512-byte
+//! (Tried and dropped, to shrink the memory the slots sweep: every wire's slots in 512-byte
 //! chunks from one pool per network, a chunk going back to the pool once read, and the chunk freed last reused
 //! first. At 5,000 reference flows the rings of the busy wires span 3-4 MB while 10-15 thousand packets (about
 //! 400 KB) are live. cachegrind, which models no hardware prefetcher, counted 90% fewer last-level misses, but
@@ -15,7 +15,7 @@
 //! which the hardware prefetchers can follow, while the chunk links cost about 20 instructions per event
 //! (cachegrind: 428 against 406).)
 //!
-//! (Also tried and dropped, in session 8: a second array of the packets' sizes past the ring, 2 bytes per slot,
+//! (Also tried and dropped: a second array of the packets' sizes past the ring, 2 bytes per slot,
 //! so that a FIFO port's lazy retirement (`Port::retire_slow`, which perf put at 7% of a run, half of it
 //! waiting for the slot) reads a small array instead of the slots. 6% slower on 5,000 reference flows, with
 //! more L1 misses in cachegrind, not fewer. And `pop_front` and `front` fused into one call for the arrival
