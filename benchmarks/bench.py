@@ -7,6 +7,7 @@ Usage (from the repository root, after the README's install step):
     .venv/bin/python benchmarks/bench.py leafspine144-websearch-0.6-dctcp-200k --repeat 1
     .venv/bin/python benchmarks/bench.py scaling               # flows x2 -> time x2? memory bounded?
     .venv/bin/python benchmarks/bench.py --threads 1           # the engine on one thread (default: the CLI's)
+    .venv/bin/python benchmarks/bench.py leafspine144-websearch-0.6-pias --flows 5000   # fewer flows
 
 Each run is a fresh `fctlab run` process (release build of the engine), so its wall time includes Python start-up,
 workload generation, the simulation, and writing Parquet + JSON. Peak memory is the child's maximum resident set
@@ -34,6 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "examples" / "leafspine144-websearch.toml"
+SCENARIO_DIR = ROOT / "benchmarks" / "scenarios"
 
 # name -> (experiment file, --set overrides)
 SCENARIOS: dict[str, tuple[Path, list[str]]] = {
@@ -42,6 +44,10 @@ SCENARIOS: dict[str, tuple[Path, list[str]]] = {
     "leafspine144-websearch-0.6-dctcp-10k": (REFERENCE, ["workload.flows=10000"]),
     "leafspine144-websearch-0.6-dctcp-40k": (REFERENCE, ["workload.flows=40000"]),
     "leafspine144-websearch-0.6-tcp": (REFERENCE, ["workload.flows=20000", "scheme.name=tcp"]),
+    # the other two port families on the same fabric and flows: strict priority (PIAS) and the rank queue
+    # (pFabric), each set up as `fctlab reproduce pias` runs it
+    "leafspine144-websearch-0.6-pias": (SCENARIO_DIR / "leafspine144-websearch-pias.toml", []),
+    "leafspine144-websearch-0.6-pfabric": (SCENARIO_DIR / "leafspine144-websearch-pfabric.toml", []),
 }
 
 
@@ -55,8 +61,10 @@ def fctlab_exe() -> str:
     return found
 
 
-def run_once(name: str, threads: int | None = None) -> dict:
+def run_once(name: str, threads: int | None = None, flows: int | None = None) -> dict:
     exp, overrides = SCENARIOS[name]
+    if flows is not None:
+        overrides = [*overrides, f"workload.flows={flows}"]
     out = Path(tempfile.mkdtemp(prefix="fctlab-bench-"))
     cmd = [fctlab_exe(), "run", str(exp), "--out", str(out / "run")]
     if threads is not None:
@@ -133,12 +141,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--threads", type=int, default=None, help="engine threads (default: what fctlab run picks)")
+    ap.add_argument("--flows", type=int, default=None, help="flows per run instead of the scenario's")
     args = ap.parse_args()
     if args.list:
         for name in SCENARIOS:
             print(name)
         print("scaling")
         return
+    if args.flows is not None and "scaling" in args.scenarios:
+        sys.exit("--flows does not apply to scaling (it runs 10,000 and 40,000 flows)")
     for name in args.scenarios:
         if name == "scaling":
             small = median_of([run_once("leafspine144-websearch-0.6-dctcp-10k", args.threads) for _ in range(args.repeat)])
@@ -153,7 +164,7 @@ def main() -> None:
             continue
         if name not in SCENARIOS:
             sys.exit(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}, scaling")
-        m = median_of([run_once(name, args.threads) for _ in range(args.repeat)])
+        m = median_of([run_once(name, args.threads, args.flows) for _ in range(args.repeat)])
         show(m)
         record(m)
 

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Install, then run every test: the engine's Rust tests (release mode) and the Python tests.
+# Install, then run every test: the engine's Rust tests and the Python tests.
+# The Rust tests run twice over: all of them in `cargo test`'s profile (optimised, with debug assertions and
+# overflow checks, so that the bounds checks guarding the engine's unchecked indexing run), then the bit-identity
+# tests (one against two threads, FIFO fast path against event-driven ports) in a release build, the build users
+# run. scripts/miri.sh runs the unsafe modules' tests under Miri (nightly; not part of this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -10,7 +14,9 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
         || echo "could not install chromium: the report's browser test will be skipped"
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
-echo "== Rust tests (crates/sim)"
-cargo test --release -p fctlab-sim
+echo "== Rust tests (crates/sim; optimised, debug assertions and overflow checks on)"
+cargo test -p fctlab-sim
+echo "== Rust bit-identity tests (crates/sim; release build)"
+cargo test --release -p fctlab-sim --test parallel --test fifo_path
 echo "== Python tests"
 .venv/bin/python -m pytest -q tests

@@ -25,9 +25,9 @@
 //! rest, if any, in a list through a slab (no allocation in the steady state) kept in (time, key) order: a new
 //! entry goes after every entry with (time, key) <= its own. With ~1 entry per bucket, most pushes find their
 //! bucket empty and most pops leave it so, and the next event is one load away, not a bucket's list head and
-//! then its node (session 8: 392 -> 375 instructions per event in cachegrind, and 3-4% faster on 5,000
-//! reference flows than the list-only buckets; 2 ns buckets in a ring of 2048, half the memory, were 3.5%
-//! slower than 1 ns ones, and in session 9 0.5 ns ones in a ring of 8192 were 4-5% faster: see `SHIFT`). A
+//! then its node (392 -> 375 instructions per event in cachegrind, and 3-4% faster on 5,000 reference flows
+//! than the list-only buckets; 2 ns buckets in a ring of 2048, half the memory, were 3.5% slower than 1 ns
+//! ones, and 0.5 ns ones in a ring of 8192 were 4-5% faster: see `SHIFT`). A
 //! bitmap of non-empty buckets finds the next one in a few word scans, once per emptied bucket: the queue
 //! keeps the number of its earliest non-empty bucket (`first`), which a push can only lower, so that neither
 //! a pop nor a peek at the next event scans. What `BinaryHeap` spent its time on
@@ -90,7 +90,7 @@ impl Event {
     }
 }
 
-/// Bucket width 2^SHIFT ps (~0.5 ns: fewer buckets with a second entry than at 1 ns; session 9, same horizon:
+/// Bucket width 2^SHIFT ps (~0.5 ns: fewer buckets with a second entry than at 1 ns; with the same horizon,
 /// 4-5% faster on the reference flows than 1 ns buckets, 0.25 ns no faster than 0.5). Wider buckets (4 ns, a
 /// ring of 2048) miss L1 less but walk longer lists, and ran 5-8% slower than 1 ns (before the inline entries;
 /// 2 ns with them: 3.5% slower).
@@ -170,7 +170,8 @@ impl EventQueue {
     fn node(&self, n: u32) -> &Node {
         debug_assert!((n as usize) < self.nodes.len());
         // SAFETY: node ids come from `free`, which only ever holds ids below `nodes.len()` (see `grow`); `nodes`
-        // never shrinks, so every id stored in `heads`, a `next` link or `free` is in bounds.
+        // never shrinks, so every id stored in `heads`, a `next` link or `free` is in bounds. The assertion above
+        // checks it only in builds with debug assertions (`cargo test`'s profile; not release builds).
         unsafe { self.nodes.get_unchecked(n as usize) }
     }
 
@@ -530,16 +531,18 @@ mod tests {
     /// Drive the queue and a `BinaryHeap` keyed by (time, key) with the same random operations, shaped like a
     /// simulation: mostly near-future events on a coarse lattice (many exact ties, between the ring and the
     /// far heap too), events of every kind with few ids (many ties of the key's parts), some far timers,
-    /// pushes interleaved with pops at the current time, some pops bounded.
+    /// pushes interleaved with pops at the current time, some pops bounded. (Fewer under Miri, which
+    /// interprets every step: scripts/miri.sh.)
     #[test]
     fn matches_a_binary_heap_keyed_by_time_and_event() {
-        for seed in 0..20u64 {
+        let (seeds, steps) = if cfg!(miri) { (2, 2_000) } else { (20, 20_000) };
+        for seed in 0..seeds {
             let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
             let mut q = EventQueue::new();
             let mut reference: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
             let mut now = 0u64;
             let mut max_len = 0;
-            for _ in 0..20_000 {
+            for _ in 0..steps {
                 let pushes = rng.gen_range(0..3);
                 for _ in 0..pushes {
                     // absolute lattices make exact ties common, also between a far entry and a ring entry

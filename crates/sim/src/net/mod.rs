@@ -451,16 +451,17 @@ impl Network {
     /// was scheduled. (Computing it from the port's ring fields made the hint wait for the port's line, a
     /// dependent miss; perf put ~10% of the samples on that wait, and the remembered address made 5,000
     /// reference flows ~3% faster, median of 10 interleaved runs. Prefetching the egress port's line too, with
-    /// the port chosen when the arrival is scheduled where routing allows, made them 14% slower: session 8.)
+    /// the port chosen when the arrival is scheduled where routing allows, made them 14% slower.)
     #[inline(always)]
     pub fn prefetch_arrival(&self, id: u32) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             assert!(cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(), "no port {id}");
-            // SAFETY: `id` comes from an arrival event, so it is a port of this network (see `port_mut`), and
-            // `head_addr` has an entry per port; a prefetch only touches caches and never faults, so an address
-            // that no longer holds the packet (its ring grew since) is harmless.
+            // SAFETY: `id` comes from an arrival event, so it is a port of this network (see `port_mut`; the
+            // assertion above checks it where debug assertions are on), and `head_addr` has an entry per port; a
+            // prefetch only touches caches and never faults, so an address that no longer holds the packet (its
+            // ring grew since) is harmless.
             unsafe {
                 let p = self.ports.get_unchecked(id as usize);
                 _mm_prefetch(p as *const Port as *const i8, _MM_HINT_T0);
@@ -487,7 +488,8 @@ impl Network {
     #[inline(always)]
     pub fn port_mut(&mut self, id: u32) -> &mut Port {
         assert!(cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(), "no port {id}");
-        // SAFETY: see above; debug builds (and the test profile) check it.
+        // SAFETY: see above. The assertion checks it in builds with debug assertions: the dev profile and the
+        // optimised test profile of `cargo test` (scripts/test.sh); release builds, the installed engine's, do not.
         unsafe { self.ports.get_unchecked_mut(id as usize) }
     }
 }

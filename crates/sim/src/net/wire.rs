@@ -7,7 +7,7 @@
 //! at most its port's buffer plus a bandwidth-delay product of packets) and never shrinks. Every packet of a
 //! run crosses a wire once per hop, so these few instructions are on the hottest path of the engine.
 //!
-//! (Tried and dropped in session 7, to shrink the memory the slots sweep: every wire's slots in 512-byte
+//! (Tried and dropped, to shrink the memory the slots sweep: every wire's slots in 512-byte
 //! chunks from one pool per network, a chunk going back to the pool once read, and the chunk freed last reused
 //! first. At 5,000 reference flows the rings of the busy wires span 3-4 MB while 10-15 thousand packets (about
 //! 400 KB) are live. cachegrind, which models no hardware prefetcher, counted 90% fewer last-level misses, but
@@ -15,7 +15,7 @@
 //! which the hardware prefetchers can follow, while the chunk links cost about 20 instructions per event
 //! (cachegrind: 428 against 406).)
 //!
-//! (Also tried and dropped, in session 8: a second array of the packets' sizes past the ring, 2 bytes per slot,
+//! (Also tried and dropped: a second array of the packets' sizes past the ring, 2 bytes per slot,
 //! so that a FIFO port's lazy retirement (`Port::retire_slow`, which perf put at 7% of a run, half of it
 //! waiting for the slot) reads a small array instead of the slots. 6% slower on 5,000 reference flows, with
 //! more L1 misses in cachegrind, not fewer. And `pop_front` and `front` fused into one call for the arrival
@@ -71,7 +71,8 @@ impl Wire {
     fn slot(&self, i: u32) -> &(Ps, Packet) {
         let k = (self.head.wrapping_add(i) & self.mask) as usize;
         debug_assert!(k < self.slots.len());
-        // SAFETY: `slots.len() == mask + 1` (a power of two), so `k <= mask` is in bounds.
+        // SAFETY: `slots.len() == mask + 1` (a power of two), so `k <= mask` is in bounds. The assertion above
+        // checks it only in builds with debug assertions (`cargo test`'s profile; not release builds).
         unsafe { &self.slots.get_unchecked(k).entry }
     }
 
@@ -164,7 +165,8 @@ mod tests {
         e
     }
 
-    /// Random pushes and pops, wrapping around and growing, against `VecDeque`.
+    /// Random pushes and pops, wrapping around and growing, against `VecDeque`. (Fewer under Miri, which
+    /// interprets every step: scripts/miri.sh.)
     #[test]
     fn behaves_like_a_vecdeque() {
         use rand::{Rng, SeedableRng};
@@ -172,9 +174,10 @@ mod tests {
         let mut w = Wire::new();
         let mut r: VecDeque<(Ps, Packet)> = VecDeque::new();
         let mut next = 0u64;
-        for step in 0..100_000 {
+        let (steps, phase) = if cfg!(miri) { (3_000, 150) } else { (100_000, 5_000) };
+        for step in 0..steps {
             // drift between mostly-pushing and mostly-popping phases, so the ring fills, wraps and empties
-            let push_bias = if (step / 5_000) % 2 == 0 { 0.6 } else { 0.4 };
+            let push_bias = if (step / phase) % 2 == 0 { 0.6 } else { 0.4 };
             if rng.gen_bool(push_bias) {
                 w.push_back(entry(next));
                 r.push_back(entry(next));
