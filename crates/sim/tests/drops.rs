@@ -47,6 +47,7 @@ fn a_dumbbell_drops_at_its_bottleneck_and_the_tiers_add_up() {
     let mut cfg = dumbbell(4, 10.0, 2.5);
     cfg.switch.buffer_bytes = 30_000;
     cfg.switch.ecn = EcnMode::Off;
+    cfg.host.nic_buffer_bytes = Some(0); // unbounded NICs: a first window of 40 packets would overflow 30 KB there
     cfg.transport.init_cwnd_packets = 40;
     let f = flows(&(0..4).map(|s| (s, 4, 500_000, 0)).collect::<Vec<_>>());
     let out = run(&cfg, &f, None).unwrap();
