@@ -277,7 +277,9 @@ pub struct Conn {
     /// and the end of the window in which the window was last halved for such a loss.
     prio_retx_upto: u32,
     prio_cut_end: u32,
-    /// Timeouts since the last ACK that advanced the cumulative ACK.
+    /// Timeouts since the last ACK that advanced the cumulative ACK (or answered a probe). ns-2's MinTCP counts
+    /// differently: any ACK received resets its count (`prob_count_`), so a flow whose duplicate ACKs keep
+    /// coming enters probe mode later there than here.
     consecutive_timeouts: u32,
     /// Bytes of the last segment.
     last_payload: u32,
