@@ -163,7 +163,8 @@ def test_testbed_tiny_end_to_end(tmp_path):
     mc = [r for r in runs if r.experiment == "memcached"]
     # the testbed's PIAS counts per connection, as its kernel module does; the per-flow count runs beside it
     counts = {r.variant: r.config["scheme"]["pias_count"] for r in mc if r.config["scheme"]["name"] == "pias"}
-    assert counts == {"PIAS": "per_connection", "PIAS (per-flow count)": "per_flow"}
+    assert counts == {"PIAS": "per_connection", "PIAS (per-flow count)": "per_flow",
+                      "PIAS (derived thresholds)": "per_connection"}
     assert all(r.summary["engine"]["connections_reused"] > 0 for r in mc)
     stats = rq.qct_stats(mc[0])
     assert stats["queries"] > 30 and stats["all"] is not None and stats["all"] > 0
