@@ -73,6 +73,18 @@ def test_drops_are_counted_on_both_sides():
     assert one.flows["bytes_dropped"].sum() == two.flows["bytes_dropped"].sum() > 0
 
 
+def test_drops_per_tier_add_up_in_path_order_on_any_thread_count():
+    # summary.json's drops_per_tier: where the dropping ports sit, in path order, adding up to drops
+    for scheme in ("tcp", "pfabric"):
+        one, two = _run(scheme, 1), _run(scheme, 2)
+        tiers = one.summary["drops_per_tier"]
+        assert list(tiers) == ["host_nic", "leaf_up", "spine_down", "leaf_down"]
+        assert sum(tiers.values()) == one.summary["drops"] > 0
+        assert two.summary["drops_per_tier"] == tiers
+        probes = one.stats["probe_drops_per_tier"]
+        assert list(probes) == list(tiers) and all(probes[k] <= tiers[k] for k in tiers)
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_bad_thread_count_is_an_error(bad):
     exp = fctlab.load_experiment("examples/quick.toml", overrides=["workload.flows=10", "workload.warmup_flows=0"])
