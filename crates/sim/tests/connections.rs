@@ -86,3 +86,23 @@ fn a_trace_connection_is_taken_over_once_its_flow_has_sent_everything() {
     // still sending: a second connection
     assert_eq!((out.stats.connections_opened, out.stats.connections_reused), (2, 2));
 }
+
+/// The host's NIC queue is a switch-like port by default: the switches' buffer and ECN threshold.
+#[test]
+fn the_default_nic_is_bounded_and_marks_like_a_switch_port() {
+    // one sender, one receiver: only the NIC sees the sender's bursts queue (every later hop drains as fast)
+    let mut cfg = dumbbell(1, 10.0, 100.0);
+    cfg.scheme.name = SchemeName::Dctcp;
+    let f = flows(&[(0, 1, 3_000_000, 0)]);
+    cfg.transport.init_cwnd_packets = 200; // 300 KB at once: above the 97.5 KB ECN threshold
+    let marked = run(&cfg, &f, None).unwrap();
+    assert!(marked.stats.ecn_marks > 0, "{:?}", marked.stats);
+    cfg.host.nic_ecn = false;
+    assert_eq!(run(&cfg, &f, None).unwrap().stats.ecn_marks, 0, "no other port queues");
+    // a 1,000-packet burst overflows the 360 KB NIC buffer, which an unbounded NIC (0) absorbs
+    cfg.transport.init_cwnd_packets = 1_000;
+    let bounded = run(&cfg, &f, None).unwrap();
+    assert!(bounded.stats.drops > 0 && bounded.stats.drops_per_tier[0] == ("host_nic".to_string(), bounded.stats.drops));
+    cfg.host.nic_buffer_bytes = Some(0);
+    assert_eq!(run(&cfg, &f, None).unwrap().stats.drops, 0);
+}
