@@ -4,7 +4,7 @@ paper's statements in the HTML report.
 ``fctlab reproduce pias [--scale small|paper]`` runs the comparison of Bai et al., "PIAS: Practical
 Information-Agnostic Flow Scheduling for Data Center Networks" (HotNets 2014), section 4: DCTCP, L2DCT, LAS,
 PIAS with 2, 4 and 8 queues, and pFabric, on web search and data mining, on the 144-host leaf-spine with the
-parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see shared/REFERENCE-PARAMETERS.md):
+parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see docs/reference-parameters.md):
 
 * 9 leaves x 16 hosts, 4 spines; 10 Gbps host links, 40 Gbps core links; 0.2 us per link plus 20 us on each host
   link (85.2 us base RTT across the spine); packet spraying;

@@ -2,7 +2,7 @@
 
 PIAS tags a flow's packets by the bytes it has sent: priority 1 up to alpha_1 bytes, priority 2 up to alpha_2, and
 so on down to queue K. This module chooses alpha_1 < ... < alpha_{K-1} the way §3 ("Determining the thresholds")
-of the PIAS paper (Bai et al., HotNets 2014; ``shared/papers/004_a7f6875a6a360f3b.txt``) does, checks that choice
+of the PIAS paper (Bai et al., HotNets 2014) does, checks that choice
 against a numerical optimiser of the same objective, and ships the thresholds the authors' ns-2 scripts used.
 
 Formulation (§3, "Problem formulation" and "Analysis"), one bottleneck link at load rho, K queues:

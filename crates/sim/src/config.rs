@@ -362,7 +362,7 @@ pub struct TransportConfig {
     pub ack_priority: u8,
     /// Open each connection with a handshake before its data: a SYN (`ack_bytes` on the wire, the priority
     /// and rank of the first segment) and its SYN-ACK (an ACK), one round trip; the SYN is retransmitted after
-    /// `rto_init_us` with back-off if either is lost. Off by default (DESIGN.md: the papers' simulators start
+    /// `rto_init_us` with back-off if either is lost. Off by default (the papers' simulators start
     /// with data); the ideal FCT then includes the handshake's round trip on the idle fabric.
     pub handshake: bool,
     /// Delayed ACKs: the receiver acknowledges every `delayed_ack_segments`-th in-order segment, or when

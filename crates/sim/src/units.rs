@@ -1,5 +1,5 @@
 //! Quantities of the simulation: integer time in picoseconds, link rates, and the one formula that turns
-//! bytes into serialization delay. No floating-point clock anywhere (DESIGN.md, fidelity rules).
+//! bytes into serialization delay. No floating-point clock anywhere: results must not depend on rounding.
 
 /// Simulated time or a duration, in picoseconds. `u64` picoseconds last 213 days of simulated time.
 pub type Ps = u64;

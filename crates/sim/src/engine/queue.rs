@@ -10,7 +10,7 @@
 //! enqueued first has no right answer; the ports' own tie rule (a packet arriving as the transmitter frees
 //! is admitted after the departure) does not depend on the event order either.
 //!
-//! The queue stays small by construction (DESIGN.md): one entry per link for the packet at the head of its
+//! The queue stays small by construction: one entry per link for the packet at the head of its
 //! wire, one per busy transmitter with packets waiting, at most one per flow for its retransmission timer
 //! (timers are lazy: moving a deadline later does not touch the queue), and one for the next flow arrival.
 //!
