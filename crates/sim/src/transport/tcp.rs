@@ -161,7 +161,8 @@ impl TcpParams {
             tagging: Tagging::from_config(cfg),
             rank: Rank::from_config(cfg),
             rank_at_packet: cfg.scheme.rank_at == RankAt::Packet,
-            pias_per_connection: cfg.scheme.name == SchemeName::Pias && cfg.scheme.pias_count == PiasCount::PerConnection,
+            pias_per_connection: cfg.scheme.name == SchemeName::Pias
+                && cfg.scheme.pias_count == PiasCount::PerConnection,
             pias_timeout_reset: cfg.scheme.pias_timeout_reset,
             pias_idle: us(cfg.scheme.pias_idle_us),
             loss_cuts_window: !cfg.scheme.name.rank_queue(),
@@ -1704,7 +1705,7 @@ mod tests {
             out[0].prio
         };
         let per_conn = pias_params(true);
-        assert_eq!(first_prio(&per_conn, 200), 1, "30 segments counted: past alpha_1, the next message starts in queue 1");
+        assert_eq!(first_prio(&per_conn, 200), 1, "30 segments counted: past alpha_1, the next message is in queue 1");
         assert_eq!(first_prio(&per_conn, 501), 0, "more than 500 us since the last write: the count restarts");
         assert_eq!(first_prio(&pias_params(false), 200), 0, "per flow: every message starts at the top");
     }
