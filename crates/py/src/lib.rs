@@ -117,7 +117,7 @@ fn optional<T: numpy::Element + Copy>(a: &Option<PyReadonlyArray1<'_, T>>) -> Py
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None, threads=1, conn=None))]
+#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None, threads=1, conn=None, deadline_ps=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -135,6 +135,7 @@ fn run<'py>(
     qclimb: Option<PyReadonlyArray1<'py, bool>>,
     threads: usize,
     conn: Option<PyReadonlyArray1<'py, u32>>,
+    deadline_ps: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     if threads < 1 {
@@ -152,6 +153,7 @@ fn run<'py>(
         after: optional(&after_flow)?,
         qclimb: optional(&qclimb)?,
         conn: optional(&conn)?,
+        deadline_ps: optional(&deadline_ps)?,
     };
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());
@@ -191,6 +193,7 @@ fn run<'py>(
     // the engine's `duplicate_data`: copies of data the receiver already held, i.e. spurious retransmissions
     d.set_item("spurious_retransmits", r.duplicate_data.into_pyarray(py))?;
     d.set_item("ooo_max_segments", r.ooo_max_segments.into_pyarray(py))?;
+    d.set_item("terminated", r.terminated.into_pyarray(py))?;
     Ok((d, serde_json::to_string(&out.stats).unwrap()))
 }
 

@@ -27,7 +27,14 @@ pub struct FlowSet {
     /// Connection ids (`transport.connections = "trace"`): flows with the same id share one TCP connection's
     /// state, and must have the same src and dst. Empty when the trace names no connections.
     pub conn: Vec<u32>,
+    /// Deadlines, as an absolute time (the flow must finish by `deadline_ps[i]`), or [`NO_DEADLINE`]; empty when
+    /// no flow has one. Deadline-aware schemes (D3, PDQ) schedule by them and may terminate a flow that cannot
+    /// meet its own; the others ignore them (the results say whether each flow met it).
+    pub deadline_ps: Vec<Ps>,
 }
+
+/// `FlowSet::deadline_ps` of a flow without a deadline.
+pub const NO_DEADLINE: Ps = crate::units::NEVER;
 
 /// `FlowSet::after` of a flow that depends on none.
 pub const NO_PARENT: u32 = u32::MAX;
@@ -126,6 +133,17 @@ impl FlowSet {
                 }
             }
         }
+        if !self.deadline_ps.is_empty() {
+            same("deadline_ps", self.deadline_ps.len())?;
+            for i in 0..n {
+                if self.deadline_ps[i] != NO_DEADLINE && self.deadline_ps[i] <= self.start_ps[i] {
+                    return Err(FlowError(format!(
+                        "flow {i} has deadline_ps {} at or before its start_ps {}",
+                        self.deadline_ps[i], self.start_ps[i]
+                    )));
+                }
+            }
+        }
         if n > MAX_FLOWS {
             return Err(FlowError(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));
         }
@@ -182,6 +200,8 @@ pub struct FlowResults {
     pub duplicate_data: Vec<u32>,
     /// Most segments the receiver held out of order at once.
     pub ooo_max_segments: Vec<u32>,
+    /// The scheme gave up on the flow (D3's and PDQ's Early Termination): it never finishes.
+    pub terminated: Vec<bool>,
 }
 
 impl FlowResults {
@@ -202,6 +222,7 @@ impl FlowResults {
             priority_losses: vec![0; n],
             duplicate_data: vec![0; n],
             ooo_max_segments: vec![0; n],
+            terminated: vec![false; n],
         }
     }
 
@@ -224,6 +245,7 @@ impl FlowResults {
             priority_losses: Vec::new(),
             duplicate_data: Vec::new(),
             ooo_max_segments: Vec::new(),
+            terminated: Vec::new(),
         }
     }
 }
