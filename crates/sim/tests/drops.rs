@@ -9,7 +9,7 @@ mod common;
 use common::{dumbbell, flows};
 
 fn names(cfg: &Config) -> Vec<&'static str> {
-    Network::build(cfg, 0).tier_names
+    Network::<()>::build(cfg, 0).tier_names
 }
 
 fn tiers(out: &RunOutput) -> Vec<(&str, u64)> {
@@ -30,7 +30,7 @@ fn every_topology_names_its_tiers_in_path_order() {
     let single = Config { topology: TopologyConfig::SingleSwitch(SingleSwitch::default()), ..Config::default() };
     assert_eq!(names(&single), ["host_nic", "switch_down"]);
     // every port has a tier, and the ports facing hosts are the last one
-    let net = Network::build(&leaf_spine, 0);
+    let net: Network = Network::build(&leaf_spine, 0);
     for (id, p) in net.ports.iter().enumerate() {
         let t = net.tier_names[net.port_tier[id] as usize];
         match (net.is_host(p.owner), net.is_host(p.peer)) {

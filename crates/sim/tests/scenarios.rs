@@ -136,7 +136,7 @@ fn strict_priority_starves_the_low_class_while_the_high_class_is_backlogged() {
 fn ecmp_spreads_flows_over_every_spine_and_core() {
     use fctlab_sim::net::Network;
     for cfg in [Config::default(), Config { topology: TopologyConfig::FatTree(FatTree::default()), ..Config::default() }] {
-        let net = Network::build(&cfg, 99);
+        let net: Network = Network::build(&cfg, 99);
         let hosts = net.hosts;
         let mut used = vec![0u32; net.nodes.len()];
         for i in 0..4000u32 {

@@ -19,6 +19,7 @@ pub mod wire;
 
 use crate::config::{BufferMode, Config, EcnMode, TopologyConfig};
 use crate::units::{gbps_to_bps, ns_to_ps, Ps};
+use packet::Header;
 use port::Port;
 
 /// A node's role.
@@ -45,10 +46,10 @@ pub struct Pool {
 }
 
 #[derive(Debug, Clone)]
-pub struct Network {
+pub struct Network<H: Header = ()> {
     pub hosts: u32,
     pub nodes: Vec<Node>,
-    pub ports: Vec<Port>,
+    pub ports: Vec<Port<H>>,
     /// Per port: the address of its wire's head slot when its arrival event was scheduled (see
     /// [`Network::arrival_scheduled`]), for [`Network::prefetch_arrival`]; only ever prefetched, never read.
     head_addr: Vec<usize>,
@@ -103,8 +104,8 @@ pub fn flow_hash(flow: u32, reverse: bool) -> u32 {
     (mix64(((flow as u64) << 1) | reverse as u64) >> 32) as u32
 }
 
-struct Builder {
-    net: Network,
+struct Builder<H: Header> {
+    net: Network<H>,
     queues: u32,
     switch_buffer: u64,
     nic_buffer: u64,
@@ -113,7 +114,7 @@ struct Builder {
     ecn_threshold: u64,
 }
 
-impl Builder {
+impl<H: Header> Builder<H> {
     fn add_node(&mut self, kind: NodeKind, tier: u8) -> u32 {
         self.net.nodes.push(Node { kind, ports: Vec::new(), tier });
         (self.net.nodes.len() - 1) as u32
@@ -145,9 +146,9 @@ impl Builder {
     }
 }
 
-impl Network {
+impl<H: Header> Network<H> {
     /// Build the fabric a config describes, with routing tables and ECMP salts drawn from `salt_seed`.
-    pub fn build(cfg: &Config, salt_seed: u64) -> Network {
+    pub fn build(cfg: &Config, salt_seed: u64) -> Network<H> {
         let hosts = cfg.topology.hosts();
         let sw = &cfg.switch;
         let ecn_mode = sw.ecn;
@@ -269,7 +270,7 @@ impl Network {
     /// hops of a path between racks, in order.
     fn classify_tiers(&mut self, level_names: &[&'static str]) {
         // (owner level, direction: 0 up, 1 across, 2 down); path order: up the levels, across, down the levels
-        let class_of = |net: &Network, p: &port::Port| -> (u8, u8) {
+        let class_of = |net: &Network<H>, p: &port::Port<H>| -> (u8, u8) {
             let (a, b) = (net.nodes[p.owner as usize].tier, net.nodes[p.peer as usize].tier);
             if net.is_host(p.owner) {
                 (0, 0)
@@ -464,7 +465,7 @@ impl Network {
             // ring grew since) is harmless.
             unsafe {
                 let p = self.ports.get_unchecked(id as usize);
-                _mm_prefetch(p as *const Port as *const i8, _MM_HINT_T0);
+                _mm_prefetch(p as *const Port<H> as *const i8, _MM_HINT_T0);
                 _mm_prefetch(*self.head_addr.get_unchecked(id as usize) as *const i8, _MM_HINT_T0);
             }
         }
@@ -486,7 +487,7 @@ impl Network {
     /// engine only holds ids that came from this network's tables (`host_port`, routes, event entries made
     /// for its ports), and `ports` is never resized after `build`.
     #[inline(always)]
-    pub fn port_mut(&mut self, id: u32) -> &mut Port {
+    pub fn port_mut(&mut self, id: u32) -> &mut Port<H> {
         assert!(cfg!(not(debug_assertions)) || (id as usize) < self.ports.len(), "no port {id}");
         // SAFETY: see above. The assertion checks it in builds with debug assertions: the dev profile and the
         // optimised test profile of `cargo test` (scripts/test.sh); release builds, the installed engine's, do not.
@@ -505,7 +506,7 @@ mod tests {
 
     #[test]
     fn leaf_spine_shape_and_paths() {
-        let net = Network::build(&Config::default(), 1);
+        let net: Network = Network::build(&Config::default(), 1);
         assert_eq!(net.hosts, 144);
         assert_eq!(net.nodes.len(), 144 + 13);
         assert_eq!(net.ports.len(), 2 * (144 + 9 * 4));
@@ -519,7 +520,7 @@ mod tests {
 
     #[test]
     fn fat_tree_shape_and_paths() {
-        let net = Network::build(&cfg(TopologyConfig::FatTree(FatTree::default())), 1);
+        let net: Network = Network::build(&cfg(TopologyConfig::FatTree(FatTree::default())), 1);
         // k = 8: 128 hosts, 80 switches
         assert_eq!(net.hosts, 128);
         assert_eq!(net.nodes.len() - 128, 80);
@@ -532,9 +533,9 @@ mod tests {
 
     #[test]
     fn dumbbell_and_single_switch() {
-        let net = Network::build(&cfg(TopologyConfig::Dumbbell(Dumbbell::default())), 1);
+        let net: Network = Network::build(&cfg(TopologyConfig::Dumbbell(Dumbbell::default())), 1);
         assert_eq!(net.ecmp_path(0, 4, 0).len(), 3);
-        let net = Network::build(&cfg(TopologyConfig::SingleSwitch(SingleSwitch::default())), 1);
+        let net: Network = Network::build(&cfg(TopologyConfig::SingleSwitch(SingleSwitch::default())), 1);
         assert_eq!(net.ecmp_path(0, 7, 0).len(), 2);
     }
 
@@ -586,7 +587,7 @@ mod tests {
             TopologyConfig::SingleSwitch(SingleSwitch::default()),
         ];
         for t in topologies {
-            let net = Network::build(&cfg(t.clone()), 1);
+            let net: Network = Network::build(&cfg(t.clone()), 1);
             let want = per_host_candidates(&net);
             for d in 0..net.hosts {
                 for s in net.hosts..net.nodes.len() as u32 {

@@ -1,4 +1,6 @@
-//! The one packet type that moves through the fabric, by value (24 bytes, `Copy`, never allocated).
+//! The packet that moves through the fabric, by value (`Copy`, never allocated): common fields, plus a
+//! header `H` that a transport family may add ([`Header`]; `()` for the TCP family, which keeps the packet at
+//! 24 bytes, and the explicit-rate family's rate fields for RCP, D3 and PDQ).
 //!
 //! Size matters: every packet queued or in flight sits in a wire slot (the packet and its arrival time), and
 //! at the reference load those slots are the engine's largest working set (about a megabyte at 20,000 flows,
@@ -34,8 +36,14 @@ use crate::units::Ps;
 /// No SACK information on this ACK.
 pub const NO_SACK: u32 = u32::MAX;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet {
+/// What a transport family's packets carry beyond the common fields (see `engine::family`): switches of that
+/// family read and rewrite it. `()` for the TCP family.
+pub trait Header: Copy + Default + std::fmt::Debug + PartialEq + Send + Sync + 'static {}
+
+impl Header for () {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Packet<H: Header = ()> {
     /// Flow id (index into the run's flows).
     pub flow: u32,
     /// Data: the segment index. ACK: the cumulative acknowledgement (next segment expected).
@@ -57,6 +65,8 @@ pub struct Packet {
     /// are finer, but RTT samples only feed the RTO estimate, and a nanosecond is far below any RTO the papers
     /// use: tens of microseconds and up). A sample is right as long as the RTT is under 4.29 s.
     pub ts: u32,
+    /// The family's own header (nothing for the TCP family).
+    pub hdr: H,
 }
 
 /// The send-time stamp of time `now` for [`Packet::ts`]: whole nanoseconds, modulo 2^32.
@@ -71,7 +81,7 @@ pub fn since(now: Ps, ts: u32) -> Ps {
     stamp(now).wrapping_sub(ts) as Ps * 1000
 }
 
-impl Packet {
+impl<H: Header> Packet<H> {
     #[inline]
     pub fn is_ack(&self) -> bool {
         self.flags & flags::ACK != 0
@@ -95,6 +105,7 @@ mod tests {
     #[test]
     fn packet_is_small() {
         assert_eq!(std::mem::size_of::<Packet>(), 24);
+        assert_eq!(std::mem::size_of::<Packet<()>>(), 24);
         // with its arrival time, a wire slot is half a cache line
         assert_eq!(std::mem::size_of::<(Ps, Packet)>(), 32);
     }

@@ -43,7 +43,7 @@
 //!   of the occupancy; the decisions, counters and maxima are exact. (A remote port of a two-thread run
 //!   retires at every admission: its wire does not keep the packets that have started.)
 
-use super::packet::{flags, Packet};
+use super::packet::{flags, Header, Packet};
 use crate::config::EcnMode;
 use crate::units::{tx_time, Ps};
 use super::wire::Wire;
@@ -81,8 +81,8 @@ pub struct QueueCounters {
 /// One strict-priority FIFO: its packets, occupancy and counters side by side, so that an enqueue or a dequeue
 /// touches one small record.
 #[derive(Debug, Clone, Default)]
-struct Fifo {
-    pkts: VecDeque<Packet>,
+struct Fifo<H: Header = ()> {
+    pkts: VecDeque<Packet<H>>,
     bytes: u64,
     counters: QueueCounters,
 }
@@ -93,10 +93,10 @@ struct Fifo {
 /// queues), and the rarely read fields follow.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
-pub struct Port {
+pub struct Port<H: Header = ()> {
     /// Packets in flight on the wire, with their arrival time at `peer` (FIFO mode: also the packets
     /// committed to start later; see the module docs).
-    pub wire: Wire,
+    pub wire: Wire<H>,
     /// The transmitter is busy until then.
     pub busy_until: Ps,
     /// Bytes waiting in all queues (FIFO mode: in the `waiting` packets).
@@ -141,7 +141,7 @@ pub struct Port {
     /// switches' side reads them (see `engine::parallel`).
     pub remote_queue: bool,
     // --- line 2: the event-driven discipline ---
-    queues: Box<[Fifo]>,
+    queues: Box<[Fifo<H>]>,
     /// Bit q set when queue q is non-empty.
     nonempty: u64,
     /// Index of the switch's shared pool, NO_POOL if the buffer is per port (see [`Port::pool`]).
@@ -158,7 +158,7 @@ pub struct Port {
     pub rate_bps: u64,
 }
 
-impl Port {
+impl<H: Header> Port<H> {
     pub fn new(
         owner: u32,
         peer: u32,
@@ -284,7 +284,7 @@ impl Port {
     /// Decide whether a packet may join its queue, given the shared pool's state when the buffer is shared
     /// (`pool_free`: bytes free in the pool, `dt_alpha`). Marks ECN; does not enqueue.
     #[inline]
-    pub fn admit(&mut self, pkt: &mut Packet, pool_free: Option<(u64, f64)>) -> Admission {
+    pub fn admit(&mut self, pkt: &mut Packet<H>, pool_free: Option<(u64, f64)>) -> Admission {
         let q = self.queue_of(pkt.prio);
         let w = pkt.wire as u64;
         let fits = match pool_free {
@@ -315,7 +315,7 @@ impl Port {
 
     /// Put an admitted packet in its queue.
     #[inline]
-    pub fn push(&mut self, pkt: Packet) {
+    pub fn push(&mut self, pkt: Packet<H>) {
         let q = self.queue_of(pkt.prio);
         self.queues[q].pkts.push_back(pkt);
         self.nonempty |= 1 << q;
@@ -365,7 +365,7 @@ impl Port {
     /// the same thing when one queue is in use). Call [`Port::retire_started`] first. A mark is counted here
     /// and set on the packet by [`Port::commit`].
     #[inline]
-    pub fn admit_fifo(&mut self, pkt: &Packet) -> Admission {
+    pub fn admit_fifo(&mut self, pkt: &Packet<H>) -> Admission {
         self.check_fifo_queue(pkt);
         let w = pkt.wire as u64;
         if self.buffer_limit != 0 && self.bytes + w > self.buffer_limit {
@@ -388,7 +388,7 @@ impl Port {
     /// one-byte store into that copy, then read back as part of a wider load when the packet is copied to
     /// the wire, defeats the CPU's store-to-load forwarding and stalls the hot path.)
     #[inline(always)]
-    pub fn commit(&mut self, now: Ps, pkt: Packet, marked: bool) -> Option<Ps> {
+    pub fn commit(&mut self, now: Ps, pkt: Packet<H>, marked: bool) -> Option<Ps> {
         debug_assert!(self.fifo);
         let start = self.busy_until.max(now);
         let arrival = self.place(now, start, self.tx_time(pkt.wire as u32), pkt, marked);
@@ -400,7 +400,7 @@ impl Port {
     /// [`Port::commit`]. Returns what `commit` returns, or `Err(Dropped)`. The occupancy is computed only
     /// when the decisions depend on it (see the module docs: quiet admissions).
     #[inline(always)]
-    pub fn offer_fifo(&mut self, now: Ps, pkt: Packet) -> Result<Option<Ps>, Dropped> {
+    pub fn offer_fifo(&mut self, now: Ps, pkt: Packet<H>) -> Result<Option<Ps>, Dropped> {
         debug_assert!(self.fifo);
         self.check_fifo_queue(&pkt);
         let tx = self.tx_time(pkt.wire as u32);
@@ -415,7 +415,7 @@ impl Port {
     }
 
     #[inline(never)]
-    fn offer_exact(&mut self, now: Ps, pkt: Packet) -> Result<Option<Ps>, Dropped> {
+    fn offer_exact(&mut self, now: Ps, pkt: Packet<H>) -> Result<Option<Ps>, Dropped> {
         self.retire_started(now);
         match self.admit_fifo(&pkt) {
             Admission::Dropped => Err(Dropped),
@@ -430,7 +430,7 @@ impl Port {
     /// Cheap insurance: the engine decides FIFO mode from the run's priority sources once, up front
     /// (`engine::single_queue_run`); a packet for another queue means that analysis missed one.
     #[inline(always)]
-    fn check_fifo_queue(&self, pkt: &Packet) {
+    fn check_fifo_queue(&self, pkt: &Packet<H>) {
         assert!(
             self.queue_of(pkt.prio) == self.fifo_queue as usize,
             "a FIFO-mode port got a packet of priority {} (queue {}), not queue {}: engine::single_queue_run \
@@ -444,7 +444,7 @@ impl Port {
     /// FIFO mode: put `pkt` (serialization `tx`) on the wire to start at `start`, with a CE mark if `marked`,
     /// and count it as waiting if it starts after `now`; what [`Port::commit`] returns.
     #[inline(always)]
-    fn place(&mut self, now: Ps, start: Ps, tx: Ps, pkt: Packet, marked: bool) -> Option<Ps> {
+    fn place(&mut self, now: Ps, start: Ps, tx: Ps, pkt: Packet<H>, marked: bool) -> Option<Ps> {
         let done = start + tx;
         self.busy_until = done;
         let arrival = done + self.delay_ps;
@@ -471,7 +471,7 @@ impl Port {
 
     /// Take the next packet to serve: the head of the highest-priority non-empty queue.
     #[inline]
-    pub fn pop(&mut self) -> Option<Packet> {
+    pub fn pop(&mut self) -> Option<Packet<H>> {
         if self.nonempty == 0 {
             return None;
         }
@@ -491,7 +491,7 @@ impl Port {
     /// Start serializing `pkt` at `now` (the transmitter must be free). Returns its arrival time at the far end
     /// if the wire was empty, i.e. when the caller must schedule that arrival ([`HAND_OVER`] on a remote port).
     #[inline(always)]
-    pub fn transmit(&mut self, now: Ps, pkt: Packet) -> Option<Ps> {
+    pub fn transmit(&mut self, now: Ps, pkt: Packet<H>) -> Option<Ps> {
         debug_assert!(now >= self.busy_until);
         let done = now + self.tx_time(pkt.wire as u32);
         self.busy_until = done;
@@ -510,7 +510,7 @@ impl Port {
     /// ones [`Port::retire_started`] reads (FIFO mode; none in event-driven mode): the far end's copy of the
     /// port is where they arrive.
     #[inline]
-    pub fn hand_over(&mut self) -> (Ps, Packet) {
+    pub fn hand_over(&mut self) -> (Ps, Packet<H>) {
         debug_assert!(self.remote);
         let sent = *self.wire.back().expect("hand_over with nothing sent");
         while self.wire.len() > self.waiting as usize {
@@ -521,7 +521,7 @@ impl Port {
 
     /// Take the packet at the head of the wire, which reaches the far end now.
     #[inline]
-    pub fn take_arrival(&mut self) -> Packet {
+    pub fn take_arrival(&mut self) -> Packet::<H> {
         let (_, pkt) = self.wire.pop_front().expect("arrival on an empty wire");
         if self.waiting as usize > self.wire.len() {
             // FIFO mode: not retired yet, so it still counted as waiting (retirement is lazy: see the module
@@ -598,6 +598,7 @@ mod tests {
             prio,
             flags: if ect { flags::ECT } else { 0 },
             ts: 0,
+            hdr: (),
         }
     }
 

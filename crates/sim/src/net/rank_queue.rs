@@ -26,7 +26,7 @@
 //! scan over the packets, no moves. Ties compare arrival numbers, so every choice is the one a scan in
 //! arrival order would make. Only a full buffer walks every packet (for the victims): once per drop.
 
-use super::packet::Packet;
+use super::packet::{Header, Packet};
 
 /// What happened to an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +44,8 @@ const NIL: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
 #[repr(align(64))]
-struct Slot {
-    pkt: Packet,
+struct Slot<H: Header = ()> {
+    pkt: Packet<H>,
     /// Arrival number in this queue (unique, increasing).
     seq: u64,
     /// Next packet of the group in arrival order (or the next free slot).
@@ -72,8 +72,8 @@ struct Group {
 }
 
 #[derive(Debug, Clone)]
-pub struct RankQueue {
-    slots: Vec<Slot>,
+pub struct RankQueue<H: Header = ()> {
+    slots: Vec<Slot<H>>,
     /// Free slots, linked through `Slot::next`.
     free: u32,
     /// In no particular order (ties are broken by arrival numbers, never by position).
@@ -83,7 +83,7 @@ pub struct RankQueue {
     next_seq: u64,
 }
 
-impl Default for RankQueue {
+impl<H: Header> Default for RankQueue<H> {
     fn default() -> Self {
         Self::new()
     }
@@ -91,11 +91,11 @@ impl Default for RankQueue {
 
 /// Flow id with the top bit set for ACKs (a flow's data and its ACKs are separate streams).
 #[inline]
-fn key_of(p: &Packet) -> u32 {
+fn key_of<H: Header>(p: &Packet<H>) -> u32 {
     p.flow | if p.is_ack() { 1 << 31 } else { 0 }
 }
 
-impl RankQueue {
+impl<H: Header> RankQueue<H> {
     pub fn new() -> Self {
         let (slots, groups) = (Vec::with_capacity(16), Vec::with_capacity(4));
         RankQueue { slots, free: NIL, groups, len: 0, bytes: 0, next_seq: 0 }
@@ -121,7 +121,7 @@ impl RankQueue {
     /// Add `pkt` to a buffer of `limit` bytes (0 = unbounded), evicting less urgent packets if needed; each
     /// evicted packet goes to `evicted` (called only on the cold path: no allocation, no per-packet cost).
     #[inline]
-    pub fn push(&mut self, pkt: Packet, limit: u64, evicted: impl FnMut(Packet)) -> RankAdmission {
+    pub fn push(&mut self, pkt: Packet<H>, limit: u64, evicted: impl FnMut(Packet<H>)) -> RankAdmission {
         if limit == 0 || self.bytes + pkt.wire as u64 <= limit {
             self.append(pkt);
             return RankAdmission::Queued;
@@ -136,7 +136,7 @@ impl RankQueue {
     /// most a few).
     #[cold]
     #[inline(never)]
-    fn push_full(&mut self, pkt: Packet, limit: u64, mut evicted: impl FnMut(Packet)) -> RankAdmission {
+    fn push_full(&mut self, pkt: Packet<H>, limit: u64, mut evicted: impl FnMut(Packet<H>)) -> RankAdmission {
         let need = self.bytes + pkt.wire as u64 - limit;
         let mut freeable = 0u64;
         for g in &self.groups {
@@ -183,7 +183,7 @@ impl RankQueue {
     }
 
     /// Unlink slot `x` from the middle of its group (an eviction: rare, so linear in the group).
-    fn remove(&mut self, x: u32) -> Packet {
+    fn remove(&mut self, x: u32) -> Packet::<H> {
         let key = key_of(&self.slots[x as usize].pkt);
         let gi = self.groups.iter().position(|g| g.key == key).expect("a queued packet has a group");
         let g = self.groups[gi];
@@ -254,7 +254,7 @@ impl RankQueue {
 
     /// Free slot `x`, returning its packet.
     #[inline]
-    fn release(&mut self, x: u32) -> Packet {
+    fn release(&mut self, x: u32) -> Packet::<H> {
         let s = &mut self.slots[x as usize];
         let pkt = s.pkt;
         s.next = self.free;
@@ -270,7 +270,7 @@ impl RankQueue {
     }
 
     #[inline]
-    fn append(&mut self, pkt: Packet) {
+    fn append(&mut self, pkt: Packet<H>) {
         let key = key_of(&pkt);
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -313,7 +313,7 @@ impl RankQueue {
 
     /// Take the next packet to send: the earliest packet of the flow that holds the most urgent packet.
     #[inline]
-    pub fn pop(&mut self) -> Option<Packet> {
+    pub fn pop(&mut self) -> Option<Packet<H>> {
         let first = self.groups.first()?;
         // the group holding the most urgent packet (earliest among equal ranks)
         let mut b = 0;
@@ -348,7 +348,7 @@ mod tests {
     use crate::net::packet::{flags, NO_SACK};
 
     fn data(flow: u32, seq: u32, rank: u32) -> Packet {
-        Packet { flow, seq, sack: rank, dst: 0, wire: 1500, prio: 0, flags: 0, ts: 0 }
+        Packet { flow, seq, sack: rank, dst: 0, wire: 1500, prio: 0, flags: 0, ts: 0, hdr: () }
     }
 
     #[test]
@@ -410,7 +410,7 @@ mod tests {
     fn acks_are_most_urgent() {
         let mut q = RankQueue::new();
         q.push(data(1, 0, 1), 0, |_| ());
-        let ack = Packet { flow: 9, seq: 0, sack: NO_SACK, dst: 0, wire: 40, prio: 0, flags: flags::ACK, ts: 0 };
+        let ack = Packet { flow: 9, seq: 0, sack: NO_SACK, dst: 0, wire: 40, prio: 0, flags: flags::ACK, ts: 0, hdr: () };
         q.push(ack, 0, |_| ());
         assert!(q.pop().unwrap().is_ack());
     }
@@ -499,6 +499,7 @@ mod tests {
                         prio: 0,
                         flags: if ack { flags::ACK } else { 0 },
                         ts: 0,
+                        hdr: (),
                     };
                     let (mut a, mut b) = (Vec::new(), Vec::new());
                     assert_eq!(q.push(p, limit, |v| a.push(v)), r.push(p, limit, &mut b));

@@ -21,22 +21,22 @@
 //! more L1 misses in cachegrind, not fewer. And `pop_front` and `front` fused into one call for the arrival
 //! path: 18 more instructions per event, from spills of the wider return value.)
 
-use super::packet::Packet;
+use super::packet::{Header, Packet};
 use crate::units::Ps;
 
 /// Slots of a new wire (grows on demand).
 const INITIAL: usize = 16;
 
 #[derive(Debug, Clone)]
-pub struct Wire {
+pub struct Wire<H: Header = ()> {
     /// `slots.len()` is a power of two; the entries are `slots[(head + i) & mask]` for `i < len`.
-    slots: Box<[Slot]>,
+    slots: Box<[Slot<H>]>,
     head: u32,
     len: u32,
     mask: u32,
 }
 
-impl Default for Wire {
+impl<H: Header> Default for Wire<H> {
     fn default() -> Self {
         Self::new()
     }
@@ -46,15 +46,14 @@ impl Default for Wire {
 /// allocator only promises 16-byte alignment).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(32))]
-struct Slot {
-    entry: (Ps, Packet),
+struct Slot<H: Header = ()> {
+    entry: (Ps, Packet<H>),
 }
 
-const EMPTY: Slot = Slot { entry: (0, Packet { flow: 0, seq: 0, sack: 0, dst: 0, wire: 0, prio: 0, flags: 0, ts: 0 }) };
 
-impl Wire {
+impl<H: Header> Wire<H> {
     pub fn new() -> Self {
-        Wire { slots: vec![EMPTY; INITIAL].into_boxed_slice(), head: 0, len: 0, mask: INITIAL as u32 - 1 }
+        Wire { slots: vec![Slot { entry: (0, Packet::default()) }; INITIAL].into_boxed_slice(), head: 0, len: 0, mask: INITIAL as u32 - 1 }
     }
 
     #[inline]
@@ -68,7 +67,7 @@ impl Wire {
     }
 
     #[inline(always)]
-    fn slot(&self, i: u32) -> &(Ps, Packet) {
+    fn slot(&self, i: u32) -> &(Ps, Packet<H>) {
         let k = (self.head.wrapping_add(i) & self.mask) as usize;
         debug_assert!(k < self.slots.len());
         // SAFETY: `slots.len() == mask + 1` (a power of two), so `k <= mask` is in bounds. The assertion above
@@ -78,30 +77,30 @@ impl Wire {
 
     /// The `i`-th oldest entry (`i < len`).
     #[inline]
-    pub fn get(&self, i: usize) -> &(Ps, Packet) {
+    pub fn get(&self, i: usize) -> &(Ps, Packet<H>) {
         assert!(i < self.len as usize, "wire index {i} out of {}", self.len);
         self.slot(i as u32)
     }
 
     /// Address of the slot the next `pop_front` reads (allocated even when the wire is empty), for prefetching.
     #[inline(always)]
-    pub fn head_slot(&self) -> *const (Ps, Packet) {
+    pub fn head_slot(&self) -> *const (Ps, Packet<H>) {
         self.slot(0)
     }
 
     #[inline]
-    pub fn front(&self) -> Option<&(Ps, Packet)> {
+    pub fn front(&self) -> Option<&(Ps, Packet<H>)> {
         (self.len > 0).then(|| self.slot(0))
     }
 
     #[inline]
-    pub fn back(&self) -> Option<&(Ps, Packet)> {
+    pub fn back(&self) -> Option<&(Ps, Packet<H>)> {
         (self.len > 0).then(|| self.slot(self.len - 1))
     }
 
     /// Append `entry`; returns it in its slot.
     #[inline]
-    pub fn push_back(&mut self, entry: (Ps, Packet)) -> &mut (Ps, Packet) {
+    pub fn push_back(&mut self, entry: (Ps, Packet<H>)) -> &mut (Ps, Packet<H>) {
         if self.len as usize == self.slots.len() {
             self.grow();
         }
@@ -115,7 +114,7 @@ impl Wire {
     }
 
     #[inline]
-    pub fn pop_front(&mut self) -> Option<(Ps, Packet)> {
+    pub fn pop_front(&mut self) -> Option<(Ps, Packet<H>)> {
         if self.len == 0 {
             return None;
         }
@@ -132,7 +131,7 @@ impl Wire {
     fn grow(&mut self) {
         let n = self.slots.len();
         assert!(n <= (u32::MAX as usize + 1) / 2, "a wire of more than 2^31 packets");
-        let mut slots = vec![EMPTY; 2 * n].into_boxed_slice();
+        let mut slots = vec![Slot { entry: (0, Packet::default()) }; 2 * n].into_boxed_slice();
         for (i, s) in slots.iter_mut().take(n).enumerate() {
             s.entry = *self.slot(i as u32);
         }
@@ -142,12 +141,12 @@ impl Wire {
     }
 
     /// The entries, oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = &(Ps, Packet)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = &(Ps, Packet<H>)> + '_ {
         (0..self.len).map(|i| self.slot(i))
     }
 }
 
-impl PartialEq for Wire {
+impl<H: Header> PartialEq for Wire<H> {
     fn eq(&self, other: &Self) -> bool {
         self.len == other.len && self.iter().eq(other.iter())
     }
@@ -159,7 +158,7 @@ mod tests {
     use std::collections::VecDeque;
 
     fn entry(i: u64) -> (Ps, Packet) {
-        let mut e = EMPTY.entry;
+        let mut e: (Ps, Packet) = (0, Packet::default());
         e.0 = i;
         e.1.seq = i as u32;
         e

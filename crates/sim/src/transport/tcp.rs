@@ -554,6 +554,7 @@ impl Conn {
             prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, count, &self.bounds) },
             flags: f,
             ts: stamp(now),
+            hdr: (),
         }
     }
 
@@ -1038,6 +1039,7 @@ impl Conn {
                 prio: p.ack_priority,
                 flags: flags::ACK | flags::PROBE | (pkt.flags & flags::RETX),
                 ts: pkt.ts,
+                hdr: (),
             });
             return outcome;
         }
@@ -1053,6 +1055,7 @@ impl Conn {
                 prio: p.ack_priority,
                 flags: flags::ACK | flags::RETX | flags::PROBE,
                 ts: pkt.ts,
+                hdr: (),
             });
             return outcome;
         }
@@ -1112,6 +1115,7 @@ impl Conn {
             prio: p.ack_priority,
             flags: f,
             ts: pkt.ts,
+            hdr: (),
         });
         outcome
     }
@@ -1193,6 +1197,7 @@ impl Conn {
             prio: p.ack_priority,
             flags: f,
             ts: self.ack_pending_ts,
+            hdr: (),
         });
         self.ack_pending = 0;
         self.delack_deadline = NEVER;
@@ -1431,7 +1436,7 @@ mod tests {
         c.start(&p, 0, &mut out);
         c.on_timeout(&p, p.rto_init, &mut out);
         let rto_backed_off = c.rto;
-        let mut ack = Packet { flow: 0, seq: 1, sack: NO_SACK, dst: 0, wire: 40, prio: 0, flags: flags::ACK | flags::RETX, ts: 0 };
+        let mut ack = Packet { flow: 0, seq: 1, sack: NO_SACK, dst: 0, wire: 40, prio: 0, flags: flags::ACK | flags::RETX, ts: 0, hdr: () };
         c.on_ack(&p, p.rto_init + 5, &ack, &mut out);
         assert_eq!(c.rto, rto_backed_off, "a retransmitted segment's ACK gives no sample");
         ack.flags = flags::ACK;
