@@ -44,6 +44,18 @@ pub struct Config {
     pub transport: TransportConfig,
     pub scheme: SchemeConfig,
     pub run: RunConfig,
+    pub link_loss: LinkLossConfig,
+}
+
+/// Random loss on host links (the PDQ paper's loss experiment drops packets at random on the bottleneck link in
+/// both directions): every packet that crosses a link of one of `hosts`, either way, is lost with probability
+/// `probability`, independently, drawn from the run's seeded generator as it reaches the far end. An empty
+/// `hosts` list means every host. Off (probability 0) by default.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkLossConfig {
+    pub probability: f64,
+    pub hosts: Vec<u32>,
 }
 
 /// The fabric, built from parameters. Rates in Gbit/s, one-way propagation delays in ns.
@@ -442,11 +454,29 @@ pub enum SchemeName {
     Pias,
     L2dct,
     Qclimb,
+    Rcp,
+    D3,
+    Pdq,
+    #[serde(rename = "pdq-basic")]
+    PdqBasic,
+    #[serde(rename = "pdq-es")]
+    PdqEs,
+    #[serde(rename = "pdq-es-et")]
+    PdqEsEt,
+}
+
+/// The transport families (see `engine::family`): one run uses one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyName {
+    /// Window-based TCP and its variants, with host-side tagging and rank queues (`transport::tcp`).
+    Tcp,
+    /// Explicit-rate transports whose switches compute each flow's rate (`transport::rate`): RCP, D3, PDQ.
+    Rate,
 }
 
 impl SchemeName {
     /// Every scheme the engine runs, with a one-line description.
-    pub const ALL: [(&'static str, &'static str); 7] = [
+    pub const ALL: [(&'static str, &'static str); 13] = [
         ("tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow"),
         ("dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts"),
         (
@@ -467,6 +497,25 @@ impl SchemeName {
             "QCLIMB: tagging by predicted lower/upper bounds (queue climbing up, slack, demotion), DCTCP, \
              priority-based loss detection with customized ACKs at the receiver",
         ),
+        (
+            "rcp",
+            "RCP: each switch port computes one fair rate per control interval from spare capacity and queue; \
+             senders send at the smallest rate along their path",
+        ),
+        (
+            "d3",
+            "D3: deadline-aware rate requests once per RTT, granted greedily first come first served at each switch \
+             with spare capacity shared fairly; flows without deadlines get the fair share",
+        ),
+        (
+            "pdq",
+            "PDQ (full): switches keep the most critical flows (earliest deadline, then shortest remaining time), \
+             let them send at the rate controller's rate and pause the rest; Early Start, Early Termination and \
+             Suppressed Probing",
+        ),
+        ("pdq-basic", "PDQ without Early Start, Early Termination or Suppressed Probing"),
+        ("pdq-es", "PDQ with Early Start only"),
+        ("pdq-es-et", "PDQ with Early Start and Early Termination (no Suppressed Probing)"),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -478,7 +527,31 @@ impl SchemeName {
             SchemeName::Pias => "pias",
             SchemeName::L2dct => "l2dct",
             SchemeName::Qclimb => "qclimb",
+            SchemeName::Rcp => "rcp",
+            SchemeName::D3 => "d3",
+            SchemeName::Pdq => "pdq",
+            SchemeName::PdqBasic => "pdq-basic",
+            SchemeName::PdqEs => "pdq-es",
+            SchemeName::PdqEsEt => "pdq-es-et",
         }
+    }
+
+    /// The transport family the scheme belongs to.
+    pub fn family(self) -> FamilyName {
+        match self {
+            SchemeName::Rcp
+            | SchemeName::D3
+            | SchemeName::Pdq
+            | SchemeName::PdqBasic
+            | SchemeName::PdqEs
+            | SchemeName::PdqEsEt => FamilyName::Rate,
+            _ => FamilyName::Tcp,
+        }
+    }
+
+    /// Is this one of the PDQ variants?
+    pub fn is_pdq(self) -> bool {
+        matches!(self, SchemeName::Pdq | SchemeName::PdqBasic | SchemeName::PdqEs | SchemeName::PdqEsEt)
     }
 
     /// Does the switch use pFabric's rank queue (instead of strict-priority FIFOs)?
@@ -624,6 +697,37 @@ pub struct SchemeConfig {
     pub pias_timeout_reset: u32,
     /// L2DCT: how the additive increase is weighted (see [`L2dctIncrease`]).
     pub l2dct_increase: L2dctIncrease,
+    /// Explicit-rate schemes (RCP, D3, PDQ): the switches' control interval in us, over which a port measures
+    /// its input rate and updates its rate; 0 (the default) means the average RTT the port reads from the
+    /// headers of the flows that cross it (RCP's d0; PDQ updates its rate controller every 2 such RTTs).
+    pub rate_interval_us: f64,
+    /// RCP's gains (Dukkipati, "Rate Control Protocol", 2007: alpha = 0.1, beta = 1).
+    pub rcp_alpha: f64,
+    pub rcp_beta: f64,
+    /// PDQ's three optimizations; the scheme names pdq-basic, pdq-es, pdq-es-et and pdq set them (explicit
+    /// keys win).
+    pub pdq_early_start: bool,
+    pub pdq_early_termination: bool,
+    pub pdq_suppressed_probing: bool,
+    /// PDQ's Early Start threshold K in RTTs: flows that will finish within K RTTs do not hold back the next.
+    pub pdq_early_start_k: f64,
+    /// What PDQ's criticality is computed from (see [`Criticality`]).
+    pub pdq_criticality: Criticality,
+    /// Criticality `bytes_sent`: the sender updates its estimate every this many bytes (the paper's 50 KB).
+    pub pdq_criticality_update_bytes: u64,
+}
+
+/// How a PDQ sender states its flow's criticality (PDQ paper, section 5.6, "Resilience to Inaccurate Flow
+/// Information").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Criticality {
+    /// From the flow's true remaining size (the expected transmission time).
+    Size,
+    /// A random value drawn at the flow's start and kept.
+    Random,
+    /// From the bytes sent so far (fewer sent is more critical), updated every `pdq_criticality_update_bytes`.
+    BytesSent,
 }
 
 impl Default for SchemeConfig {
@@ -648,6 +752,15 @@ impl Default for SchemeConfig {
             pias_idle_us: 500.0,
             pias_timeout_reset: 3,
             l2dct_increase: L2dctIncrease::Weight,
+            rate_interval_us: 0.0,
+            rcp_alpha: 0.1,
+            rcp_beta: 1.0,
+            pdq_early_start: true,
+            pdq_early_termination: true,
+            pdq_suppressed_probing: true,
+            pdq_early_start_k: 2.0,
+            pdq_criticality: Criticality::Size,
+            pdq_criticality_update_bytes: 50_000,
         }
     }
 }
@@ -703,6 +816,15 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
         }),
         (SchemeName::Pias, _) => json!({"scheme": {"probe_after_timeouts": 2}}),
         (SchemeName::L2dct, Preset::Pias) => json!({"scheme": {"l2dct_increase": "normalized"}}),
+        (SchemeName::PdqBasic, _) => json!({"scheme": {
+            "pdq_early_start": false, "pdq_early_termination": false, "pdq_suppressed_probing": false,
+        }}),
+        (SchemeName::PdqEs, _) => json!({"scheme": {
+            "pdq_early_start": true, "pdq_early_termination": false, "pdq_suppressed_probing": false,
+        }}),
+        (SchemeName::PdqEsEt, _) => json!({"scheme": {
+            "pdq_early_start": true, "pdq_early_termination": true, "pdq_suppressed_probing": false,
+        }}),
         _ => json!({}),
     }
 }
@@ -811,6 +933,8 @@ impl Config {
         self.transport.kind.unwrap_or(match self.scheme.name {
             SchemeName::Tcp | SchemeName::Pfabric | SchemeName::Las => TransportKind::Tcp,
             SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct | SchemeName::Qclimb => TransportKind::Dctcp,
+            // (the explicit-rate family has its own transport; TCP's kind is not used)
+            _ => TransportKind::Tcp,
         })
     }
 
@@ -944,6 +1068,36 @@ impl Config {
         }
         if !(sc.pias_idle_us.is_finite() && (0.0..=1e9).contains(&sc.pias_idle_us)) {
             return err("scheme.pias_idle_us", format!("must be between 0 and 1e9 us (got {})", sc.pias_idle_us));
+        }
+        if !(sc.rate_interval_us.is_finite() && (0.0..=1e9).contains(&sc.rate_interval_us)) {
+            return err("scheme.rate_interval_us", format!("must be between 0 and 1e9 us (got {})", sc.rate_interval_us));
+        }
+        check_pos("scheme.rcp_alpha", sc.rcp_alpha, 10.0)?;
+        if !(sc.rcp_beta.is_finite() && (0.0..=10.0).contains(&sc.rcp_beta)) {
+            return err("scheme.rcp_beta", format!("must be between 0 and 10 (got {})", sc.rcp_beta));
+        }
+        if !(sc.pdq_early_start_k.is_finite() && (0.0..=1000.0).contains(&sc.pdq_early_start_k)) {
+            return err("scheme.pdq_early_start_k", format!("must be between 0 and 1000 (got {})", sc.pdq_early_start_k));
+        }
+        check_int("scheme.pdq_criticality_update_bytes", sc.pdq_criticality_update_bytes, 1, 1 << 40)?;
+        if sc.name.family() == FamilyName::Rate {
+            if self.transport.connections != Connections::PerFlow {
+                return err("transport.connections", format!(
+                    "scheme {} opens one flow per connection: only \"per_flow\" is allowed", sc.name.as_str()));
+            }
+            if self.routing.mode != RoutingMode::Ecmp {
+                return err("routing.mode", format!(
+                    "scheme {}'s switches keep per-flow state on the flow's path: only \"ecmp\" is allowed",
+                    sc.name.as_str()));
+            }
+        }
+        let ll = &self.link_loss;
+        if !(ll.probability.is_finite() && (0.0..1.0).contains(&ll.probability)) {
+            return err("link_loss.probability", format!("must be >= 0 and < 1 (got {})", ll.probability));
+        }
+        let hosts = self.topology.hosts();
+        if let Some(&h) = ll.hosts.iter().find(|&&h| h >= hosts) {
+            return err("link_loss.hosts", format!("host {h} does not exist (the topology has {hosts} hosts)"));
         }
         Ok(())
     }
