@@ -21,24 +21,26 @@
 //! busy when it fires and re-arms itself at the new end of transmission (a port has at most one such event
 //! pending at any time).
 
+pub(crate) mod family;
 pub mod parallel;
 pub mod queue;
+mod tcp;
 
-use crate::config::{Config, Connections, QclimbInfo, RoutingMode, SchemeName};
+use crate::config::{Config, Connections, FamilyName, QclimbInfo, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::{Admission, Dropped, HAND_OVER};
 use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{flow_hash, Network};
 use crate::policy::{Rank, Tagging};
-use crate::transport::tcp::{Conn, ConnState, TcpParams};
-use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
+use crate::transport::tcp::TcpParams;
+use family::Family;
+use crate::units::{tx_time, Ps, PS_PER_MS};
 use queue::{Event, EventQueue, NEXT_IN_ORDER};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 /// Counters of a whole run (the engine's part of the summary).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -81,6 +83,8 @@ pub struct RunStats {
     /// a connection an earlier flow had used.
     pub connections_opened: u64,
     pub connections_reused: u64,
+    /// Packets lost at random on lossy links (`[link_loss]`; also counted in `drops`).
+    pub link_losses: u64,
     /// The run stopped at `run.time_limit_ms` with flows still open.
     pub hit_time_limit: bool,
     /// The largest number of entries the event queue held (two threads: the larger of their two queues).
@@ -109,66 +113,6 @@ fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, u64)], ser: S) -> Result
     m.end()
 }
 
-/// Out-of-order bytes held at each host, as it changes.
-#[derive(Debug, Clone, Default)]
-struct OooHosts {
-    now_bytes: Vec<u64>,
-    max_bytes: Vec<u64>,
-    /// Integral of `now_bytes` over time (byte-picoseconds) up to `since`.
-    area: Vec<u128>,
-    since: Vec<Ps>,
-    insert_sum: Vec<u128>,
-    inserts: Vec<u64>,
-}
-
-impl OooHosts {
-    fn new(hosts: usize) -> Self {
-        OooHosts {
-            now_bytes: vec![0; hosts],
-            max_bytes: vec![0; hosts],
-            area: vec![0; hosts],
-            since: vec![0; hosts],
-            insert_sum: vec![0; hosts],
-            inserts: vec![0; hosts],
-        }
-    }
-
-    #[inline]
-    fn change(&mut self, host: usize, now: Ps, before: u64, after: u64) {
-        let held = self.now_bytes[host];
-        self.area[host] += held as u128 * (now - self.since[host]) as u128;
-        self.since[host] = now;
-        let held = held + after - before;
-        self.now_bytes[host] = held;
-        if after > before {
-            self.max_bytes[host] = self.max_bytes[host].max(held);
-            self.insert_sum[host] += held as u128;
-            self.inserts[host] += 1;
-        }
-    }
-
-    fn write(&mut self, end: Ps, stats: &mut RunStats) {
-        let n = self.now_bytes.len();
-        for h in 0..n {
-            self.area[h] += self.now_bytes[h] as u128 * (end - self.since[h]) as u128;
-        }
-        stats.ooo_host_max_bytes = self.max_bytes.clone();
-        stats.ooo_host_mean_bytes =
-            (0..n).map(|h| if end > 0 { self.area[h] as f64 / end as f64 } else { 0.0 }).collect();
-        stats.ooo_host_insert_mean_bytes = (0..n)
-            .map(|h| if self.inserts[h] > 0 { self.insert_sum[h] as f64 / self.inserts[h] as f64 } else { 0.0 })
-            .collect();
-    }
-}
-
-/// Where a flow's QCLIMB bounds come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BoundsFrom {
-    Columns,
-    Size,
-    Estimate,
-}
-
 /// Everything a run returns.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
@@ -176,8 +120,9 @@ pub struct RunOutput {
     pub stats: RunStats,
 }
 
-struct Sim<'a> {
-    net: Network,
+/// A run's state (one side's, on two threads), for the family `F` (see [`family`]).
+pub(crate) struct Sim<'a, F: Family> {
+    net: Network<F::Hdr>,
     events: EventQueue,
     now: Ps,
     flows: &'a FlowSet,
@@ -188,36 +133,34 @@ struct Sim<'a> {
     /// `children[child_start[f]..child_start[f + 1]]` (both empty when no flow waits for another).
     child_start: Vec<u32>,
     children: Vec<u32>,
-    conns: Vec<Option<Box<Conn>>>,
+    conns: Vec<Option<Box<F::Flow>>>,
     open_flows: u64,
     results: FlowResults,
-    params: TcpParams,
-    default_prio: u8,
-    bounds_from: BoundsFrom,
     spray: bool,
     rng: Xoshiro256PlusPlus,
     /// pFabric / LAS: one rank queue per port (indexed by port id); empty for strict-priority schemes.
-    rank_queues: Vec<RankQueue>,
+    rank_queues: Vec<RankQueue<F::Hdr>>,
     switch_buffer: u64,
     nic_buffer: u64,
+    /// Header bytes of a data packet (for the delivered and dropped payload counts).
+    header: u32,
     /// Scratch buffer the transports write packets into (reused: no allocation per packet).
-    out: Vec<Packet>,
+    out: Vec<Packet<F::Hdr>>,
     /// Scratch buffer for the packets a rank queue evicts to admit one arrival (reused; capacity for a full
     /// packet's worth of probes, so that it never grows in practice).
-    evicted: Vec<Packet>,
+    evicted: Vec<Packet<F::Hdr>>,
     /// Two-thread runs: packets handed to the other thread since the last exchange.
-    outbox: Vec<parallel::Msg>,
+    outbox: Vec<parallel::Msg<F::Hdr>>,
     stats: RunStats,
-    ooo: OooHosts,
     progress: Option<&'a AtomicU64>,
-    /// Connection reuse (`transport.connections`): the idle connections of each pool (a host pair, or a trace's
-    /// 5-tuple), longest idle first. Touched once when a flow starts and once when it ends, never per packet.
-    connections: Connections,
-    idle_conns: HashMap<u64, VecDeque<ConnState>>,
-    /// Trace connections: the open flows of each connection, and the flows whose connection a later flow took
-    /// over once they had sent everything (they close without returning it to the pool).
-    open_on: HashMap<u64, Vec<u32>>,
-    handed_over: Vec<bool>,
+    /// `[link_loss]`: per port, does its link lose packets at random (empty when no link does), the
+    /// probability, and the generator of the draws (its own, so that the other draws of a run are the same
+    /// with and without loss).
+    lossy: Vec<bool>,
+    loss_probability: f64,
+    loss_rng: Xoshiro256PlusPlus,
+    /// The family's own state.
+    fam: F::State,
 }
 
 /// Simulate `flows` on the fabric `cfg` describes, on one thread. Deterministic: same inputs, same results.
@@ -235,7 +178,7 @@ pub fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, 
 /// Add the ECN marks of `net`'s FIFO-mode ports to `stats`: they count them only in their own counters, so that
 /// the per-packet path updates one record, not the run's totals too. (Each mark is made by one port on one
 /// side of a two-thread run: the sides' sums add up.)
-fn add_fifo_marks(net: &Network, stats: &mut RunStats) {
+fn add_fifo_marks<H: crate::net::packet::Header>(net: &Network<H>, stats: &mut RunStats) {
     for p in net.ports.iter().filter(|p| p.is_fifo()) {
         let q = p.fifo_queue();
         let marked = p.counters(q).marked;
@@ -248,7 +191,7 @@ fn add_fifo_marks(net: &Network, stats: &mut RunStats) {
 /// [`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`].) What the front end's default
 /// thread count follows; [`run_threads`] does as it is told.
 pub fn two_threads_worthwhile(cfg: &Config) -> bool {
-    let net = Network::build(cfg, 0);
+    let net: Network = Network::build(cfg, 0);
     parallel::window_packets(&net).is_some_and(|w| w >= parallel::WORTHWHILE_WINDOW_PACKETS)
 }
 
@@ -298,12 +241,33 @@ fn run_with(
                 .into(),
         ));
     }
+    match cfg.scheme.name.family() {
+        FamilyName::Tcp => {
+            let params = TcpParams::from_config(cfg);
+            // the queue every packet maps to, if one does (the FIFO fast path)
+            let fifo = (fifo_fast_path && single_queue_run(cfg, flows, &params))
+                .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1));
+            Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo, threads))
+        }
+        FamilyName::Rate => Err(FlowError(format!(
+            "scheme {}: the explicit-rate family is not in this build of the engine",
+            cfg.scheme.name.as_str()
+        ))),
+    }
+}
+
+/// One run of family `F`; `fifo`: the queue every packet maps to, when ports may run in FIFO mode.
+fn run_family<F: Family>(
+    cfg: &Config,
+    flows: &FlowSet,
+    progress: Option<&AtomicU64>,
+    fifo: Option<usize>,
+    threads: usize,
+) -> RunOutput {
     let wall = std::time::Instant::now();
     let mut seeder = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let mut net = Network::build(cfg, seeder.next_u64());
-    let params = TcpParams::from_config(cfg);
-    if fifo_fast_path && single_queue_run(cfg, flows, &params) {
-        let q = (params.ack_priority as usize).min(cfg.switch.queues as usize - 1);
+    let mut net: Network<F::Hdr> = Network::build(cfg, seeder.next_u64());
+    if let Some(q) = fifo {
         for p in &mut net.ports {
             // A shared buffer's admission needs the other ports' occupancy at `now`, which FIFO ports only
             // know lazily: keep those event-driven. Zero-delay links too: there a packet's arrival event
@@ -315,33 +279,35 @@ fn run_with(
         }
     }
     let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
+    let loss_rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     if threads >= 2 {
         if let Some(lookahead) = parallel::lookahead(&net) {
-            let hosts = Sim::new(cfg, flows, progress, net.clone(), params.clone(), rng.clone(), parallel::Side::Hosts);
-            let switches = Sim::new(cfg, flows, None, net, params, rng, parallel::Side::Switches);
+            let hosts =
+                Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss_rng.clone(), parallel::Side::Hosts);
+            let switches = Sim::<F>::new(cfg, flows, None, net, rng, loss_rng, parallel::Side::Switches);
             let mut sim = parallel::run(hosts, switches, limit, lookahead);
             sim.stats.threads = 2;
             sim.finish(wall.elapsed().as_secs_f64());
-            return Ok(RunOutput { results: sim.results, stats: sim.stats });
+            return RunOutput { results: sim.results, stats: sim.stats };
         }
     }
-    let mut sim = Sim::new(cfg, flows, progress, net, params, rng, parallel::Side::All);
+    let mut sim = Sim::<F>::new(cfg, flows, progress, net, rng, loss_rng, parallel::Side::All);
     sim.stats.threads = 1;
     sim.run_loop(limit);
     sim.finish(wall.elapsed().as_secs_f64());
-    Ok(RunOutput { results: sim.results, stats: sim.stats })
+    RunOutput { results: sim.results, stats: sim.stats }
 }
 
-impl<'a> Sim<'a> {
+impl<'a, F: Family> Sim<'a, F> {
     /// A run's state; `side` is the part of the fabric it simulates (`All` on one thread).
     fn new(
         cfg: &Config,
         flows: &'a FlowSet,
         progress: Option<&'a AtomicU64>,
-        mut net: Network,
-        params: TcpParams,
+        mut net: Network<F::Hdr>,
         rng: Xoshiro256PlusPlus,
+        loss_rng: Xoshiro256PlusPlus,
         side: parallel::Side,
     ) -> Self {
         EventQueue::check_ids(flows.len().max(net.ports.len()));
@@ -378,6 +344,15 @@ impl<'a> Sim<'a> {
         } else {
             Vec::new()
         };
+        let fam = F::state(cfg, flows, hosts_here, &net);
+        let ll = &cfg.link_loss;
+        let lossy = if ll.probability > 0.0 {
+            let lossy_host = |h: u32| ll.hosts.is_empty() || ll.hosts.contains(&h);
+            let hosts = net.hosts;
+            net.ports.iter().map(|p| (p.owner < hosts && lossy_host(p.owner)) || (p.peer < hosts && lossy_host(p.peer))).collect()
+        } else {
+            Vec::new()
+        };
         Sim {
             net,
             events: EventQueue::new(),
@@ -391,18 +366,12 @@ impl<'a> Sim<'a> {
             open_flows: 0,
             // the switches' side records only drops
             results: if hosts_here { FlowResults::new(flows.len()) } else { FlowResults::drops_only(flows.len()) },
-            params,
-            default_prio: cfg.scheme.priority,
-            bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
-                (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
-                (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
-                _ => BoundsFrom::Estimate,
-            },
             spray: cfg.routing.mode == RoutingMode::Spray,
             rng,
             rank_queues,
             switch_buffer: cfg.switch.buffer_bytes,
             nic_buffer: cfg.host.nic_buffer(cfg.switch.buffer_bytes),
+            header: F::header_bytes(&fam),
             out: Vec::with_capacity(256),
             evicted: Vec::with_capacity(64),
             outbox: Vec::new(),
@@ -415,21 +384,16 @@ impl<'a> Sim<'a> {
                 marks_per_queue: vec![0; queues],
                 ..RunStats::default()
             },
-            ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
             progress,
-            connections: cfg.transport.connections,
-            idle_conns: HashMap::new(),
-            open_on: HashMap::new(),
-            handed_over: if hosts_here && cfg.transport.connections == Connections::Trace {
-                vec![false; flows.len()]
-            } else {
-                Vec::new()
-            },
+            lossy,
+            loss_probability: ll.probability,
+            loss_rng,
+            fam,
         }
     }
 }
 
-impl Sim<'_> {
+impl<F: Family> Sim<'_, F> {
     /// Queue the first flow arrival (the flows' side of a run only).
     fn schedule_first_flow(&mut self) {
         if let Some(&first) = self.order.first() {
@@ -469,123 +433,25 @@ impl Sim<'_> {
         match ev {
             Event::Arrive(port) => self.on_arrive(port),
             Event::TxFree(port) => self.on_tx_free(port),
-            Event::Timer(flow) => self.on_timer(flow),
+            Event::Timer(flow) => F::on_timer(self, flow),
             Event::FlowStart(NEXT_IN_ORDER) => {
                 let id = self.order[self.next_start];
                 self.next_start += 1;
                 if let Some(&next) = self.order.get(self.next_start) {
                     self.events.push(self.flows.start_ps[next as usize], Event::FlowStart(NEXT_IN_ORDER));
                 }
-                self.start_flow(id);
+                F::start_flow(self, id);
             }
-            Event::FlowStart(id) => self.start_flow(id),
+            Event::FlowStart(id) => F::start_flow(self, id),
         }
-    }
-
-    fn start_flow(&mut self, id: u32) {
-        let i = id as usize;
-        self.results.start_ps[i] = self.now;
-        let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
-        let (fwd, rev) = (flow_hash(id, false), flow_hash(id, true));
-        let prio = self.flows.priority.get(i).copied().unwrap_or(self.default_prio);
-        let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
-        let mut conn = Box::new(Conn::new(&self.params, id, src, dst, size, estimate, prio));
-        let mut reused = false;
-        if self.connections != Connections::PerFlow {
-            let key = self.pool_key(i);
-            let mut st = self.idle_conns.get_mut(&key).and_then(|q| q.pop_front());
-            if self.connections == Connections::Trace {
-                if st.is_none() {
-                    st = self.take_over(key);
-                }
-                self.open_on.entry(key).or_default().push(id);
-            }
-            if let Some(st) = st {
-                conn.resume(&self.params, &st, self.now);
-                reused = true;
-            }
-        }
-        if reused {
-            self.stats.connections_reused += 1;
-        } else {
-            self.stats.connections_opened += 1;
-        }
-        self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev, reused);
-        // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
-        let (lower, upper) = match self.bounds_from {
-            BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
-            BoundsFrom::Size => (size, size),
-            BoundsFrom::Estimate => (estimate, estimate),
-        };
-        conn.set_bounds(lower, upper);
-        if self.flows.qclimb.get(i) == Some(&false) {
-            conn.use_pias();
-        }
-        self.out.clear();
-        conn.start(&self.params, self.now, &mut self.out);
-        self.conns[i] = Some(conn);
-        self.open_flows += 1;
-        self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.open_flows);
-        self.after_transport(id, src);
-    }
-
-    /// Send what a transport produced from host `host`, and keep the flow's timer entry in step.
-    fn after_transport(&mut self, flow: u32, host: u32) {
-        let port = self.net.host_port[host as usize];
-        for k in 0..self.out.len() {
-            let pkt = self.out[k];
-            if pkt.is_ack() {
-                self.stats.ack_packets_sent += 1;
-            } else {
-                self.stats.data_packets_sent += 1;
-            }
-            self.enqueue(port, pkt);
-        }
-        self.out.clear();
-        self.sync_timer(flow);
-    }
-
-    /// Lazy timers: push an entry only when the deadline moved earlier than the queued one.
-    #[inline]
-    fn sync_timer(&mut self, flow: u32) {
-        if let Some(c) = self.conns[flow as usize].as_deref_mut() {
-            let due = c.deadline();
-            if due < c.timer_queued_at {
-                c.timer_queued_at = due;
-                self.events.push(due, Event::Timer(flow));
-            }
-        }
-    }
-
-    fn on_timer(&mut self, flow: u32) {
-        let now = self.now;
-        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
-        if c.timer_queued_at != now {
-            return; // superseded by an earlier entry
-        }
-        c.timer_queued_at = NEVER;
-        if c.delack_deadline <= now {
-            // the receiver's delayed ACK is due (sent from the receiving host)
-            let dst = c.dst;
-            self.out.clear();
-            c.on_delack_timer(&self.params, now, &mut self.out);
-            self.after_transport(flow, dst);
-        }
-        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
-        if c.rto_deadline > now {
-            // the deadline moved later since this entry was queued: re-queue at the real one
-            self.sync_timer(flow);
-            return;
-        }
-        let src = c.src;
-        self.out.clear();
-        c.on_timeout(&self.params, now, &mut self.out);
-        self.after_transport(flow, src);
     }
 
     /// A packet enters egress port `port` at `now`.
     #[inline(always)]
-    fn enqueue(&mut self, port: u32, mut pkt: Packet) {
+    fn enqueue(&mut self, port: u32, mut pkt: Packet<F::Hdr>) {
+        if F::AGENTS {
+            F::at_port(self, port, &mut pkt);
+        }
         if !self.rank_queues.is_empty() {
             return self.enqueue_ranked(port, pkt);
         }
@@ -663,13 +529,13 @@ impl Sim<'_> {
 
     /// A packet for a port whose queue the other side runs (`Port::remote_queue`): enqueued there at `now`.
     #[inline(never)]
-    fn hand_over_enqueue(&mut self, port: u32, pkt: Packet) {
+    fn hand_over_enqueue(&mut self, port: u32, pkt: Packet<F::Hdr>) {
         self.outbox.push(parallel::Msg { port: port | parallel::ENQUEUE, at: self.now, pkt });
     }
 
     /// Count what port `port`'s admission decided for a packet of queue `q`; `false` if it was dropped.
     #[inline(always)]
-    fn count_admission(&mut self, port: u32, q: usize, admission: Admission, pkt: &Packet) -> bool {
+    fn count_admission(&mut self, port: u32, q: usize, admission: Admission, pkt: &Packet<F::Hdr>) -> bool {
         match admission {
             Admission::Dropped => {
                 self.count_drop(port, q, pkt);
@@ -687,7 +553,7 @@ impl Sim<'_> {
 
     /// A port in FIFO mode (see `net::port`): admit, then straight onto the wire with its future start time.
     #[inline(always)]
-    fn enqueue_fifo(&mut self, port: u32, pkt: Packet) {
+    fn enqueue_fifo(&mut self, port: u32, pkt: Packet<F::Hdr>) {
         self.enqueue_fifo_at(port, pkt, self.now, true);
     }
 
@@ -695,7 +561,7 @@ impl Sim<'_> {
     /// is enqueued at the time it reached the switch, which may differ from this side's clock), handing it
     /// over if the port's queue is the other side's and `may_hand_over`.
     #[inline(always)]
-    fn enqueue_fifo_at(&mut self, port: u32, pkt: Packet, now: Ps, may_hand_over: bool) {
+    fn enqueue_fifo_at(&mut self, port: u32, pkt: Packet<F::Hdr>, now: Ps, may_hand_over: bool) {
         let p = self.net.port_mut(port);
         if may_hand_over && p.remote_queue {
             return self.hand_over_enqueue(port, pkt);
@@ -713,7 +579,7 @@ impl Sim<'_> {
     /// Port `port` dropped `pkt` (of queue `q`): the run's counters (per queue, per tier) and the flow's
     /// dropped payload bytes.
     #[cold]
-    fn count_drop(&mut self, port: u32, q: usize, pkt: &Packet) {
+    fn count_drop(&mut self, port: u32, q: usize, pkt: &Packet<F::Hdr>) {
         let s = &mut self.stats;
         s.drops += 1;
         s.drops_per_queue[q] += 1;
@@ -725,13 +591,29 @@ impl Sim<'_> {
             s.probe_drops_per_tier[t].1 += 1;
         }
         if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
-            self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.params.header) as u64;
+            self.results.bytes_dropped[pkt.flow as usize] += (pkt.wire as u32 - self.header) as u64;
         }
+    }
+
+    /// Does the next random loss draw lose the packet (`[link_loss]`)?
+    #[cold]
+    #[inline(never)]
+    fn lose(&mut self) -> bool {
+        (self.loss_rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < self.loss_probability
+    }
+
+    /// A packet that crossed port `port`'s link was lost at random: counted as a drop of that port (queue 0)
+    /// and in `link_losses`.
+    #[cold]
+    #[inline(never)]
+    fn count_loss(&mut self, port: u32, pkt: &Packet<F::Hdr>) {
+        self.stats.link_losses += 1;
+        self.count_drop(port, 0, pkt);
     }
 
     /// pFabric and LAS: the port's discipline is a rank queue (see `net::rank_queue`); the port keeps its
     /// transmitter and wire. No ECN.
-    fn enqueue_ranked(&mut self, port: u32, pkt: Packet) {
+    fn enqueue_ranked(&mut self, port: u32, pkt: Packet<F::Hdr>) {
         let now = self.now;
         let hosts = self.net.hosts;
         let rq = &mut self.rank_queues[port as usize];
@@ -844,8 +726,11 @@ impl Sim<'_> {
             self.schedule_arrival(port, at);
         }
         self.stats.packet_hops += 1;
+        if !self.lossy.is_empty() && self.lossy[port as usize] && self.lose() {
+            return self.count_loss(port, &pkt);
+        }
         if self.net.is_host(node) {
-            self.deliver(node, pkt);
+            F::deliver(self, node, pkt);
         } else {
             let out = if self.spray {
                 let rng = &mut self.rng;
@@ -854,50 +739,6 @@ impl Sim<'_> {
                 self.net.ecmp_port(node, pkt.dst, flow_hash(pkt.flow, pkt.is_ack()))
             };
             self.enqueue(out, pkt);
-        }
-    }
-
-    /// A packet reached host `host`.
-    fn deliver(&mut self, host: u32, pkt: Packet) {
-        debug_assert_eq!(pkt.dst, host);
-        let f = pkt.flow as usize;
-        let now = self.now;
-        if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
-            self.results.bytes_delivered[f] += (pkt.wire as u32 - self.params.header) as u64;
-        }
-        let Some(c) = self.conns[f].as_deref_mut() else {
-            // the flow is over: a late ACK, or a late copy of data the receiver already holds
-            if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
-                self.results.duplicate_data[f] += 1;
-            }
-            return;
-        };
-        self.out.clear();
-        if pkt.is_ack() {
-            let o = c.on_ack(&self.params, now, &pkt, &mut self.out);
-            let src = c.src;
-            if o.sender_done {
-                self.results.sender_done_ps[f] = now;
-                self.close(pkt.flow);
-            } else {
-                self.after_transport(pkt.flow, src);
-            }
-        } else {
-            let ooo_before = c.ooo_bytes;
-            let o = c.on_data(&self.params, now, &pkt, &mut self.out);
-            if c.ooo_bytes != ooo_before {
-                self.ooo.change(host as usize, now, ooo_before, c.ooo_bytes);
-            }
-            if o.receiver_done {
-                c.release_receiver();
-                self.results.finish_ps[f] = now;
-                self.stats.flows_finished += 1;
-                self.release_children(f);
-                if let Some(counter) = self.progress {
-                    counter.store(self.stats.flows_finished, Ordering::Relaxed);
-                }
-            }
-            self.after_transport(pkt.flow, host);
         }
     }
 
@@ -913,78 +754,8 @@ impl Sim<'_> {
         }
     }
 
-    /// The sender has every byte acknowledged: copy its counters out and free its state; a reusable connection
-    /// becomes idle in its pool.
-    fn close(&mut self, flow: u32) {
-        if let Some(c) = self.conns[flow as usize].take() {
-            self.record_counters(&c);
-            self.open_flows -= 1;
-            if self.connections != Connections::PerFlow {
-                let key = self.pool_key(flow as usize);
-                if self.connections == Connections::Trace {
-                    if let Some(open) = self.open_on.get_mut(&key) {
-                        open.retain(|&f| f != flow);
-                    }
-                    if self.handed_over[flow as usize] {
-                        return; // a later flow carries this connection on
-                    }
-                }
-                let st = c.carry(&self.params, self.results.start_ps[flow as usize]);
-                self.idle_conns.entry(key).or_default().push_back(st);
-            }
-        }
-    }
-
-    /// Trace connections: a flow starts on connection `key` while none of its instances is idle. A socket may
-    /// write its next message as soon as the previous one is all sent (it need not wait for the last ACK), so
-    /// the earliest open flow of the connection that has sent every segment hands the connection over: the new
-    /// flow starts from its state, and it closes without returning the connection to the pool.
-    fn take_over(&mut self, key: u64) -> Option<ConnState> {
-        let open = self.open_on.get(&key)?;
-        for &f in open {
-            if self.handed_over[f as usize] {
-                continue;
-            }
-            if let Some(c) = self.conns[f as usize].as_deref() {
-                if c.snd_nxt == c.n_segs {
-                    let st = c.carry(&self.params, self.results.start_ps[f as usize]);
-                    self.handed_over[f as usize] = true;
-                    return Some(st);
-                }
-            }
-        }
-        None
-    }
-
-    /// The connection pool flow `i` draws from: its host pair, or its trace connection id.
-    fn pool_key(&self, i: usize) -> u64 {
-        match self.connections {
-            Connections::Trace => self.flows.conn[i] as u64,
-            _ => self.flows.src[i] as u64 * self.net.hosts as u64 + self.flows.dst[i] as u64,
-        }
-    }
-
-    fn record_counters(&mut self, c: &Conn) {
-        let f = c.flow as usize;
-        self.results.retransmits[f] = c.counters.retransmits;
-        self.results.timeouts[f] = c.counters.timeouts;
-        self.results.bytes_sent[f] = c.counters.bytes_sent;
-        self.results.ecn_marked[f] = c.counters.ecn_marked;
-        self.results.probes[f] = c.counters.probes;
-        self.results.fast_recoveries[f] = c.counters.fast_recoveries;
-        self.results.priority_losses[f] = c.counters.priority_losses;
-        // (plus any copies that arrived after the flow closed, counted as they came)
-        self.results.duplicate_data[f] += c.counters.duplicate_data;
-        self.results.ooo_max_segments[f] = c.counters.ooo_max_segments;
-    }
-
     fn finish(&mut self, wall_seconds: f64) {
-        for f in 0..self.conns.len() {
-            if let Some(c) = self.conns[f].take() {
-                self.record_counters(&c);
-            }
-        }
-        self.ooo.write(self.now, &mut self.stats);
+        F::finish(self);
         let s = &mut self.stats;
         s.sim_time_ps = self.now;
         s.wall_seconds = wall_seconds;
@@ -997,30 +768,6 @@ impl Sim<'_> {
         let fifo_max = self.net.ports.iter().filter(|p| !self.net.is_host(p.owner)).map(|p| p.max_bytes).max();
         // (rank queues tracked their own maximum as they went)
         s.max_port_occupancy_bytes = s.max_port_occupancy_bytes.max(fifo_max.unwrap_or(0));
-    }
-
-    /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path; with
-    /// a handshake (on a new connection: `reused` is false), after its SYN and SYN-ACK (`ack_bytes` each)
-    /// crossed the idle fabric.
-    fn ideal_fct(&self, src: u32, dst: u32, size: u64, hash: u32, hash_rev: u32, reused: bool) -> Ps {
-        let hops = |from: u32, to: u32, h: u32| -> Vec<(u64, Ps)> {
-            self.net
-                .ecmp_path(from, to, h)
-                .iter()
-                .map(|&p| {
-                    let port = &self.net.ports[p as usize];
-                    (port.rate_bps, port.delay_ps)
-                })
-                .collect()
-        };
-        let data = ideal_fct(&hops(src, dst, hash), size, self.params.mss, self.params.header);
-        if !self.params.handshake || reused {
-            return data;
-        }
-        let control = |path: Vec<(u64, Ps)>| -> Ps {
-            path.iter().map(|&(rate, delay)| tx_time(self.params.ack_bytes, rate) + delay).sum()
-        };
-        control(hops(src, dst, hash)) + control(hops(dst, src, hash_rev)) + data
     }
 }
 

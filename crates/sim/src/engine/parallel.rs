@@ -32,8 +32,9 @@
 //! wall-clock fields. A fabric whose host links have no propagation delay has no lookahead and runs on one
 //! thread.
 
+use super::family::Family;
 use super::Sim;
-use crate::net::packet::Packet;
+use crate::net::packet::{Header, Packet};
 use crate::net::Network;
 use crate::units::{Ps, NEVER};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -57,10 +58,10 @@ const SWITCHES: usize = 1;
 /// A packet handed over a cut link: it goes onto the far side's copy of port `port`'s wire, arriving at `at`;
 /// or, with [`ENQUEUE`] set in `port`, it joins the port's queue, which the far side runs, at time `at`.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Msg {
+pub(super) struct Msg<H: Header> {
     pub port: u32,
     pub at: Ps,
-    pub pkt: Packet,
+    pub pkt: Packet<H>,
 }
 
 /// Flag bit of [`Msg::port`] (port ids are below 2^30: `queue` encodes them in 30 bits).
@@ -68,7 +69,7 @@ pub(super) const ENQUEUE: u32 = 1 << 31;
 
 /// The lookahead into each side (indexed HOSTS, SWITCHES): the shortest propagation delay of the cut links
 /// that lead into it. `None` when the fabric cannot be split (no cut link one way, or one without delay).
-pub(super) fn lookahead(net: &Network) -> Option<[Ps; 2]> {
+pub(super) fn lookahead<H: Header>(net: &Network<H>) -> Option<[Ps; 2]> {
     let mut into = [NEVER; 2];
     for p in &net.ports {
         match (net.is_host(p.owner), net.is_host(p.peer)) {
@@ -83,7 +84,7 @@ pub(super) fn lookahead(net: &Network) -> Option<[Ps; 2]> {
 /// Full-size packets (1,500 B) that the host links carry together within the shortest lookahead: the work a
 /// side can do before it must hear from the other, in units that do not depend on the scheme. `None` when the
 /// fabric cannot be split.
-pub fn window_packets(net: &Network) -> Option<f64> {
+pub fn window_packets<H: Header>(net: &Network<H>) -> Option<f64> {
     let shortest = lookahead(net)?.into_iter().min()? as f64 / crate::units::PS_PER_S as f64;
     let host_bps: f64 = net.ports.iter().filter(|p| net.is_host(p.owner)).map(|p| p.rate_bps as f64).sum();
     Some(host_bps * shortest / (8.0 * 1500.0))
@@ -99,16 +100,16 @@ pub const WORTHWHILE_WINDOW_PACKETS: f64 = 256.0;
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
-struct State {
+struct State<H: Header> {
     clock: [Ps; 2],
     /// Packets handed over to each side, not yet taken.
-    mail: [Vec<Msg>; 2],
+    mail: [Vec<Msg<H>>; 2],
     idle: [bool; 2],
 }
 
 /// What the two sides share.
-struct Exchange {
-    state: Mutex<State>,
+struct Exchange<H: Header> {
+    state: Mutex<State<H>>,
     /// Copies of `State::clock`, read by a waiting side without taking the lock.
     clock: [Padded; 2],
     /// The run is over (or a side panicked).
@@ -116,9 +117,9 @@ struct Exchange {
 }
 
 /// Sets `done` when its side's loop ends, normally or by a panic, so that the other side never waits forever.
-struct Finish<'a>(&'a Exchange);
+struct Finish<'a, H: Header>(&'a Exchange<H>);
 
-impl Drop for Finish<'_> {
+impl<H: Header> Drop for Finish<'_, H> {
     fn drop(&mut self) {
         self.0.done.store(true, Ordering::Release);
     }
@@ -126,7 +127,7 @@ impl Drop for Finish<'_> {
 
 /// Run the two sides to the end on two threads (the switches' on a new one) and return the hosts' side with
 /// the switches' counters and drops merged in.
-pub(super) fn run<'a>(hosts: Sim<'a>, switches: Sim<'a>, limit: Ps, lookahead: [Ps; 2]) -> Sim<'a> {
+pub(super) fn run<'a, F: Family>(hosts: Sim<'a, F>, switches: Sim<'a, F>, limit: Ps, lookahead: [Ps; 2]) -> Sim<'a, F> {
     let ex = Exchange {
         state: Mutex::new(State { clock: [0; 2], mail: [Vec::new(), Vec::new()], idle: [false; 2] }),
         clock: [Padded(AtomicU64::new(0)), Padded(AtomicU64::new(0))],
@@ -150,7 +151,7 @@ pub(super) fn run<'a>(hosts: Sim<'a>, switches: Sim<'a>, limit: Ps, lookahead: [
 }
 
 /// Fold the switches' side into the hosts' side.
-fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
+fn merge<F: Family>(h: &mut Sim<'_, F>, sw: &Sim<'_, F>) {
     // (the hosts' side's FIFO marks are added by `finish`, like a one-thread run's)
     super::add_fifo_marks(&sw.net, &mut h.stats);
     h.now = h.now.max(sw.now);
@@ -160,6 +161,7 @@ fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
     a.data_packets_sent += b.data_packets_sent;
     a.ack_packets_sent += b.ack_packets_sent;
     a.drops += b.drops;
+    a.link_losses += b.link_losses;
     a.ecn_marks += b.ecn_marks;
     a.flows_finished += b.flows_finished;
     for (x, y) in a.drops_per_queue.iter_mut().zip(&b.drops_per_queue) {
@@ -188,13 +190,13 @@ fn merge(h: &mut Sim<'_>, sw: &Sim<'_>) {
     }
 }
 
-impl Sim<'_> {
+impl<F: Family> Sim<'_, F> {
     /// One side's loop (see the module docs).
-    fn run_side(&mut self, limit: Ps, ex: &Exchange, me: usize, lookahead_in: Ps) {
+    fn run_side(&mut self, limit: Ps, ex: &Exchange<F::Hdr>, me: usize, lookahead_in: Ps) {
         let _finish = Finish(ex);
         let other = 1 - me;
         let end = limit.saturating_add(1);
-        let mut inbox: Vec<Msg> = Vec::new();
+        let mut inbox: Vec<Msg<F::Hdr>> = Vec::new();
         // the other side's clock starts at 0
         let mut horizon = lookahead_in;
         let mut published = 0;
@@ -255,7 +257,7 @@ impl Sim<'_> {
 
     /// A packet handed over by the other side: into the queue it joined, or onto this side's copy of its wire.
     #[inline]
-    fn receive(&mut self, m: Msg) {
+    fn receive(&mut self, m: Msg<F::Hdr>) {
         if m.port & ENQUEUE != 0 {
             // at the time it joined, which may be earlier or later than this side's clock (module docs)
             return self.enqueue_fifo_at(m.port & !ENQUEUE, m.pkt, m.at, false);

@@ -1,0 +1,388 @@
+//! The TCP family in the engine: TCP, DCTCP, L2DCT, pFabric's and LAS's hosts, PIAS and QCLIMB, as the
+//! `transport::tcp` state machine (`Conn`) with its connection pools, QCLIMB's bounds and the receivers'
+//! out-of-order accounting. Its header is `()`: its packets are the 24-byte common packet.
+
+use super::family::Family;
+use super::queue::Event;
+use super::{RunStats, Sim};
+use crate::config::{Config, Connections, QclimbInfo, SchemeName};
+use crate::flows::FlowSet;
+use crate::net::flow_hash;
+use crate::net::packet::{flags, Packet};
+use crate::net::Network;
+use crate::transport::tcp::{Conn, ConnState, TcpParams};
+use crate::units::{tx_time, Ps, NEVER};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+
+/// The TCP family (see `engine::family`).
+pub(crate) struct Tcp;
+
+/// The TCP family's run-wide state.
+pub(crate) struct TcpState {
+    pub(super) params: TcpParams,
+    default_prio: u8,
+    bounds_from: BoundsFrom,
+    ooo: OooHosts,
+    /// Connection reuse (`transport.connections`): the idle connections of each pool (a host pair, or a trace's
+    /// 5-tuple), longest idle first. Touched once when a flow starts and once when it ends, never per packet.
+    connections: Connections,
+    idle_conns: HashMap<u64, VecDeque<ConnState>>,
+    /// Trace connections: the open flows of each connection, and the flows whose connection a later flow took
+    /// over once they had sent everything (they close without returning it to the pool).
+    open_on: HashMap<u64, Vec<u32>>,
+    handed_over: Vec<bool>,
+}
+
+impl Family for Tcp {
+    type Hdr = ();
+    type Flow = Conn;
+    type State = TcpState;
+    const AGENTS: bool = false;
+
+    fn state(cfg: &Config, flows: &FlowSet, hosts_here: bool, _net: &Network) -> TcpState {
+        TcpState {
+            params: TcpParams::from_config(cfg),
+            default_prio: cfg.scheme.priority,
+            bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
+                (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
+                (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
+                _ => BoundsFrom::Estimate,
+            },
+            ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
+            connections: cfg.transport.connections,
+            idle_conns: HashMap::new(),
+            open_on: HashMap::new(),
+            handed_over: if hosts_here && cfg.transport.connections == Connections::Trace {
+                vec![false; flows.len()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn header_bytes(st: &TcpState) -> u32 {
+        st.params.header
+    }
+
+    #[inline]
+    fn start_flow(sim: &mut Sim<'_, Self>, id: u32) {
+        sim.start_flow(id)
+    }
+
+    #[inline(always)]
+    fn deliver(sim: &mut Sim<'_, Self>, host: u32, pkt: Packet) {
+        sim.deliver(host, pkt)
+    }
+
+    #[inline]
+    fn on_timer(sim: &mut Sim<'_, Self>, flow: u32) {
+        sim.on_timer(flow)
+    }
+
+    fn finish(sim: &mut Sim<'_, Self>) {
+        for f in 0..sim.conns.len() {
+            if let Some(c) = sim.conns[f].take() {
+                sim.record_counters(&c);
+            }
+        }
+        let end = sim.now;
+        sim.fam.ooo.write(end, &mut sim.stats);
+    }
+}
+
+/// Out-of-order bytes held at each host, as it changes.
+#[derive(Debug, Clone, Default)]
+struct OooHosts {
+    now_bytes: Vec<u64>,
+    max_bytes: Vec<u64>,
+    /// Integral of `now_bytes` over time (byte-picoseconds) up to `since`.
+    area: Vec<u128>,
+    since: Vec<Ps>,
+    insert_sum: Vec<u128>,
+    inserts: Vec<u64>,
+}
+
+impl OooHosts {
+    fn new(hosts: usize) -> Self {
+        OooHosts {
+            now_bytes: vec![0; hosts],
+            max_bytes: vec![0; hosts],
+            area: vec![0; hosts],
+            since: vec![0; hosts],
+            insert_sum: vec![0; hosts],
+            inserts: vec![0; hosts],
+        }
+    }
+
+    #[inline]
+    fn change(&mut self, host: usize, now: Ps, before: u64, after: u64) {
+        let held = self.now_bytes[host];
+        self.area[host] += held as u128 * (now - self.since[host]) as u128;
+        self.since[host] = now;
+        let held = held + after - before;
+        self.now_bytes[host] = held;
+        if after > before {
+            self.max_bytes[host] = self.max_bytes[host].max(held);
+            self.insert_sum[host] += held as u128;
+            self.inserts[host] += 1;
+        }
+    }
+
+    fn write(&mut self, end: Ps, stats: &mut RunStats) {
+        let n = self.now_bytes.len();
+        for h in 0..n {
+            self.area[h] += self.now_bytes[h] as u128 * (end - self.since[h]) as u128;
+        }
+        stats.ooo_host_max_bytes = self.max_bytes.clone();
+        stats.ooo_host_mean_bytes =
+            (0..n).map(|h| if end > 0 { self.area[h] as f64 / end as f64 } else { 0.0 }).collect();
+        stats.ooo_host_insert_mean_bytes = (0..n)
+            .map(|h| if self.inserts[h] > 0 { self.insert_sum[h] as f64 / self.inserts[h] as f64 } else { 0.0 })
+            .collect();
+    }
+}
+
+/// Where a flow's QCLIMB bounds come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BoundsFrom {
+    Columns,
+    Size,
+    Estimate,
+}
+
+impl Sim<'_, Tcp> {
+    pub(super) fn start_flow(&mut self, id: u32) {
+        let i = id as usize;
+        self.results.start_ps[i] = self.now;
+        let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
+        let (fwd, rev) = (flow_hash(id, false), flow_hash(id, true));
+        let prio = self.flows.priority.get(i).copied().unwrap_or(self.fam.default_prio);
+        let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
+        let mut conn = Box::new(Conn::new(&self.fam.params, id, src, dst, size, estimate, prio));
+        let mut reused = false;
+        if self.fam.connections != Connections::PerFlow {
+            let key = self.pool_key(i);
+            let mut st = self.fam.idle_conns.get_mut(&key).and_then(|q| q.pop_front());
+            if self.fam.connections == Connections::Trace {
+                if st.is_none() {
+                    st = self.take_over(key);
+                }
+                self.fam.open_on.entry(key).or_default().push(id);
+            }
+            if let Some(st) = st {
+                conn.resume(&self.fam.params, &st, self.now);
+                reused = true;
+            }
+        }
+        if reused {
+            self.stats.connections_reused += 1;
+        } else {
+            self.stats.connections_opened += 1;
+        }
+        self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev, reused);
+        // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
+        let (lower, upper) = match self.fam.bounds_from {
+            BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
+            BoundsFrom::Size => (size, size),
+            BoundsFrom::Estimate => (estimate, estimate),
+        };
+        conn.set_bounds(lower, upper);
+        if self.flows.qclimb.get(i) == Some(&false) {
+            conn.use_pias();
+        }
+        self.out.clear();
+        conn.start(&self.fam.params, self.now, &mut self.out);
+        self.conns[i] = Some(conn);
+        self.open_flows += 1;
+        self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.open_flows);
+        self.after_transport(id, src);
+    }
+
+    /// Send what a transport produced from host `host`, and keep the flow's timer entry in step.
+    pub(super) fn after_transport(&mut self, flow: u32, host: u32) {
+        let port = self.net.host_port[host as usize];
+        for k in 0..self.out.len() {
+            let pkt = self.out[k];
+            if pkt.is_ack() {
+                self.stats.ack_packets_sent += 1;
+            } else {
+                self.stats.data_packets_sent += 1;
+            }
+            self.enqueue(port, pkt);
+        }
+        self.out.clear();
+        self.sync_timer(flow);
+    }
+
+    /// Lazy timers: push an entry only when the deadline moved earlier than the queued one.
+    #[inline]
+    pub(super) fn sync_timer(&mut self, flow: u32) {
+        if let Some(c) = self.conns[flow as usize].as_deref_mut() {
+            let due = c.deadline();
+            if due < c.timer_queued_at {
+                c.timer_queued_at = due;
+                self.events.push(due, Event::Timer(flow));
+            }
+        }
+    }
+
+    pub(super) fn on_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
+        if c.timer_queued_at != now {
+            return; // superseded by an earlier entry
+        }
+        c.timer_queued_at = NEVER;
+        if c.delack_deadline <= now {
+            // the receiver's delayed ACK is due (sent from the receiving host)
+            let dst = c.dst;
+            self.out.clear();
+            c.on_delack_timer(&self.fam.params, now, &mut self.out);
+            self.after_transport(flow, dst);
+        }
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
+        if c.rto_deadline > now {
+            // the deadline moved later since this entry was queued: re-queue at the real one
+            self.sync_timer(flow);
+            return;
+        }
+        let src = c.src;
+        self.out.clear();
+        c.on_timeout(&self.fam.params, now, &mut self.out);
+        self.after_transport(flow, src);
+    }
+
+    /// A packet reached host `host`.
+    pub(super) fn deliver(&mut self, host: u32, pkt: Packet) {
+        debug_assert_eq!(pkt.dst, host);
+        let f = pkt.flow as usize;
+        let now = self.now;
+        if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
+            self.results.bytes_delivered[f] += (pkt.wire as u32 - self.fam.params.header) as u64;
+        }
+        let Some(c) = self.conns[f].as_deref_mut() else {
+            // the flow is over: a late ACK, or a late copy of data the receiver already holds
+            if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
+                self.results.duplicate_data[f] += 1;
+            }
+            return;
+        };
+        self.out.clear();
+        if pkt.is_ack() {
+            let o = c.on_ack(&self.fam.params, now, &pkt, &mut self.out);
+            let src = c.src;
+            if o.sender_done {
+                self.results.sender_done_ps[f] = now;
+                self.close(pkt.flow);
+            } else {
+                self.after_transport(pkt.flow, src);
+            }
+        } else {
+            let ooo_before = c.ooo_bytes;
+            let o = c.on_data(&self.fam.params, now, &pkt, &mut self.out);
+            if c.ooo_bytes != ooo_before {
+                self.fam.ooo.change(host as usize, now, ooo_before, c.ooo_bytes);
+            }
+            if o.receiver_done {
+                c.release_receiver();
+                self.results.finish_ps[f] = now;
+                self.stats.flows_finished += 1;
+                self.release_children(f);
+                if let Some(counter) = self.progress {
+                    counter.store(self.stats.flows_finished, Ordering::Relaxed);
+                }
+            }
+            self.after_transport(pkt.flow, host);
+        }
+    }
+
+    /// The sender has every byte acknowledged: copy its counters out and free its state; a reusable connection
+    /// becomes idle in its pool.
+    pub(super) fn close(&mut self, flow: u32) {
+        if let Some(c) = self.conns[flow as usize].take() {
+            self.record_counters(&c);
+            self.open_flows -= 1;
+            if self.fam.connections != Connections::PerFlow {
+                let key = self.pool_key(flow as usize);
+                if self.fam.connections == Connections::Trace {
+                    if let Some(open) = self.fam.open_on.get_mut(&key) {
+                        open.retain(|&f| f != flow);
+                    }
+                    if self.fam.handed_over[flow as usize] {
+                        return; // a later flow carries this connection on
+                    }
+                }
+                let st = c.carry(&self.fam.params, self.results.start_ps[flow as usize]);
+                self.fam.idle_conns.entry(key).or_default().push_back(st);
+            }
+        }
+    }
+
+    /// Trace connections: a flow starts on connection `key` while none of its instances is idle. A socket may
+    /// write its next message as soon as the previous one is all sent (it need not wait for the last ACK), so
+    /// the earliest open flow of the connection that has sent every segment hands the connection over: the new
+    /// flow starts from its state, and it closes without returning the connection to the pool.
+    pub(super) fn take_over(&mut self, key: u64) -> Option<ConnState> {
+        let open = self.fam.open_on.get(&key)?;
+        for &f in open {
+            if self.fam.handed_over[f as usize] {
+                continue;
+            }
+            if let Some(c) = self.conns[f as usize].as_deref() {
+                if c.snd_nxt == c.n_segs {
+                    let st = c.carry(&self.fam.params, self.results.start_ps[f as usize]);
+                    self.fam.handed_over[f as usize] = true;
+                    return Some(st);
+                }
+            }
+        }
+        None
+    }
+
+    /// The connection pool flow `i` draws from: its host pair, or its trace connection id.
+    pub(super) fn pool_key(&self, i: usize) -> u64 {
+        match self.fam.connections {
+            Connections::Trace => self.flows.conn[i] as u64,
+            _ => self.flows.src[i] as u64 * self.net.hosts as u64 + self.flows.dst[i] as u64,
+        }
+    }
+
+    pub(super) fn record_counters(&mut self, c: &Conn) {
+        let f = c.flow as usize;
+        self.results.retransmits[f] = c.counters.retransmits;
+        self.results.timeouts[f] = c.counters.timeouts;
+        self.results.bytes_sent[f] = c.counters.bytes_sent;
+        self.results.ecn_marked[f] = c.counters.ecn_marked;
+        self.results.probes[f] = c.counters.probes;
+        self.results.fast_recoveries[f] = c.counters.fast_recoveries;
+        self.results.priority_losses[f] = c.counters.priority_losses;
+        // (plus any copies that arrived after the flow closed, counted as they came)
+        self.results.duplicate_data[f] += c.counters.duplicate_data;
+        self.results.ooo_max_segments[f] = c.counters.ooo_max_segments;
+    }
+
+    /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path; with
+    /// a handshake (on a new connection: `reused` is false), after its SYN and SYN-ACK (`ack_bytes` each)
+    /// crossed the idle fabric.
+    pub(super) fn ideal_fct(&self, src: u32, dst: u32, size: u64, hash: u32, hash_rev: u32, reused: bool) -> Ps {
+        let hops = |from: u32, to: u32, h: u32| -> Vec<(u64, Ps)> {
+            self.net
+                .ecmp_path(from, to, h)
+                .iter()
+                .map(|&p| {
+                    let port = &self.net.ports[p as usize];
+                    (port.rate_bps, port.delay_ps)
+                })
+                .collect()
+        };
+        let data = super::ideal_fct(&hops(src, dst, hash), size, self.fam.params.mss, self.fam.params.header);
+        if !self.fam.params.handshake || reused {
+            return data;
+        }
+        let control = |path: Vec<(u64, Ps)>| -> Ps {
+            path.iter().map(|&(rate, delay)| tx_time(self.fam.params.ack_bytes, rate) + delay).sum()
+        };
+        control(hops(src, dst, hash)) + control(hops(dst, src, hash_rev)) + data
+    }
+}
