@@ -97,6 +97,8 @@ def _workload_name(config: Mapping[str, Any]) -> str:
     cdf = w.get("cdf")
     if cdf:
         name = Path(str(cdf)).stem if any(c in str(cdf) for c in "/\\") else str(cdf)
+    elif w.get("size_uniform_mean_bytes"):
+        name = f"uniform sizes, mean {float(w['size_uniform_mean_bytes']) / 1000:g} KB"
     elif w.get("trace"):
         name = f"trace {Path(str(w['trace'])).name}"
     else:
