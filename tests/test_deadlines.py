@@ -282,3 +282,18 @@ def test_catalog_holds_application_throughput(tmp_path):
     assert by_id.loc["a", "deadline_flows"] == 4 and by_id.loc["a", "application_throughput"] == 1.0
     assert by_id.loc["b", "deadline_flows"] == 0 and pd.isna(by_id.loc["b", "application_throughput"])
     assert "met_deadline" in flows.columns and len(flows) == 24
+
+
+def test_report_shows_application_throughput_only_with_deadline_runs(tmp_path):
+    from fctlab.report import write_report
+
+    plain = tmp_path / "plain"
+    fctlab.write_results(fctlab.simulate(experiment_from_dict(_toml_dict(TINY))), plain / "b")
+    html = write_report(plain).html.read_text()
+    assert "application throughput" not in html
+    mixed = tmp_path / "mixed"
+    fctlab.write_results(fctlab.simulate(experiment_from_dict(_toml_dict(TINY))), mixed / "b")
+    exp = tree_exp(pattern="aggregation", flows=4, size_uniform_mean_bytes=10_000, deadline_mean_ms=50)
+    fctlab.write_results(fctlab.simulate(exp), mixed / "a")
+    html = write_report(mixed).html.read_text()
+    assert "application throughput" in html and "100.0%" in html
