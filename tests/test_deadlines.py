@@ -297,3 +297,11 @@ def test_report_shows_application_throughput_only_with_deadline_runs(tmp_path):
     fctlab.write_results(fctlab.simulate(exp), mixed / "a")
     html = write_report(mixed).html.read_text()
     assert "application throughput" in html and "100.0%" in html
+
+
+def test_incast_gets_deadlines_and_keeps_its_flows():
+    w = {"pattern": "incast", "fan_in": 3, "response_bytes": 20_000, "queries": 5, "query_rate_hz": 1000}
+    plain = build_flows(tree_exp(**w))
+    with_d = build_flows(tree_exp(**w, deadline_mean_ms=5))
+    assert with_d["deadline_ns"].notna().all()
+    assert plain.equals(with_d.drop(columns=["deadline_ns"]))

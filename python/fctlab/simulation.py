@@ -113,15 +113,15 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
                 flows = workloads._all_to_all(**common, senders=w.senders, receivers=w.receivers)
             # Generated patterns carry no priority of their own: the scheme's "fixed" priority applies.
             flows = flows.drop(columns=["priority"])
-            if w.deadline_mean_ms is not None:
-                key = "workload.deadline_mean_ms"
-                t = exp.engine["transport"]
-                d_ns = workloads.deadlines(
-                    rng, column(flows, "size_bytes", np.int64), mean_ms=w.deadline_mean_ms,
-                    host_link_bps=exp.host_link_bps, mss_bytes=int(t["mss_bytes"]), header_bytes=int(t["header_bytes"]),
-                    fraction=w.deadline_fraction, max_bytes=w.deadline_max_bytes,
-                )
-                flows = FlowColumns({**{c: flows[c] for c in flows.columns}, "deadline_ns": d_ns})
+        if w.deadline_mean_ms is not None:  # drawn after the flows, so they leave the flows' draws as they were
+            key = "workload.deadline_mean_ms"
+            t = exp.engine["transport"]
+            d_ns = workloads.deadlines(
+                rng, column(flows, "size_bytes", np.int64), mean_ms=w.deadline_mean_ms,
+                host_link_bps=exp.host_link_bps, mss_bytes=int(t["mss_bytes"]), header_bytes=int(t["header_bytes"]),
+                fraction=w.deadline_fraction, max_bytes=w.deadline_max_bytes,
+            )
+            flows = FlowColumns({**{c: column(flows, c) for c in flows.columns}, "deadline_ns": d_ns})
         workloads.check_hosts(flows, exp.hosts)
     except ValueError as e:
         if isinstance(e, ConfigError):
