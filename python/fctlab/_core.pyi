@@ -46,8 +46,13 @@ def run(
     upper_bytes: npt.NDArray[np.uint64] | None = None,
     after_flow: npt.NDArray[np.uint32] | None = None,
     qclimb: npt.NDArray[np.bool_] | None = None,
+    threads: int = 1,
+    conn: npt.NDArray[np.uint32] | None = None,
+    deadline_ps: npt.NDArray[np.uint64] | None = None,
 ) -> tuple[dict[str, npt.NDArray[np.generic]], str]:
     """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON).
 
     ``after_flow[i]`` is the earlier flow that flow i waits for (0xFFFFFFFF: none); ``qclimb[i]`` False hands flow
-    i to PIAS in a qclimb run. The columns include ``start_ps``, the actual start (2**64 - 1 if never started)."""
+    i to PIAS in a qclimb run; ``deadline_ps[i]`` is flow i's absolute deadline (2**64 - 1: none; after its
+    start). The columns include ``start_ps``, the actual start (2**64 - 1 if never started), and ``terminated``
+    (a flow a deadline-aware scheme gave up on)."""

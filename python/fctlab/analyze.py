@@ -133,6 +133,33 @@ def _column_sum(flows: pd.DataFrame, column: str) -> int | None:
     return int(flows[column].sum()) if column in flows else None
 
 
+def deadline_stats(flows: pd.DataFrame, measured: np.ndarray | None = None) -> dict[str, Any]:
+    """Deadlines of a flow table (the D3 and PDQ papers' metric): ``deadline_flows`` (measured flows with a
+    deadline), ``met_deadline_flows`` (those that finished by it), ``application_throughput`` (their ratio;
+    None without deadline flows: a flow a scheme terminated, or one that did not finish, missed its deadline)
+    and ``terminated_flows`` (every flow a scheme gave up on, warm-up and cool-down included, like
+    ``unfinished_flows``). ``measured`` selects the measured rows (default: every row)."""
+    n = len(flows)
+    if measured is None:
+        measured = np.ones(n, dtype=bool)
+    if "deadline_ns" in flows:
+        has = ~np.isnan(flows["deadline_ns"].to_numpy(dtype=np.float64, na_value=np.nan)) & measured
+    else:
+        has = np.zeros(n, dtype=bool)
+    if "met_deadline" in flows:
+        met = flows["met_deadline"].to_numpy(dtype=bool, na_value=False) & has
+    else:
+        met = np.zeros(n, dtype=bool)
+    terminated = flows["terminated"].to_numpy(dtype=bool) if "terminated" in flows else np.zeros(n, dtype=bool)
+    count = int(has.sum())
+    return {
+        "deadline_flows": count,
+        "met_deadline_flows": int(met.sum()),
+        "application_throughput": float(met.sum() / count) if count else None,
+        "terminated_flows": int(terminated.sum()),
+    }
+
+
 def summarize(
     flows: pd.DataFrame, engine_stats: Mapping[str, Any], config: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -178,6 +205,7 @@ def summarize(
         "measured_flows": int(measured.sum()),
         "finished_flows": int(finished_all.sum()),
         "unfinished_flows": int((~finished_all).sum()),
+        **deadline_stats(flows, measured),
         "bins": bins,
         "drops": stats.get("drops"),
         "drops_per_tier": stats.get("drops_per_tier"),
@@ -235,6 +263,8 @@ def summary_table(summary: Mapping[str, Any]) -> str:
         ])
     lines = [format_table(header, rows, "lrrrrrr")]
     lines.append(_totals_line(summary))
+    if summary.get("deadline_flows"):
+        lines.append(deadline_line(summary))
     derived = summary.get("derived_thresholds") if summary.get("thresholds_derived") else None
     if derived:
         values = ", ".join(f"{b:,}" for b in derived["thresholds_bytes"])
@@ -268,6 +298,13 @@ def _totals_line(summary: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def deadline_line(summary: Mapping[str, Any]) -> str:
+    """One line on a run's deadlines: application throughput, flows that met their deadline, terminated."""
+    return (f"application throughput {_fmt(100 * summary['application_throughput'], digits=1)}%: "
+            f"{summary.get('met_deadline_flows', 0):,} of {summary['deadline_flows']:,} measured flows with a "
+            f"deadline met it; {summary.get('terminated_flows', 0):,} flows terminated")
+
+
 def compare_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
     """One plain-text table comparing runs (e.g. schemes) bin by bin: mean and p99 FCT in us, slowdown."""
     header = ["bin", "run", "flows", "mean FCT (us)", "p99 FCT (us)", "mean slowdown", "p99 slowdown", "unfinished"]
@@ -285,7 +322,8 @@ def compare_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
                 _fmt(b["p99_slowdown"], digits=2),
                 f"{b['unfinished']:,}",
             ])
-    return "\n".join([format_table(header, rows, "llrrrrrr"), *timeout_notes(summaries)])
+    deadlines = [f"{label}: {deadline_line(s)}" for label, s in summaries.items() if s.get("deadline_flows")]
+    return "\n".join([format_table(header, rows, "llrrrrrr"), *deadlines, *timeout_notes(summaries)])
 
 
 #: A p99 at least this many times the p99 of the same bin's flows without a timeout is explained by a note...

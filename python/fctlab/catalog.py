@@ -45,6 +45,7 @@ def _columns() -> list[tuple[str, str]]:
     ]
     cols += [(f"{b}_{s}", "int64" if s == "count" else "float64") for b in BINS for s in BIN_STATS]
     cols += [
+        ("deadline_flows", "int64"), ("application_throughput", "float64"), ("terminated_flows", "int64"),
         ("drops", "int64"), ("ecn_marks", "int64"), ("sim_time_ns", "float64"), ("wall_seconds", "float64"),
         ("events", "int64"), ("hit_time_limit", "bool"), ("config", "string"), ("summary", "string"),
         ("recorded_at", "timestamp"),
@@ -80,7 +81,8 @@ def _row(run_id: str, flows_path: str, config: Mapping[str, Any], summary: Mappi
     for b in BINS:
         for s in BIN_STATS:
             row[f"{b}_{s}"] = (bins.get(b) or {}).get(s)
-    for key in ("drops", "ecn_marks", "sim_time_ns", "wall_seconds", "events", "hit_time_limit"):
+    for key in ("deadline_flows", "application_throughput", "terminated_flows", "drops", "ecn_marks",
+                "sim_time_ns", "wall_seconds", "events", "hit_time_limit"):
         row[key] = summary.get(key)
     row["config"] = json.dumps(config, sort_keys=True)
     # summary.json repeats the config; the catalog keeps it once, in the config column.

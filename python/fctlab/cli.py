@@ -398,7 +398,7 @@ def schemes() -> None:
 @app.command()
 def reproduce(
     recipe: Annotated[
-        str, typer.Argument(help="Which paper's comparison: pias, qclimb-testbed or qclimb-sim (or demo).")
+        str, typer.Argument(help="Which paper's comparison: pias, qclimb-testbed, qclimb-sim or pdq (or demo).")
     ],
     scale: Annotated[
         str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")
@@ -432,7 +432,9 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
                 address: str | None, thresholds: str | None = None) -> None:
     from fctlab.cli_sweep import _print_results, _ProgressView, signals_interrupt
     from fctlab.config import ConfigError
-    from fctlab.reproduce import PIAS_THRESHOLDS, RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables
+    from fctlab.reproduce import (
+        PIAS_THRESHOLDS, RECIPE_PHASES, RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables,
+    )
     from fctlab.report import write_report
     from fctlab.sweep import check_executor, default_workers, run_sweep
 
@@ -461,6 +463,17 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
         with view, signals_interrupt():
             report = run_sweep(spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
                                progress=view.update, on_plan=view.plan, on_note=view.note)
+        # recipes with runs chosen from earlier results (binary searches) run them in rounds
+        for phase in RECIPE_PHASES.get(recipe, lambda *_: ())(scale, out_dir):
+            phase_view = _ProgressView(phase.name, executor, n_workers, address)
+            with phase_view, signals_interrupt():
+                later = run_sweep(phase, out_dir, workers=n_workers, executor=executor,  # type: ignore[arg-type]
+                                  address=address, progress=phase_view.update, on_plan=phase_view.plan,
+                                  on_note=phase_view.note)
+            report.failed.update(later.failed)
+            report.total += later.total
+            report.ran += later.ran
+            report.skipped += later.skipped
     except ConfigError as e:
         raise _fail(str(e), EXIT_BAD_INPUT) from None
     except KeyboardInterrupt as e:

@@ -42,7 +42,9 @@ TOPOLOGY_SHORTHANDS = {
     "link_delay_ns": ("host_link_delay_ns", "core_link_delay_ns"),
 }
 
-PATTERNS = ("all_to_all", "incast", "permutation")
+PATTERNS = ("all_to_all", "incast", "permutation", "aggregation", "stride", "staggered")
+#: Patterns whose flows go from host to host by a rule (PDQ §5.3); they arrive together, or at ``load``.
+HOST_PATTERNS = ("permutation", "stride", "staggered")
 #: Schemes that tag by demotion thresholds (``scheme.thresholds_bytes``); fctlab derives them when none are given.
 THRESHOLD_SCHEMES = ("pias", "qclimb")
 
@@ -73,12 +75,32 @@ class _Section(BaseModel):
 
 class WorkloadConfig(_Section):
     """``[workload]``: which flows to simulate. Either a generated pattern (``cdf`` + ``load`` + ``flows`` for
-    all_to_all / permutation; ``fan_in`` + ``response_bytes`` + ``queries`` + a rate for incast) or a ``trace``
-    file. Paths are stored resolved (absolute) once the experiment is loaded."""
+    all_to_all; ``fan_in`` + ``response_bytes`` + ``queries`` + a rate for incast; sizes + ``flows`` (+ ``load``)
+    for aggregation, permutation, stride and staggered) or a ``trace`` file. Paths are stored resolved (absolute)
+    once the experiment is loaded."""
 
-    pattern: Literal["all_to_all", "incast", "permutation"] | None = None
+    pattern: Literal["all_to_all", "incast", "permutation", "aggregation", "stride", "staggered"] | None = None
     #: Flow-size CDF: a shipped name (``fctlab workloads``) or a file path.
     cdf: str | None = None
+    #: Flow sizes uniform on [0.02 x mean, 1.98 x mean] bytes instead of a CDF (D3's and PDQ's query
+    #: aggregation: mean 100 KB gives D3's [2 KB, 198 KB]).
+    size_uniform_mean_bytes: float | None = Field(default=None, ge=25, allow_inf_nan=False)
+    #: Aggregation: the host every flow goes to.
+    receiver: int | None = Field(default=None, ge=0)
+    #: Stride: host x sends to (x + stride) mod hosts.
+    stride: int | None = Field(default=None, ge=1)
+    #: Staggered: probability that a flow stays under its sender's rack (ToR / leaf switch).
+    staggered_p: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    #: Flows that arrive together (aggregation; permutation, stride, staggered without a load) start uniformly
+    #: within this many ns of t = 0 (default 0: all at t = 0).
+    start_spread_ns: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    #: Deadlines: each flow's deadline is its start + D, D ~ Exponential(mean) in ms, at least its transmission
+    #: time at the host link rate (fctlab.workloads.deadlines).
+    deadline_mean_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    #: Deadlines: the probability that a flow has one (default 1).
+    deadline_fraction: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    #: Deadlines: only flows of at most this many bytes have one (PDQ's web workload: flows below 40 KB).
+    deadline_max_bytes: int | None = Field(default=None, ge=1)
     #: Offered load on the host links, 0 < load <= 1 (docs/experiment.md defines it per pattern).
     load: float | None = None
     #: What ``load`` counts: ``"payload"`` bytes (the default) or ``"wire"`` bytes, payload plus
@@ -596,7 +618,8 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
     if w.trace is not None:
         forbid(
             ("pattern", "cdf", "load", "load_bytes", "flows", "fan_in", "response_bytes", "queries", "query_rate_hz",
-             "senders", "receivers"),
+             "senders", "receivers", "size_uniform_mean_bytes", "receiver", "stride", "staggered_p",
+             "start_spread_ns"),
             "not allowed with workload.trace (a trace gives the flows itself)",
         )
         path = _resolve(base, w.trace)
@@ -628,12 +651,45 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
                 raise ConfigError("workload.fan_in", f"must be < the number of hosts ({hosts}) (got {w.fan_in})")
             n_flows = w.queries * w.fan_in
         else:
-            need(("cdf", "load", "flows"), f"pattern {pattern} needs cdf, load and flows")
+            if pattern == "all_to_all":
+                need(("load", "flows"), f"pattern {pattern} needs cdf (or size_uniform_mean_bytes), load and flows")
+            elif pattern == "aggregation":
+                need(("flows",), "pattern aggregation needs flows and cdf or size_uniform_mean_bytes")
+                forbid(("load", "load_bytes"), "not used by pattern aggregation (its flows all arrive together)")
+            else:
+                need(("flows",), f"pattern {pattern} needs flows, cdf or size_uniform_mean_bytes (and load for "
+                                 "Poisson arrivals; without it the flows arrive together)")
+            if "cdf" in given and "size_uniform_mean_bytes" in given:
+                raise ConfigError("workload.size_uniform_mean_bytes", "give either cdf or size_uniform_mean_bytes")
+            if "cdf" not in given and "size_uniform_mean_bytes" not in given:
+                need(("cdf",), f"pattern {pattern} needs flow sizes: cdf or size_uniform_mean_bytes")
             forbid(("fan_in", "response_bytes", "queries", "query_rate_hz"), f"only for pattern incast, not {pattern}")
-            assert w.cdf is not None and w.flows is not None
-            update["cdf"] = _resolve_cdf(w.cdf, base)
+            assert w.flows is not None
+            if w.cdf is not None:
+                update["cdf"] = _resolve_cdf(w.cdf, base)
             n_flows = w.flows
-        if pattern != "all_to_all":
+        for key, only in (("receiver", ("aggregation",)), ("stride", ("stride",)), ("staggered_p", ("staggered",)),
+                          ("start_spread_ns", ("aggregation", *HOST_PATTERNS))):
+            if pattern not in only:
+                forbid((key,), f"only for pattern {' or '.join(only)}, not {pattern}")
+        for key in ("stride", "staggered_p"):
+            if pattern == key.removesuffix("_p"):
+                need((key,), f"pattern {pattern} needs {key}")
+        if "start_spread_ns" in given and "load" in given:
+            raise ConfigError("workload.start_spread_ns", "is for flows that arrive together; with a load they "
+                              "arrive as a Poisson process")
+        if w.receiver is not None and w.receiver >= hosts:
+            raise ConfigError("workload.receiver", f"host {w.receiver} does not exist (the topology has {hosts} "
+                              f"hosts, ids 0..{hosts - 1})")
+        if w.stride is not None and w.stride % hosts == 0:
+            raise ConfigError("workload.stride", f"must not be a multiple of the number of hosts ({hosts}) "
+                              f"(got {w.stride}): every host would send to itself")
+        if pattern == "aggregation":
+            forbid(("receivers",), "pattern aggregation has one receiver: workload.receiver")
+            if w.senders is not None and (w.receiver or 0) in w.senders:
+                raise ConfigError("workload.senders", f"lists the receiver (host {w.receiver or 0}), which cannot "
+                                  "send to itself")
+        elif pattern != "all_to_all":
             forbid(("senders", "receivers"), f"only for pattern all_to_all, not {pattern}")
         if "load_bytes" in given and "load" not in given:
             raise ConfigError("workload.load_bytes", "says what workload.load counts, but no load is given")
@@ -646,6 +702,12 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
                 )
         if w.senders is not None and w.receivers is not None and len(set(w.senders) | set(w.receivers)) == 1:
             raise ConfigError("workload.receivers", "a single host cannot send to itself")
+    if w.trace is not None:
+        forbid(("deadline_mean_ms",), "not allowed with workload.trace (its deadline_ns column gives deadlines)")
+    for key in ("deadline_fraction", "deadline_max_bytes"):
+        if key in given and "deadline_mean_ms" not in given:
+            raise ConfigError(f"workload.{key}", "shapes the deadlines of workload.deadline_mean_ms, which is not "
+                              "given")
     if w.trace is None:
         _check_flow_count(n_flows, "workload.queries" if w.pattern == "incast" else "workload.flows")
     if w.warmup_flows >= n_flows:

@@ -97,6 +97,8 @@ def _workload_name(config: Mapping[str, Any]) -> str:
     cdf = w.get("cdf")
     if cdf:
         name = Path(str(cdf)).stem if any(c in str(cdf) for c in "/\\") else str(cdf)
+    elif w.get("size_uniform_mean_bytes"):
+        name = f"uniform sizes, mean {float(w['size_uniform_mean_bytes']) / 1000:g} KB"
     elif w.get("trace"):
         name = f"trace {Path(str(w['trace'])).name}"
     else:
@@ -578,6 +580,8 @@ class Report:
     def _runs_section(self) -> str:
         e = html.escape
         rows = []
+        # application throughput (D3, PDQ) when some run has flows with deadlines
+        deadlines = any(r.summary.get("deadline_flows") for r in self.runs)
         for r in sorted(self.runs, key=lambda r: (r.workload, r.label, r.load or 0.0, r.seed or 0, r.run_id)):
             s = r.summary
             cells = [
@@ -587,6 +591,10 @@ class Report:
                 "-" if s.get("sim_time_ns") is None else f"{s['sim_time_ns'] / 1e6:,.3f}",
                 "-" if s.get("wall_seconds") is None else f"{s['wall_seconds']:,.2f}",
             ]
+            if deadlines:
+                app = s.get("application_throughput")
+                cells += [_int(s.get("deadline_flows")), "-" if app is None else f"{100 * app:.1f}%",
+                          _int(s.get("terminated_flows"))]
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         skipped = ""
         if self.skipped:
@@ -596,7 +604,9 @@ class Report:
             f'<section id="runs"><details><summary>All {len(self.runs)} runs</summary>'
             '<div class="scroll"><table class="runs"><thead><tr><th>run</th><th>workload</th><th>series</th>'
             "<th>load</th><th>seed</th><th>flows</th><th>unfinished</th><th>drops</th><th>simulated (ms)</th>"
-            f"<th>wall (s)</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div></details>{skipped}"
+            "<th>wall (s)</th>"
+            + ("<th>deadline flows</th><th>application throughput</th><th>terminated</th>" if deadlines else "")
+            + f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div></details>{skipped}"
             "</section>"
         )
 

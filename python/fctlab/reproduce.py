@@ -352,6 +352,18 @@ def _qclimb(name: str) -> Callable[..., Any]:
     return call
 
 
+def _pdq(name: str) -> Callable[..., Any]:
+    """A function of fctlab.reproduce_pdq, imported when called."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from fctlab import reproduce_pdq
+
+        return getattr(reproduce_pdq, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
 RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], str]] = {
     "pias": (pias_sweep, pias_claims, "PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric"),
     "demo": (demo_sweep, no_claims, "a small DCTCP vs PIAS vs pFabric comparison (the README's main job)"),
@@ -361,14 +373,23 @@ RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], 
     "qclimb-sim": (_qclimb("qclimb_sim_sweep"), _qclimb("qclimb_sim_claims"),
                    "QCLIMB section 5.3 and App. A/D: QCLIMB, PIAS, QCLIMB-PS, pFabric (precise and estimated sizes) "
                    "on 144 hosts at 40/100 Gbps, Table 4"),
+    "pdq": (_pdq("pdq_sweep"), _pdq("pdq_claims"),
+            "PDQ (SIGCOMM 2012) section 5: PDQ and its variants, D3, RCP, TCP on query aggregation and sending "
+            "patterns; application throughput, FCT against the optimum, loss, inaccurate sizes"),
 }
 
 #: Recipes that need their results folder to build their sweep (they prepare trace files there first).
-_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim")
+_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim", "pdq")
 #: Recipes with their own result tables (default: :func:`comparison_tables`).
 RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
     "qclimb-testbed": _qclimb("testbed_tables"),
     "qclimb-sim": _qclimb("sim_tables"),
+    "pdq": _pdq("pdq_tables"),
+}
+#: Recipes with runs that depend on earlier results (binary searches): (scale, out_dir) -> the sweeps to run after
+#: the recipe's own, one at a time (each made from what the previous ones wrote).
+RECIPE_PHASES: dict[str, Callable[[str, str | Path], Any]] = {
+    "pdq": _pdq("pdq_searches"),
 }
 
 
@@ -419,6 +440,13 @@ def reproduce(name: str, out_dir: str | Path, *, scale: str = "small", workers: 
     sweep = recipe_sweep(name, scale, out_dir, thresholds)
     outcome = run_sweep(sweep, out_dir, workers=workers, executor=executor, address=address,
                         progress=progress, on_plan=on_plan)
+    for phase in RECIPE_PHASES.get(name, lambda *_: ())(scale, out_dir):
+        later = run_sweep(phase, out_dir, workers=workers, executor=executor, address=address, progress=progress,
+                          on_plan=on_plan)
+        outcome.failed.update(later.failed)
+        outcome.total += later.total
+        outcome.ran += later.ran
+        outcome.skipped += later.skipped
     tables = recipe_tables(name, out_dir) if name in RECIPE_TABLES else ()
     files = write_report(out_dir, claims=make_claims(out_dir), normalize_to=None, tables=tables)
     return outcome, files

@@ -31,9 +31,9 @@ FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
     "finished", "started", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
     "ecn_marked", "probes", "fast_recoveries", "priority_losses", "spurious_retransmits", "ooo_max_segments",
-    "priority", "warmup", "cooldown", "size_bin",
+    "priority", "warmup", "cooldown", "size_bin", "deadline_ns", "met_deadline", "terminated",
 )
-_WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority")
+_WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority", "deadline_ns")
 
 
 @dataclass
@@ -89,20 +89,66 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
             )
             flows = flows.drop(columns=["priority"])
         else:
-            cdf = workloads.load_cdf(Path(w.cdf) if Path(w.cdf).is_absolute() else w.cdf)
-            common = dict(hosts=exp.hosts, cdf=cdf, load=load, host_link_bps=exp.host_link_bps, flows=w.flows, rng=rng)
+            if w.cdf is not None:
+                sizes: Any = workloads.load_cdf(Path(w.cdf) if Path(w.cdf).is_absolute() else w.cdf)
+            else:
+                sizes = workloads.UniformSizes(float(w.size_uniform_mean_bytes))
+            spread = float(w.start_spread_ns or 0.0)
+            common = dict(hosts=exp.hosts, cdf=sizes, load=load, host_link_bps=exp.host_link_bps, flows=w.flows,
+                          rng=rng)
             if w.pattern == "permutation":
-                flows = workloads._permutation(**common)
+                flows = workloads._permutation(**common, start_spread_ns=spread)
+            elif w.pattern == "aggregation":
+                flows = workloads._aggregation(hosts=exp.hosts, sizes=sizes, flows=w.flows, rng=rng,
+                                               receiver=w.receiver or 0, senders=w.senders, start_spread_ns=spread)
+            elif w.pattern == "stride":
+                flows = workloads._stride(hosts=exp.hosts, sizes=sizes, flows=w.flows, rng=rng, stride=w.stride,
+                                          load=load, host_link_bps=exp.host_link_bps, start_spread_ns=spread)
+            elif w.pattern == "staggered":
+                key = "workload.staggered_p"
+                flows = workloads._staggered(hosts=exp.hosts, racks=host_racks(exp.engine), sizes=sizes,
+                                             flows=w.flows, rng=rng, p=w.staggered_p, load=load,
+                                             host_link_bps=exp.host_link_bps, start_spread_ns=spread)
             else:
                 flows = workloads._all_to_all(**common, senders=w.senders, receivers=w.receivers)
             # Generated patterns carry no priority of their own: the scheme's "fixed" priority applies.
             flows = flows.drop(columns=["priority"])
+        if w.deadline_mean_ms is not None:  # drawn after the flows, so they leave the flows' draws as they were
+            key = "workload.deadline_mean_ms"
+            t = exp.engine["transport"]
+            d_ns = workloads.deadlines(
+                rng, column(flows, "size_bytes", np.int64), mean_ms=w.deadline_mean_ms,
+                host_link_bps=exp.host_link_bps, mss_bytes=int(t["mss_bytes"]), header_bytes=int(t["header_bytes"]),
+                fraction=w.deadline_fraction, max_bytes=w.deadline_max_bytes,
+            )
+            flows = FlowColumns({**{c: column(flows, c) for c in flows.columns}, "deadline_ns": d_ns})
         workloads.check_hosts(flows, exp.hosts)
     except ValueError as e:
         if isinstance(e, ConfigError):
             raise
         raise ConfigError(key, str(e)) from None
     return flows
+
+
+def host_racks(engine: dict[str, Any]) -> np.ndarray:
+    """Each host's rack (the switch it hangs from) in the engine's topology, as the engine wires it
+    (crates/sim/src/net/mod.rs): leaf_spine by ``hosts_per_leaf``, fat_tree by hosts per edge switch
+    (``hosts_per_edge``, or k/2 when 0), dumbbell by side (the ``senders`` first), single_switch one rack."""
+    topo = engine["topology"]
+    from fctlab import _core
+
+    hosts = int(_core.topology_info(json.dumps(engine))["hosts"])
+    h = np.arange(hosts, dtype=np.int64)
+    kind = topo["kind"]
+    if kind == "leaf_spine":
+        return h // int(topo["hosts_per_leaf"])
+    if kind == "fat_tree":
+        return h // (int(topo["hosts_per_edge"]) or int(topo["k"]) // 2)
+    if kind == "dumbbell":
+        return (h >= int(topo["senders"])).astype(np.int64)
+    if kind == "single_switch":
+        return np.zeros(hosts, dtype=np.int64)
+    raise ConfigError("workload.pattern", f"staggered needs to know the racks of topology.kind {kind!r}")
 
 
 def workload_notes(exp: Experiment, flows: pd.DataFrame | FlowColumns) -> list[str]:
@@ -212,6 +258,24 @@ def flow_table(
         return np.asarray(take(name)).astype(np.int64)
 
     size = column(workload, "size_bytes", np.int64)
+    # deadlines count from the requested start (a flow that waited for another has less time left)
+    terminated = take("terminated", None)
+    terminated = np.zeros(n, dtype=bool) if terminated is None else np.asarray(terminated, dtype=bool)
+    if "deadline_ns" in workload:
+        deadline_ns = column(workload, "deadline_ns", np.float64)
+        has = ~np.isnan(deadline_ns)
+        due_ps = requested_ps + deadline_ps(np.where(has, deadline_ns, 0.0))
+        met = finished & ~terminated & (finish_ps <= due_ps)
+        import pandas as pd
+
+        met_deadline = pd.array(np.where(has, met, False), dtype="boolean")
+        met_deadline[~has] = pd.NA
+    else:
+        import pandas as pd
+
+        deadline_ns = np.full(n, np.nan)
+        met_deadline = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+        met_deadline[:] = pd.NA
     data: dict[str, Any] = {
         "flow_id": column(workload, "flow_id", np.int64),
         "src": column(workload, "src", np.int64),
@@ -240,6 +304,9 @@ def flow_table(
         "warmup": warm,
         "cooldown": cool,
         "size_bin": size_bin(size, bins),
+        "deadline_ns": deadline_ns,
+        "met_deadline": met_deadline,
+        "terminated": terminated,
     }
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
@@ -248,6 +315,12 @@ def flow_table(
 
     # copy=False: one block per column, no consolidated second copy of the whole table
     return pd.DataFrame(data, copy=False)
+
+
+def deadline_ps(deadline_ns: np.ndarray) -> np.ndarray:
+    """Relative deadlines in ns (no NaN) as whole picoseconds, rounded up (so a deadline floored at a flow's
+    transmission time stays at or above it) and at least 1 ps (the engine wants a deadline after the start)."""
+    return np.maximum(np.ceil(np.asarray(deadline_ns, dtype=np.float64) * 1000.0), 1.0).astype(np.uint64)
 
 
 def default_threads(exp: Experiment) -> int:
@@ -313,6 +386,15 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         qclimb = np.ascontiguousarray(column(flows, "qclimb", bool))
     # connection ids (transport.connections = "trace")
     conn = np.ascontiguousarray(column(flows, "conn", np.uint32)) if "conn" in flows.columns else None
+    # deadlines (relative, ns; NaN: none) -> absolute picoseconds, the engine's "none" for the others
+    deadline = None
+    if "deadline_ns" in flows.columns:
+        d = column(flows, "deadline_ns", np.float64)
+        has = ~np.isnan(d)
+        if has.any():
+            start = column(flows, "start_ps", np.uint64)
+            deadline = np.ascontiguousarray(
+                np.where(has, start + deadline_ps(np.where(has, d, 0.0)), NEVER_PS).astype(np.uint64))
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(column(flows, "src", np.uint32)),
@@ -328,6 +410,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         qclimb,
         threads,
         conn,
+        deadline,
     )
     stats = json.loads(stats_json)
     table = flow_table(

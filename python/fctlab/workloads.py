@@ -58,6 +58,12 @@ __all__ = [
     "all_to_all",
     "permutation",
     "incast",
+    "aggregation",
+    "stride",
+    "staggered",
+    "UniformSizes",
+    "deadlines",
+    "wire_bytes",
     "read_trace",
     "check_hosts",
     "describe",
@@ -394,10 +400,46 @@ def _check_rng(rng: Any) -> np.random.Generator:
     return rng
 
 
-def _check_cdf(cdf: Any) -> Cdf:
-    if not isinstance(cdf, Cdf):
-        raise WorkloadError(f"cdf must be a Cdf (from load_cdf), got {type(cdf).__name__}")
+def _check_cdf(cdf: Any) -> Cdf | UniformSizes:
+    if not isinstance(cdf, (Cdf, UniformSizes)):
+        raise WorkloadError(f"cdf must be a Cdf (from load_cdf) or UniformSizes, got {type(cdf).__name__}")
     return cdf
+
+
+@dataclass(frozen=True)
+class UniformSizes:
+    """Flow sizes uniform on the integers ``[lo_bytes, hi_bytes]``, with ``lo = round(0.02 x mean)`` and
+    ``hi = round(1.98 x mean)``: D3's query-aggregation sizes (uniform on [2 KB, 198 KB], mean 100 KB), which
+    the PDQ paper's §5.2 reuses and scales to means of 100 to 350 KB. ``sample`` and ``mean_bytes`` answer
+    like a :class:`Cdf`'s, so the generators take either."""
+
+    mean: float
+
+    def __post_init__(self) -> None:
+        v = _check_positive("size_uniform_mean_bytes", self.mean)
+        if round(0.02 * v) < 1:
+            raise WorkloadError(f"size_uniform_mean_bytes must be >= 25 (got {self.mean!r}), so that sizes are >= 1")
+
+    @property
+    def name(self) -> str:
+        return f"uniform(mean {self.mean:g} B)"
+
+    @property
+    def lo_bytes(self) -> int:
+        return int(round(0.02 * self.mean))
+
+    @property
+    def hi_bytes(self) -> int:
+        return int(round(1.98 * self.mean))
+
+    @property
+    def mean_bytes(self) -> float:
+        return (self.lo_bytes + self.hi_bytes) / 2.0
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Draw ``n`` flow sizes in bytes (int64)."""
+        n = _check_int("n", n, minimum=0)
+        return rng.integers(self.lo_bytes, self.hi_bytes + 1, n, dtype=np.int64)
 
 
 def _check_host_list(what: str, hosts_list: Sequence[int] | None, hosts: int) -> np.ndarray:
@@ -573,6 +615,274 @@ def _all_to_all(
     return _flow_columns(src, dst, size, start)
 
 
+def _together_starts_ps(rng: np.random.Generator, n: int, start_spread_ns: float) -> np.ndarray:
+    """Starts of ``n`` flows that arrive together: all at t = 0, or uniform on the integer picoseconds of
+    [0, spread) when ``start_spread_ns`` > 0 (drawn only then)."""
+    spread = _check_nonnegative("start_spread_ns", start_spread_ns)
+    spread_ps = int(round(spread * 1000.0))
+    if spread_ps <= 0:
+        return np.zeros(n, dtype=np.int64)
+    return rng.integers(0, spread_ps, n, dtype=np.int64)
+
+
+def _check_nonnegative(what: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise WorkloadError(f"{what} must be a number >= 0, got {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(v) or v < 0:
+        raise WorkloadError(f"{what} must be a finite number >= 0, got {value!r}")
+    return v
+
+
+def _arrivals(
+    rng: np.random.Generator,
+    *,
+    hosts: int,
+    flows: int,
+    sizes: Cdf | UniformSizes,
+    load: float | None,
+    host_link_bps: float | None,
+    start_spread_ns: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(start_ps, src) of the host-to-host patterns (permutation, stride, staggered). With ``load``: Poisson
+    arrivals at the rate of all-to-all traffic over every host (``lambda = load x host_link_bps x hosts / (8 x
+    mean size)``) and a uniform source per flow (draws: gaps, sources). Without: the flows arrive together
+    (:func:`_together_starts_ps`; draws: starts, only with a spread) and flow ``j`` comes from host
+    ``j mod hosts``, so every host sends floor(flows / hosts) or ceil(flows / hosts) of them."""
+    if load is not None:
+        load = _check_load(load)
+        if host_link_bps is None:
+            raise WorkloadError("host_link_bps is required when load is given")
+        host_link_bps = _check_positive("host_link_bps", host_link_bps)
+        if start_spread_ns:
+            raise WorkloadError("start_spread_ns is for flows that arrive together, not with a load")
+        start = _poisson_starts_ps(rng, _arrival_rate_hz(load, host_link_bps, hosts, sizes), flows)
+        return start, rng.integers(0, hosts, flows)
+    start = _together_starts_ps(rng, flows, start_spread_ns)
+    return start, np.arange(flows, dtype=np.int64) % hosts
+
+
+def aggregation(
+    *,
+    hosts: int,
+    sizes: Cdf | UniformSizes,
+    flows: int,
+    rng: np.random.Generator,
+    receiver: int = 0,
+    senders: Sequence[int] | None = None,
+    start_spread_ns: float = 0.0,
+) -> pd.DataFrame:
+    """Query aggregation (the PDQ paper's §5.2-5.3 "Aggregation", after D3): ``flows`` flows from ``senders``
+    (default: every host but the receiver) to one ``receiver``, all starting at t = 0 (or uniformly within
+    ``start_spread_ns``). Flow ``j`` comes from ``senders[j mod n]``, so each of the n senders has
+    floor(flows / n) or ceil(flows / n) flows (the first ``flows mod n`` senders one more).
+
+    Random draws, in order: starts (only with a spread), sizes.
+    """
+    return _aggregation(hosts=hosts, sizes=sizes, flows=flows, rng=rng, receiver=receiver, senders=senders,
+                        start_spread_ns=start_spread_ns).frame()
+
+
+def _aggregation(
+    *,
+    hosts: int,
+    sizes: Cdf | UniformSizes,
+    flows: int,
+    rng: np.random.Generator,
+    receiver: int = 0,
+    senders: Sequence[int] | None = None,
+    start_spread_ns: float = 0.0,
+) -> FlowColumns:
+    """:func:`aggregation` as :class:`FlowColumns`."""
+    hosts = _check_int("hosts", hosts, minimum=2, maximum=_U32_MAX)
+    sizes = _check_cdf(sizes)
+    flows = _check_int("flows", flows, minimum=1, maximum=_U32_MAX)
+    rng = _check_rng(rng)
+    receiver = _check_int("receiver", receiver, minimum=0, maximum=hosts - 1)
+    if senders is None:
+        snd = np.array([h for h in range(hosts) if h != receiver], dtype=np.int64)
+    else:
+        snd = _check_host_list("senders", senders, hosts)
+        if receiver in snd:
+            raise WorkloadError(f"senders: lists the receiver ({receiver}), which cannot send to itself")
+    start = _together_starts_ps(rng, flows, start_spread_ns)
+    size = sizes.sample(rng, flows)
+    src = snd[np.arange(flows) % len(snd)]
+    return _flow_columns(src, np.full(flows, receiver, dtype=np.int64), size, start)
+
+
+def stride(
+    *,
+    hosts: int,
+    sizes: Cdf | UniformSizes,
+    flows: int,
+    rng: np.random.Generator,
+    stride: int,
+    load: float | None = None,
+    host_link_bps: float | None = None,
+    start_spread_ns: float = 0.0,
+) -> pd.DataFrame:
+    """Stride(i) (PDQ §5.3, after Hedera): host ``x`` sends to host ``(x + stride) mod hosts``. Flows arrive
+    together or at ``load`` (:func:`_arrivals`).
+
+    Random draws, in order: the arrivals, sizes.
+    """
+    return _stride(hosts=hosts, sizes=sizes, flows=flows, rng=rng, stride=stride, load=load,
+                   host_link_bps=host_link_bps, start_spread_ns=start_spread_ns).frame()
+
+
+def _stride(
+    *,
+    hosts: int,
+    sizes: Cdf | UniformSizes,
+    flows: int,
+    rng: np.random.Generator,
+    stride: int,
+    load: float | None = None,
+    host_link_bps: float | None = None,
+    start_spread_ns: float = 0.0,
+) -> FlowColumns:
+    """:func:`stride` as :class:`FlowColumns`."""
+    hosts = _check_int("hosts", hosts, minimum=2, maximum=_U32_MAX)
+    sizes = _check_cdf(sizes)
+    flows = _check_int("flows", flows, minimum=1, maximum=_U32_MAX)
+    rng = _check_rng(rng)
+    stride = _check_int("stride", stride, minimum=1)
+    if stride % hosts == 0:
+        raise WorkloadError(f"stride must not be a multiple of the number of hosts ({hosts}), got {stride}: "
+                            "every host would send to itself")
+    start, src = _arrivals(rng, hosts=hosts, flows=flows, sizes=sizes, load=load, host_link_bps=host_link_bps,
+                           start_spread_ns=start_spread_ns)
+    size = sizes.sample(rng, flows)
+    return _flow_columns(src, (src + stride) % hosts, size, start)
+
+
+def staggered(
+    *,
+    hosts: int,
+    racks: Sequence[int] | np.ndarray,
+    sizes: Cdf | UniformSizes,
+    flows: int,
+    rng: np.random.Generator,
+    p: float,
+    load: float | None = None,
+    host_link_bps: float | None = None,
+    start_spread_ns: float = 0.0,
+) -> pd.DataFrame:
+    """Staggered Prob(p) (PDQ §5.3, after Hedera's "Stagger Prob"): each flow goes to a host under its sender's
+    own rack (ToR or leaf switch) with probability ``p``, uniformly among the rack's other hosts, and otherwise
+    to a host under another rack, uniformly among all of them (Hedera's "the rest of the network": a flow that
+    is not rack-local leaves the rack). ``racks[h]`` is host h's rack. Flows arrive together or at ``load``
+    (:func:`_arrivals`).
+
+    Random draws, in order: the arrivals, the local-or-not choices, the rack-local pick, the remote pick (both
+    picks are drawn for every flow), sizes.
+    """
+    return _staggered(hosts=hosts, racks=racks, sizes=sizes, flows=flows, rng=rng, p=p, load=load,
+                      host_link_bps=host_link_bps, start_spread_ns=start_spread_ns).frame()
+
+
+def _staggered(
+    *,
+    hosts: int,
+    racks: Sequence[int] | np.ndarray,
+    sizes: Cdf | UniformSizes,
+    flows: int,
+    rng: np.random.Generator,
+    p: float,
+    load: float | None = None,
+    host_link_bps: float | None = None,
+    start_spread_ns: float = 0.0,
+) -> FlowColumns:
+    """:func:`staggered` as :class:`FlowColumns`."""
+    hosts = _check_int("hosts", hosts, minimum=2, maximum=_U32_MAX)
+    sizes = _check_cdf(sizes)
+    flows = _check_int("flows", flows, minimum=1, maximum=_U32_MAX)
+    rng = _check_rng(rng)
+    rack = np.asarray(racks, dtype=np.int64)
+    if rack.shape != (hosts,):
+        raise WorkloadError(f"racks must give one rack per host ({hosts}), got {rack.shape[0] if rack.ndim else 0}")
+    try:
+        p = float(p)
+    except (TypeError, ValueError):
+        raise WorkloadError(f"staggered_p must be a number within [0, 1], got {p!r}") from None
+    if not 0.0 <= p <= 1.0:
+        raise WorkloadError(f"staggered_p must be within [0, 1], got {p!r}")
+    # hosts sorted by rack: rack r holds the positions [first[r], first[r] + count[r])
+    order = np.argsort(rack, kind="stable")
+    pos = np.empty(hosts, dtype=np.int64)
+    pos[order] = np.arange(hosts)
+    _, first_of, count_of = np.unique(rack[order], return_index=True, return_counts=True)
+    idx = np.searchsorted(np.unique(rack), rack)
+    first, count = first_of[idx], count_of[idx]  # per host: its rack's first position and size
+    if p > 0 and count.min() < 2:
+        raise WorkloadError(f"staggered_p = {p:g} needs at least 2 hosts under every rack (host "
+                            f"{int(np.argmin(count))} is alone under its rack)")
+    if p < 1 and count.max() == hosts:
+        raise WorkloadError(f"staggered_p = {p:g} needs a second rack: every host is under the same one")
+    start, src = _arrivals(rng, hosts=hosts, flows=flows, sizes=sizes, load=load, host_link_bps=host_link_bps,
+                           start_spread_ns=start_spread_ns)
+    local = rng.random(flows) < p
+    n_local = np.maximum(count[src] - 1, 1)
+    k = rng.integers(0, n_local, flows)
+    k += k >= pos[src] - first[src]  # skip the sender itself
+    local_dst = order[first[src] + k]
+    m = rng.integers(0, np.maximum(hosts - count[src], 1), flows)
+    m += np.where(m >= first[src], count[src], 0)  # skip the sender's rack
+    remote_dst = order[np.minimum(m, hosts - 1)]
+    size = sizes.sample(rng, flows)
+    return _flow_columns(src, np.where(local, local_dst, remote_dst), size, start)
+
+
+def wire_bytes(size_bytes: np.ndarray, mss_bytes: int, header_bytes: int) -> np.ndarray:
+    """Bytes a flow puts on the wire: its payload plus ``header_bytes`` per packet of at most ``mss_bytes``."""
+    size = np.asarray(size_bytes, dtype=np.int64)
+    return size + -(-size // mss_bytes) * header_bytes
+
+
+def deadlines(
+    rng: np.random.Generator,
+    size_bytes: np.ndarray,
+    *,
+    mean_ms: float,
+    host_link_bps: float,
+    mss_bytes: int,
+    header_bytes: int,
+    fraction: float | None = None,
+    max_bytes: int | None = None,
+) -> np.ndarray:
+    """Each flow's deadline in ns after its start (float64; NaN for a flow without one), as the D3 and PDQ
+    papers draw them: D ~ Exponential(mean ``mean_ms``), independently per flow.
+
+    Floor: D is at least the flow's transmission time at the host link rate, ``wire_bytes x 8 /
+    host_link_bps`` (payload plus per-packet headers): a shorter deadline could not be met even by a flow alone
+    in the fabric, so it would measure the draw rather than the scheme (with a 20 ms mean, a 100 KB flow's 0.8
+    ms at 1 Gbps floors about 4% of the draws). ``fraction``: each flow has a deadline with this probability;
+    ``max_bytes``: only flows of at most this size have one (PDQ's §5.3 web workload gives deadlines to the
+    flows below 40 KB).
+
+    Random draws, in order: one exponential per flow, then (with ``fraction``) one uniform per flow; every flow
+    draws, whether it keeps a deadline or not, so that the draws do not depend on the sizes.
+    """
+    mean = _check_positive("deadline_mean_ms", mean_ms)
+    host_link_bps = _check_positive("host_link_bps", host_link_bps)
+    size = np.asarray(size_bytes, dtype=np.int64)
+    n = len(size)
+    d_ns = rng.exponential(mean * 1e6, n)
+    tx_ns = wire_bytes(size, mss_bytes, header_bytes).astype(np.float64) * 8.0 / host_link_bps * 1e9
+    d_ns = np.maximum(d_ns, tx_ns)
+    keep = np.ones(n, dtype=bool)
+    if fraction is not None:
+        f = _check_positive("deadline_fraction", fraction)
+        if f > 1:
+            raise WorkloadError(f"deadline_fraction must be within (0, 1], got {fraction!r}")
+        keep &= rng.random(n) < f
+    if max_bytes is not None:
+        keep &= size <= _check_int("deadline_max_bytes", max_bytes, minimum=1)
+    return np.where(keep, d_ns, np.nan)
+
+
 def _derangement(rng: np.random.Generator, n: int) -> np.ndarray:
     # Rejection gives a uniform derangement; about e draws are needed on average.
     while True:
@@ -584,42 +894,46 @@ def _derangement(rng: np.random.Generator, n: int) -> np.ndarray:
 def permutation(
     *,
     hosts: int,
-    cdf: Cdf,
-    load: float,
-    host_link_bps: float,
+    cdf: Cdf | UniformSizes,
+    load: float | None,
+    host_link_bps: float | None,
     flows: int,
     rng: np.random.Generator,
+    start_spread_ns: float = 0.0,
 ) -> pd.DataFrame:
-    """Permutation traffic: like ``all_to_all`` (same arrivals and load), but every host sends only to its
-    partner in one random derangement of the hosts, fixed for the run (so every host also receives from
-    exactly one sender and each downlink sees ``load`` too).
+    """Permutation traffic (PDQ §5.3 "Random Permutation"): every host sends only to its partner in one random
+    derangement of the hosts, fixed for the run (so every host also receives from exactly one sender). With
+    ``load``: the arrivals and load of ``all_to_all`` (each downlink sees ``load`` too); with ``load=None`` the
+    flows arrive together, flow ``j`` from host ``j mod hosts`` (:func:`_arrivals`).
 
-    Random draws, in order: the derangement, gaps, sources, sizes.
+    Random draws, in order: the derangement, the arrivals (with a load: gaps, sources), sizes.
     """
-    return _permutation(hosts=hosts, cdf=cdf, load=load, host_link_bps=host_link_bps, flows=flows, rng=rng).frame()
+    return _permutation(hosts=hosts, cdf=cdf, load=load, host_link_bps=host_link_bps, flows=flows, rng=rng,
+                        start_spread_ns=start_spread_ns).frame()
 
 
 def _permutation(
     *,
     hosts: int,
-    cdf: Cdf,
-    load: float,
-    host_link_bps: float,
+    cdf: Cdf | UniformSizes,
+    load: float | None,
+    host_link_bps: float | None,
     flows: int,
     rng: np.random.Generator,
+    start_spread_ns: float = 0.0,
 ) -> FlowColumns:
     """:func:`permutation` as :class:`FlowColumns`."""
     hosts = _check_int("hosts", hosts, minimum=2, maximum=_U32_MAX)
     cdf = _check_cdf(cdf)
-    load = _check_load(load)
-    host_link_bps = _check_positive("host_link_bps", host_link_bps)
+    if load is not None:
+        load = _check_load(load)
+        host_link_bps = _check_positive("host_link_bps", host_link_bps)
     flows = _check_int("flows", flows, minimum=1, maximum=_U32_MAX)
     rng = _check_rng(rng)
 
     partner = _derangement(rng, hosts)
-    rate = _arrival_rate_hz(load, host_link_bps, hosts, cdf)
-    start = _poisson_starts_ps(rng, rate, flows)
-    src = rng.integers(0, hosts, flows)
+    start, src = _arrivals(rng, hosts=hosts, flows=flows, sizes=cdf, load=load, host_link_bps=host_link_bps,
+                           start_spread_ns=start_spread_ns)
     size = cdf.sample(rng, flows)
     return _flow_columns(src, partner[src], size, start)
 
@@ -790,7 +1104,8 @@ def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
     Required columns: ``src``, ``dst`` (host indices), ``size_bytes`` (integer >= 1), ``start_ns`` (>= 0, may be
     fractional: rounded to the nearest picosecond into ``start_ps``). Optional: ``priority`` (0..255),
     ``lower_bytes``, ``upper_bytes``, ``estimate_bytes`` (integers >= 0; lower <= upper), ``deadline_ns``
-    (>= 0; an empty cell / NaN means "no deadline"), ``gen_rate_bps`` (> 0), ``after_flow`` (the 0-based data
+    (the time the flow is allowed after its start in the trace, ns, > 0; an empty cell / NaN means "no
+    deadline"), ``gen_rate_bps`` (> 0), ``after_flow`` (the 0-based data
     row of an earlier flow this one waits for, -1 for none: the flow starts at max(start_ns, the instant that flow
     finishes)), ``qclimb`` (0/1 or false/true; scheme qclimb only: 0 schedules the flow as PIAS), ``conn`` (a
     connection id, 0 .. 2^32 - 2: flows with the same id share one TCP connection's state under
@@ -865,10 +1180,18 @@ def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
             raise WorkloadError(f"{where}: column 'lower_bytes', {_row_label(i, is_csv)}: lower_bytes > upper_bytes")
     if "deadline_ns" in cols:
         d = _numeric_column(df, "deadline_ns", where, is_csv, allow_nan=True).astype(np.float64)
-        i = _first(d < 0)
+        # the time a flow is allowed after its start: it must end after the start, and fit the engine's clock
+        i = _first(d < 0.0005)
         if i is not None:
             raise WorkloadError(
-                f"{where}: column 'deadline_ns', {_row_label(i, is_csv)}: negative deadline {_fmt(d[i])}"
+                f"{where}: column 'deadline_ns', {_row_label(i, is_csv)}: deadline {_fmt(d[i])} must be > 0 "
+                "(ns allowed after the flow's start; at least 1 ps; leave the cell empty for no deadline)"
+            )
+        i = _first(d > MAX_START_NS)
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column 'deadline_ns', {_row_label(i, is_csv)}: deadline {_fmt(d[i])} ns is beyond what "
+                f"the engine can represent (at most {MAX_START_NS:.4g} ns after the start)"
             )
         extra["deadline_ns"] = d
     if "gen_rate_bps" in cols:
