@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 #: Sections the engine parses (its config schema is crates/sim/src/config.rs).
-ENGINE_SECTIONS = ("topology", "switch", "host", "routing", "transport", "scheme", "run")
+ENGINE_SECTIONS = ("topology", "switch", "host", "routing", "transport", "scheme", "run", "link_loss")
 #: Sections the Python front parses.
 PYTHON_SECTIONS = ("workload", "output")
 #: Every key allowed at the top level of an experiment.

@@ -83,7 +83,7 @@ SCHEMES: tuple[Series, ...] = (
 CRITICALITY_KEY = "scheme.pdq_criticality"
 CRITICALITIES = (("PDQ (size)", "size"), ("PDQ (random)", "random"), ("PDQ (bytes sent)", "bytes_sent"))
 #: Figure 9: the engine key of a per-packet drop probability on every switch port.
-DROP_KEY = "net.drop_probability"
+DROP_KEY = "link_loss.probability"
 #: Every link's propagation delay (ns): base RTT 129 us across the root switch.
 LINK_DELAY_NS = 10_000
 #: The hosts of the tree and the aggregator of query aggregation.
@@ -265,7 +265,7 @@ def pdq_sweep(scale: str = "small", out_dir: str | Path | None = None, schemes: 
     # Figure 9: loss, behind an engine key that may not exist yet
     loss = [(_values(f"9{part}", p, s.label, seed),
              _raw(s, aggregation(sc.flows_9, deadline_ms=DEADLINE_MS if part == "a" else None), seed,
-                  [(DROP_KEY, p)] if p > 0 else []))
+                  [(DROP_KEY, p), ("link_loss.hosts", [RECEIVER])] if p > 0 else []))
             for seed in sc.seeds for s in series for p in sc.drops for part in ("a", "b")]
     why = b.try_add(loss)
     if why is not None:
