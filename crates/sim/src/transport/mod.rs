@@ -2,4 +2,5 @@
 //! retransmission timer should fire (`rto_deadline`); the engine owns time and the event queue.
 
 pub mod bitset;
+pub mod rate;
 pub mod tcp;

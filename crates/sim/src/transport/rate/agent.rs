@@ -1,0 +1,462 @@
+//! Per egress-port state of the explicit-rate schemes, one [`RateAgent`] per port (host NICs included, see
+//! the module docs of `transport::rate`).
+//!
+//! RCP (Dukkipati, "Rate Control Protocol", 2007): one rate R for every flow of the link, updated every
+//! control interval T:
+//!   R <- R (1 + (T / d0) (alpha (C - y) - beta q / d0) / C),
+//! y the input rate over the interval (every byte that enters the port, any flow, ACKs included), q the
+//! queue in bits at the update, d0 the moving average of the RTTs the packets carry, C the link rate. T is
+//! `scheme.rate_interval_us`, or d0 when that is 0 (the paper's choice). Each forward packet's rate field is
+//! lowered to R. Chosen where the paper leaves it open: R starts at C; it is kept within
+//! [`rcp_min_fraction` x C, C]; the update runs at the first packet after T has elapsed, with T / d0 capped at 1
+//! (after an idle spell the update is one d0's worth, not a jump); before any RTT sample (only SYNs seen)
+//! and without a configured interval, R stays at C.
+//!
+//! PDQ (Hong, Caesar, Godfrey, SIGCOMM 2012):
+//! - The flow list (section 3.2): the most critical flows crossing the port, sorted by criticality: earlier
+//!   deadline first (flows without one last), then smaller expected transmission time T (or the sender's rank
+//!   in the flow-size-unaware variants), then flow id. At most 2 kappa entries, kappa being the number of
+//!   sending flows (chosen: never fewer than `list_min`, never more than `list_max`); a new flow enters if
+//!   there is room or it is more critical than the least critical entry (which is then dropped).
+//! - Algorithm 1, forward (data, SYN, probe): a flow paused by another switch (P_H set upstream) is removed
+//!   from the list and passes; a flow not admitted to the list is paused; otherwise its entry is refreshed
+//!   from the header and it is accepted at W = min(Availbw(i), R_H) if W > 0 (R_H = W), else paused
+//!   (R_H = 0, P_H = this port). Chosen: the decision is also written into the entry at once (the paper
+//!   writes it on the ACK, Algorithm 2), so that two requests that cross the port within one RTT do not both
+//!   get the same bandwidth; the ACK then overwrites it with the path's final decision.
+//! - Availbw(i) (Algorithm 1's helper): C minus the rates of the flows ahead of i; with Early Start, flows
+//!   ahead whose T_j / RTT_j < K are not counted, as long as their sum of T_j / RTT_j stays below K (K =
+//!   `pdq_early_start_k`, the paper's 2), so the next flow starts while the current one finishes.
+//! - Algorithm 2, reverse (ACK): an entry of a flow paused elsewhere is removed; otherwise the entry takes
+//!   the path's decision (R_H, and R_H = 0 when P_H is set). An ACK with the receiver's DONE bit removes the
+//!   entry (the flow has finished), as do FIN and TERM packets on the forward path.
+//! - Rate controller (section 3.2.2): C = max(0, r - q / (2 RTT)), r the line rate, q the queue, RTT the
+//!   average RTT of the headers, recomputed every 2 RTTs (or every `scheme.rate_interval_us`).
+//! - Suppressed Probing (section 3.3.3): a port that pauses a flow with i flows ahead of it sets
+//!   I_H = max(I_H, ceil(`probe_factor` x i)) (chosen factor: 1; a flow with i flows ahead will not be
+//!   accepted for a while, and at least one RTT). Without it I_H = 1.
+//! - Dampening (section 3.2.1): after accepting a flow that was not sending, the port accepts no other
+//!   paused flow for `dampening_rtts` average RTTs (chosen: 1). New flows (not yet in the list) are exempt,
+//!   so a more critical arrival preempts at once.
+//! - Stale entries (chosen, the paper is silent; a lost FIN or a flow that vanished must not hold the link
+//!   forever): an entry that no packet refreshed for 4 x (RTT x max(1, I_H) + one segment's gap at its rate)
+//!   is dropped.
+//!
+//! D3 (Wilson et al., SIGCOMM 2011, section 4): no per-flow state; counters of the port's flows N, their
+//! demand D (sum of desired rates) and the allocation A. A request (SYN, or a data packet / probe with
+//! `BIT_REQ`) carries the desired rate d, the previous desired rate and the allocation a_prev the flow holds:
+//! D += d - d_prev; the flow's own allocation is free for it again, left = C - (A - a_prev); with
+//! fs = max(0, C - D) / N (the fair share of the spare capacity), the grant is d + min(fs, left - d) if
+//! left >= d (the desired rate, first come first served, plus a fair share of the rest), else
+//! max(0, left) (greedy: whatever is left). The rate field is lowered to the grant. Flows without a deadline
+//! ask d = 0 and so get only the fair share. A FIN or TERM returns a_prev and d_prev and leaves N.
+//! Chosen: the allocation is committed on the reverse path, from the ACK of the request: A += a_final -
+//! a_prev at every port, a_final being the path's minimum, which is what the sender will use. D3 carries one
+//! allocation per router; committing the path's minimum instead keeps every port's A equal to what its
+//! flows really use without a per-hop vector in the header. The cost: requests that cross a port within the
+//! same half RTT all see the same free capacity (over-allocation for about one RTT, which the queue term of
+//! C then drains). C is the PDQ rate controller's (the D3 paper also lowers its capacity for queued bytes).
+//! Lost requests, ACKs and FINs leave the counters off by the lost amount, as in D3 itself (routers keep no
+//! per-flow state to correct it).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::header::{kind, RateHdr, RPacket, BIT_DONE};
+use super::{from_kbps, to_kbps, RateParams, RateScheme};
+use crate::units::{tx_time, Ps, NEVER, PS_PER_S};
+
+/// Ids of agents (PDQ's P_H names one): unique within the process, never 0.
+static NEXT_AGENT_ID: AtomicU32 = AtomicU32::new(1);
+
+/// One flow in a PDQ port's list.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PdqEntry {
+    pub flow: u32,
+    /// The rate the flow is accepted at (0: paused).
+    pub rate_bps: f64,
+    pub deadline_us: u32,
+    pub crit: u32,
+    pub t_known: bool,
+    pub rtt_ns: u32,
+    pub probe_rtts: u8,
+    /// When the entry goes stale unless refreshed.
+    pub expire: Ps,
+}
+
+impl PdqEntry {
+    #[inline]
+    fn key(&self) -> (u32, u32, u32) {
+        (self.deadline_us, self.crit, self.flow)
+    }
+}
+
+/// The state of one egress port.
+#[derive(Debug, Clone)]
+pub struct RateAgent {
+    /// This port's id in PDQ's pauseby field (unique; the engine may set its own, non-zero).
+    pub id: u32,
+    scheme: RateScheme,
+    link_bps: f64,
+    /// Moving average of the RTTs in headers, in ps (0: no sample yet).
+    avg_rtt: f64,
+    /// PDQ's and D3's capacity C from the rate controller (bits/s).
+    cap: f64,
+    ctrl_next: Ps,
+    // RCP
+    rcp_rate: f64,
+    rcp_bytes: u64,
+    rcp_last: Ps,
+    // D3
+    d3_alloc: f64,
+    d3_demand: f64,
+    d3_flows: u32,
+    // PDQ
+    list: Vec<PdqEntry>,
+    damp_until: Ps,
+    damp_flow: u32,
+    next_expiry: Ps,
+}
+
+impl RateAgent {
+    pub fn new(p: &RateParams, link_rate_bps: u64) -> Self {
+        let c = link_rate_bps as f64;
+        RateAgent {
+            id: NEXT_AGENT_ID.fetch_add(1, Ordering::Relaxed).max(1),
+            scheme: p.scheme,
+            link_bps: c,
+            avg_rtt: 0.0,
+            cap: c,
+            ctrl_next: 0,
+            rcp_rate: c,
+            rcp_bytes: 0,
+            rcp_last: NEVER,
+            d3_alloc: 0.0,
+            d3_demand: 0.0,
+            d3_flows: 0,
+            list: if p.scheme == RateScheme::Pdq { Vec::with_capacity(p.list_max + 1) } else { Vec::new() },
+            damp_until: 0,
+            damp_flow: u32::MAX,
+            next_expiry: NEVER,
+        }
+    }
+
+    // ------------------------------------------------------------------ queries (tests, traces)
+
+    /// RCP's current rate R (bits/s).
+    pub fn rcp_rate_bps(&self) -> f64 {
+        self.rcp_rate
+    }
+
+    /// The rate controller's capacity C (PDQ, D3), bits/s.
+    pub fn capacity_bps(&self) -> f64 {
+        self.cap
+    }
+
+    /// The moving average of the RTTs seen (ps; 0 before any).
+    pub fn avg_rtt(&self) -> f64 {
+        self.avg_rtt
+    }
+
+    /// PDQ's flow list, most critical first.
+    pub fn pdq_list(&self) -> &[PdqEntry] {
+        &self.list
+    }
+
+    /// D3's allocation A and demand D (bits/s) and flow count N.
+    pub fn d3_state(&self) -> (f64, f64, u32) {
+        (self.d3_alloc, self.d3_demand, self.d3_flows)
+    }
+
+    // ------------------------------------------------------------------ the two hooks
+
+    /// Every packet entering this egress port, before admission; `queue_bytes` is the port's occupancy now.
+    /// Rewrites the header of forward packets (SYN, data, probe) and takes FIN / TERM into account.
+    pub fn forward(&mut self, p: &RateParams, now: Ps, queue_bytes: u64, pkt: &mut RPacket) {
+        if self.scheme == RateScheme::Rcp {
+            self.rcp_bytes += pkt.wire as u64;
+        }
+        if pkt.is_ack() {
+            if self.scheme == RateScheme::Rcp {
+                self.rcp_update(p, now, queue_bytes);
+            }
+            return;
+        }
+        let k = pkt.hdr.kind;
+        let request = matches!(k, kind::SYN | kind::DATA | kind::PROBE);
+        if request && pkt.hdr.rtt_ns > 0 {
+            let r = pkt.hdr.rtt_ns as f64 * 1000.0;
+            self.avg_rtt = if self.avg_rtt == 0.0 { r } else { self.avg_rtt + p.rtt_gain * (r - self.avg_rtt) };
+        }
+        match self.scheme {
+            RateScheme::Rcp => {
+                self.rcp_update(p, now, queue_bytes);
+                if request {
+                    pkt.hdr.rate = pkt.hdr.rate.min(to_kbps(self.rcp_rate as u64));
+                }
+            }
+            RateScheme::D3 => {
+                self.ctrl_update(p, now, queue_bytes);
+                self.d3_forward(&mut pkt.hdr);
+            }
+            RateScheme::Pdq => {
+                self.ctrl_update(p, now, queue_bytes);
+                self.pdq_forward(p, now, pkt.flow, &mut pkt.hdr);
+            }
+        }
+    }
+
+    /// An ACK of a flow whose data leaves through this port, on its way back to the sender.
+    pub fn reverse(&mut self, p: &RateParams, now: Ps, pkt: &mut RPacket) {
+        match self.scheme {
+            RateScheme::Rcp => {}
+            RateScheme::D3 => {
+                let h = &pkt.hdr;
+                if h.is_req() {
+                    self.d3_alloc = (self.d3_alloc + from_kbps(h.rate) as f64 - from_kbps(h.prev) as f64).max(0.0);
+                }
+            }
+            RateScheme::Pdq => self.pdq_reverse(p, now, pkt.flow, &mut pkt.hdr),
+        }
+    }
+
+    // ------------------------------------------------------------------ RCP
+
+    fn rcp_update(&mut self, p: &RateParams, now: Ps, queue_bytes: u64) {
+        if self.rcp_last == NEVER {
+            self.rcp_last = now;
+            return;
+        }
+        let d0 = if self.avg_rtt > 0.0 { self.avg_rtt } else { p.interval as f64 };
+        let t = if p.interval > 0 { p.interval as f64 } else { d0 };
+        if t <= 0.0 {
+            return;
+        }
+        let elapsed = (now - self.rcp_last) as f64;
+        if elapsed < t {
+            return;
+        }
+        let c = self.link_bps;
+        let y = self.rcp_bytes as f64 * 8.0 * PS_PER_S as f64 / elapsed;
+        let d0_s = d0 / PS_PER_S as f64;
+        let q_bits = queue_bytes as f64 * 8.0;
+        let ratio = (elapsed / d0).min(1.0);
+        let r = self.rcp_rate * (1.0 + ratio * (p.rcp_alpha * (c - y) - p.rcp_beta * q_bits / d0_s) / c);
+        self.rcp_rate = r.clamp(c * p.rcp_min_fraction, c);
+        self.rcp_bytes = 0;
+        self.rcp_last = now;
+    }
+
+    // ------------------------------------------------------------------ PDQ's and D3's capacity
+
+    fn ctrl_update(&mut self, p: &RateParams, now: Ps, queue_bytes: u64) {
+        if now < self.ctrl_next {
+            return;
+        }
+        let rtt = if self.avg_rtt > 0.0 { self.avg_rtt } else { p.interval as f64 };
+        if rtt <= 0.0 {
+            self.cap = self.link_bps;
+            return;
+        }
+        let drain = queue_bytes as f64 * 8.0 / (2.0 * rtt / PS_PER_S as f64);
+        self.cap = (self.link_bps - drain).max(0.0);
+        let every = if p.interval > 0 { p.interval } else { (2.0 * rtt) as Ps };
+        self.ctrl_next = now + every.max(1);
+    }
+
+    // ------------------------------------------------------------------ D3
+
+    fn d3_forward(&mut self, h: &mut RateHdr) {
+        let prev = from_kbps(h.prev) as f64;
+        let prev_desired = from_kbps(h.d3_prev_desired()) as f64;
+        if matches!(h.kind, kind::FIN | kind::TERM) {
+            self.d3_alloc = (self.d3_alloc - prev).max(0.0);
+            self.d3_demand = (self.d3_demand - prev_desired).max(0.0);
+            self.d3_flows = self.d3_flows.saturating_sub(1);
+            return;
+        }
+        if !h.is_req() {
+            return;
+        }
+        if h.kind == kind::SYN {
+            self.d3_flows += 1;
+        }
+        let desired = from_kbps(h.d3_desired()) as f64;
+        self.d3_demand = (self.d3_demand + desired - prev_desired).max(0.0);
+        let c = self.cap;
+        let left = c - (self.d3_alloc - prev).max(0.0);
+        let fs = ((c - self.d3_demand) / self.d3_flows.max(1) as f64).max(0.0);
+        let grant = if left >= desired { desired + fs.min(left - desired) } else { left.max(0.0) };
+        h.rate = h.rate.min(to_kbps(grant as u64));
+    }
+
+    // ------------------------------------------------------------------ PDQ
+
+    #[inline]
+    fn find(&self, flow: u32) -> Option<usize> {
+        self.list.iter().position(|e| e.flow == flow)
+    }
+
+    fn remove(&mut self, flow: u32) {
+        if let Some(i) = self.find(flow) {
+            self.list.remove(i);
+        }
+    }
+
+    /// Where an entry with `key` belongs (before the first less critical one).
+    #[inline]
+    fn slot(&self, key: (u32, u32, u32)) -> usize {
+        self.list.iter().position(|e| e.key() > key).unwrap_or(self.list.len())
+    }
+
+    /// The list's bound: 2 kappa, within [list_min, list_max].
+    fn bound(&self, p: &RateParams) -> usize {
+        let kappa = self.list.iter().filter(|e| e.rate_bps > 0.0).count();
+        (2 * kappa).max(p.list_min).min(p.list_max)
+    }
+
+    fn expire(&mut self, now: Ps) {
+        if now < self.next_expiry {
+            return;
+        }
+        self.list.retain(|e| e.expire > now);
+        self.next_expiry = self.list.iter().map(|e| e.expire).min().unwrap_or(NEVER);
+    }
+
+    /// Refresh entry `i`'s stale time.
+    fn touch(&mut self, p: &RateParams, now: Ps, i: usize) {
+        let e = &self.list[i];
+        let rtt = if e.rtt_ns > 0 {
+            e.rtt_ns as Ps * 1000
+        } else if self.avg_rtt > 0.0 {
+            self.avg_rtt as Ps
+        } else {
+            p.rto_init
+        };
+        let gap = if e.rate_bps > 0.0 { tx_time(p.mss + p.header, e.rate_bps as u64) } else { 0 };
+        let exp = now + 4 * (rtt * e.probe_rtts.max(1) as Ps + gap);
+        self.list[i].expire = exp;
+        self.next_expiry = self.next_expiry.min(exp);
+    }
+
+    /// Availbw(i): the capacity left for the flow at position i (see the module docs).
+    fn availbw(&self, p: &RateParams, i: usize) -> f64 {
+        let k = p.early_start_k;
+        let mut x = 0.0;
+        let mut a = 0.0;
+        for e in &self.list[..i] {
+            let early = if p.early_start && e.t_known && e.rtt_ns > 0 {
+                let ratio = e.crit as f64 / e.rtt_ns as f64;
+                (ratio < k && x < k).then_some(ratio)
+            } else {
+                None
+            };
+            match early {
+                Some(r) => x += r,
+                None => a += e.rate_bps,
+            }
+            if a >= self.cap {
+                return 0.0;
+            }
+        }
+        self.cap - a
+    }
+
+    /// Pause the flow of header `h`, which has `ahead` flows ahead of it in the list.
+    fn pause(&mut self, p: &RateParams, h: &mut RateHdr, ahead: usize, entry: Option<usize>) {
+        h.rate = 0;
+        h.pauseby = self.id;
+        let ih = if p.suppressed_probing { (p.probe_factor * ahead as f64).ceil().clamp(1.0, 255.0) as u8 } else { 1 };
+        h.probe_rtts = h.probe_rtts.max(ih);
+        if let Some(i) = entry {
+            self.list[i].rate_bps = 0.0;
+            self.list[i].probe_rtts = h.probe_rtts;
+        }
+    }
+
+    fn pdq_forward(&mut self, p: &RateParams, now: Ps, flow: u32, h: &mut RateHdr) {
+        if matches!(h.kind, kind::FIN | kind::TERM) {
+            self.remove(flow);
+            return;
+        }
+        self.expire(now);
+        if h.pauseby != 0 && h.pauseby != self.id {
+            // Algorithm 1, lines 1-3: paused upstream
+            self.remove(flow);
+            return;
+        }
+        let fresh = PdqEntry {
+            flow,
+            rate_bps: 0.0,
+            deadline_us: h.deadline_us,
+            crit: h.crit,
+            t_known: h.t_known(),
+            rtt_ns: h.rtt_ns,
+            probe_rtts: 1,
+            expire: NEVER,
+        };
+        let (i, new) = match self.find(flow) {
+            Some(i) => {
+                let old = self.list[i];
+                let mut e = fresh;
+                e.rate_bps = old.rate_bps;
+                e.probe_rtts = old.probe_rtts;
+                if e.key() == old.key() {
+                    self.list[i] = e;
+                    (i, false)
+                } else {
+                    self.list.remove(i);
+                    let j = self.slot(e.key());
+                    self.list.insert(j, e);
+                    (j, false)
+                }
+            }
+            None => {
+                let bound = self.bound(p);
+                let room = self.list.len() < bound || self.list.last().is_some_and(|l| fresh.key() < l.key());
+                if !room {
+                    let ahead = self.list.len();
+                    self.pause(p, h, ahead, None);
+                    return;
+                }
+                let j = self.slot(fresh.key());
+                self.list.insert(j, fresh);
+                if self.list.len() > bound {
+                    self.list.pop();
+                }
+                (j, true)
+            }
+        };
+        let sending = self.list[i].rate_bps > 0.0;
+        let w = self.availbw(p, i).min(from_kbps(h.rate) as f64);
+        if to_kbps(w as u64) == 0 {
+            self.pause(p, h, i, Some(i));
+        } else if !sending && !new && now < self.damp_until && self.damp_flow != flow {
+            // dampening: another paused flow was accepted moments ago
+            self.pause(p, h, i, Some(i));
+        } else {
+            h.rate = to_kbps(w as u64);
+            self.list[i].rate_bps = from_kbps(h.rate) as f64;
+            if !sending {
+                let rtt = if self.avg_rtt > 0.0 { self.avg_rtt } else { 0.0 };
+                self.damp_until = now + (p.dampening_rtts * rtt) as Ps;
+                self.damp_flow = flow;
+            }
+        }
+        self.touch(p, now, i);
+    }
+
+    fn pdq_reverse(&mut self, p: &RateParams, now: Ps, flow: u32, h: &mut RateHdr) {
+        if h.bits & BIT_DONE != 0 || (h.pauseby != 0 && h.pauseby != self.id) {
+            // the flow has finished, or another port paused it (Algorithm 2)
+            self.remove(flow);
+            return;
+        }
+        if h.pauseby != 0 {
+            h.rate = 0;
+        }
+        if let Some(i) = self.find(flow) {
+            self.list[i].rate_bps = from_kbps(h.rate) as f64;
+            self.touch(p, now, i);
+        }
+    }
+}
