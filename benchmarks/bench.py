@@ -48,6 +48,11 @@ SCENARIOS: dict[str, tuple[Path, list[str]]] = {
     # (pFabric), each set up as `fctlab reproduce pias` runs it
     "leafspine144-websearch-0.6-pias": (SCENARIO_DIR / "leafspine144-websearch-pias.toml", []),
     "leafspine144-websearch-0.6-pfabric": (SCENARIO_DIR / "leafspine144-websearch-pfabric.toml", []),
+    # the explicit-rate family on the same flows; its switches keep per-flow state on the flow's path, so it
+    # routes by ECMP (DCTCP with ECMP beside it for a like-for-like events/s)
+    "leafspine144-websearch-0.6-dctcp-ecmp": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp"]),
+    "leafspine144-websearch-0.6-rcp": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp", "scheme.name=rcp"]),
+    "leafspine144-websearch-0.6-pdq": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp", "scheme.name=pdq"]),
 }
 
 

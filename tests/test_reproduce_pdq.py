@@ -56,10 +56,13 @@ def test_points_carry_the_papers_tree_and_query_aggregation():
 
     a, b = build_flows(by[("3a", 10, "PDQ(Full)", 2)]), build_flows(by[("3a", 10, "D3", 2)])
     assert a.equals(b)
-    # the engine has no loss key nor PDQ: figures 9 and 10 are left out, and the sweep says why
-    assert not any(p.values["figure"] in ("9a", "9b", "10") for p in sweep.points)
-    assert any("figure 9" in n and rp.DROP_KEY in n for n in sweep.notes)
-    assert any("figure 10" in n for n in sweep.notes)
+    # with the real schemes: the loss experiment drops packets on the aggregator's link only, both ways, and
+    # figure 10 varies PDQ's criticality; nothing is left out
+    real = rp.pdq_sweep("small")
+    lossy = [p.experiment for p in real.points if p.values["figure"] == "9a" and p.values["x"] > 0]
+    assert lossy and all(e.engine["link_loss"]["hosts"] == [rp.RECEIVER] for e in lossy)
+    assert any(p.values["figure"] == "10" for p in real.points)
+    assert not any("left out" in n for n in real.notes)
 
 
 def test_binary_search_finds_the_largest_passing_count(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@
 pub(crate) mod family;
 pub mod parallel;
 pub mod queue;
+mod rate;
 mod tcp;
 
 use crate::config::{Config, Connections, FamilyName, QclimbInfo, RoutingMode, SchemeName};
@@ -249,10 +250,8 @@ fn run_with(
                 .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1));
             Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo, threads))
         }
-        FamilyName::Rate => Err(FlowError(format!(
-            "scheme {}: the explicit-rate family is not in this build of the engine",
-            cfg.scheme.name.as_str()
-        ))),
+        // (its ports are never FIFOs: its agents read their exact occupancy)
+        FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
     }
 }
 

@@ -304,7 +304,7 @@ impl EventQueue {
     }
 
     /// The earliest event if its time is before `bound`; otherwise `None`, and the queue is unchanged.
-    #[inline]
+    #[inline(always)]
     pub fn pop_before(&mut self, bound: Ps) -> Option<(Ps, Event)> {
         if self.ring_len == 0 {
             return if self.far_min < bound { self.pop_far() } else { None };

@@ -1,0 +1,220 @@
+//! The explicit-rate family in the engine: RCP, D3 and PDQ (`transport::rate`). Hosts run one `RateFlow` per
+//! flow (a paced sender and its receiver); every egress port, host NICs included, runs a `RateAgent` that sees
+//! each packet the port is offered (`RateAgent::forward`: the switch's forward-path processing, which may
+//! rewrite the header), and the agent of the port a flow's data leaves by also sees the flow's ACKs as they
+//! pass on their way back (`RateAgent::reverse`: PDQ's reverse-path update): at every switch on the reverse
+//! path, and at the sender for its own NIC.
+//!
+//! Ports of this family are always event-driven (never in FIFO mode), so an agent reads the port's exact
+//! occupancy. A sender's pacing (its next send time), probe and retransmission timers are one lazy timer entry
+//! per flow, as TCP's timers are.
+//!
+//! The ideal FCT of a flow of this family is the data alone at line rate from its first packet (as for TCP
+//! without a handshake): the rate request's round trip before the data is protocol overhead, which the
+//! slowdown then shows (the PDQ paper's "optimal" excludes it too).
+
+use super::family::Family;
+use super::queue::Event;
+use super::Sim;
+use crate::config::Config;
+use crate::flows::FlowSet;
+use crate::net::flow_hash;
+use crate::net::packet::{flags, Packet};
+use crate::net::Network;
+use crate::transport::rate::{RateAgent, RateFlow, RateHdr, RateOutcome, RateParams};
+use crate::units::{Ps, NEVER};
+use rand::RngCore;
+use std::sync::atomic::Ordering;
+
+/// The explicit-rate family (see `engine::family`).
+pub(crate) struct Rate;
+
+/// The family's run-wide state: its parameters and one agent per port.
+pub(crate) struct RateState {
+    params: RateParams,
+    agents: Vec<RateAgent>,
+}
+
+impl Family for Rate {
+    type Hdr = RateHdr;
+    type Flow = RateFlow;
+    type State = RateState;
+    const AGENTS: bool = true;
+
+    fn state(cfg: &Config, _flows: &FlowSet, _hosts_here: bool, net: &Network<RateHdr>) -> RateState {
+        let params = RateParams::from_config(cfg);
+        let agents = net.ports.iter().map(|p| RateAgent::new(&params, p.rate_bps)).collect();
+        RateState { params, agents }
+    }
+
+    fn header_bytes(st: &RateState) -> u32 {
+        st.params.header
+    }
+
+    fn start_flow(sim: &mut Sim<'_, Self>, id: u32) {
+        sim.rate_start(id)
+    }
+
+    fn deliver(sim: &mut Sim<'_, Self>, host: u32, pkt: Packet<RateHdr>) {
+        sim.rate_deliver(host, pkt)
+    }
+
+    fn on_timer(sim: &mut Sim<'_, Self>, flow: u32) {
+        sim.rate_timer(flow)
+    }
+
+    #[inline]
+    fn at_port(sim: &mut Sim<'_, Self>, port: u32, pkt: &mut Packet<RateHdr>) {
+        let now = sim.now;
+        let p = &sim.net.ports[port as usize];
+        let (owner, queued) = (p.owner, p.bytes);
+        sim.fam.agents[port as usize].forward(&sim.fam.params, now, queued, pkt);
+        if pkt.is_ack() && !sim.net.is_host(owner) {
+            // the ACK passes a switch on its way back: the port this flow's data leaves that switch by
+            let data_dst = sim.flows.dst[pkt.flow as usize];
+            let fwd = sim.net.ecmp_port(owner, data_dst, flow_hash(pkt.flow, false));
+            sim.fam.agents[fwd as usize].reverse(&sim.fam.params, now, pkt);
+        }
+    }
+
+    fn finish(sim: &mut Sim<'_, Self>) {
+        for f in 0..sim.conns.len() {
+            if let Some(c) = sim.conns[f].take() {
+                sim.rate_record(&c);
+            }
+        }
+    }
+}
+
+impl Sim<'_, Rate> {
+    fn rate_start(&mut self, id: u32) {
+        let i = id as usize;
+        let now = self.now;
+        self.results.start_ps[i] = now;
+        let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
+        let deadline = self.flows.deadline_ps.get(i).copied().unwrap_or(crate::flows::NO_DEADLINE);
+        let line_rate = self.net.ports[self.net.host_port[src as usize] as usize].rate_bps;
+        let random = self.rng.next_u64();
+        let mut flow = Box::new(RateFlow::new(&self.fam.params, id, src, dst, size, deadline, line_rate, random));
+        let (fwd, header, mss) = (flow_hash(id, false), self.fam.params.header, self.fam.params.mss);
+        let hops: Vec<(u64, Ps)> = self
+            .net
+            .ecmp_path(src, dst, fwd)
+            .iter()
+            .map(|&p| (self.net.ports[p as usize].rate_bps, self.net.ports[p as usize].delay_ps))
+            .collect();
+        self.results.ideal_fct_ps[i] = super::ideal_fct(&hops, size, mss, header);
+        self.stats.connections_opened += 1;
+        self.out.clear();
+        flow.start(&self.fam.params, now, &mut self.out);
+        self.conns[i] = Some(flow);
+        self.open_flows += 1;
+        self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.open_flows);
+        self.rate_after(id, RateOutcome::default());
+    }
+
+    fn rate_deliver(&mut self, host: u32, mut pkt: Packet<RateHdr>) {
+        debug_assert_eq!(pkt.dst, host);
+        let f = pkt.flow as usize;
+        let now = self.now;
+        let payload = (pkt.wire as u32).saturating_sub(self.header) as u64;
+        let data = pkt.flags & (flags::ACK | flags::PROBE) == 0;
+        if data {
+            self.results.bytes_delivered[f] += payload;
+        }
+        let Some(c) = self.conns[f].as_deref_mut() else {
+            if data && payload > 0 {
+                self.results.duplicate_data[f] += 1;
+            }
+            return;
+        };
+        if pkt.is_ack() && host == c.src {
+            // the sender's own NIC is the first link of the flow's path: its agent sees the ACK too
+            let nic = self.net.host_port[host as usize] as usize;
+            self.fam.agents[nic].reverse(&self.fam.params, now, &mut pkt);
+        }
+        let c = self.conns[f].as_deref_mut().expect("checked above");
+        self.out.clear();
+        let o = c.on_packet(&self.fam.params, now, &pkt, &mut self.out);
+        self.rate_after(pkt.flow, o);
+    }
+
+    fn rate_timer(&mut self, flow: u32) {
+        let now = self.now;
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
+        if c.timer_queued_at != now {
+            return; // superseded by an earlier entry
+        }
+        c.timer_queued_at = NEVER;
+        if c.deadline() > now {
+            // the deadline moved later since this entry was queued: re-queue at the real one
+            return self.rate_sync_timer(flow);
+        }
+        self.out.clear();
+        let o = c.on_timer(&self.fam.params, now, &mut self.out);
+        self.rate_after(flow, o);
+    }
+
+    /// Send what flow `flow` produced (each packet from the end it leaves: the sender's packets go to the
+    /// receiver, and the other way round), record what the outcome says, and keep its timer entry in step.
+    fn rate_after(&mut self, flow: u32, o: RateOutcome) {
+        let f = flow as usize;
+        let (src, dst) = match self.conns[f].as_deref() {
+            Some(c) => (c.src, c.dst),
+            None => return,
+        };
+        for k in 0..self.out.len() {
+            let pkt = self.out[k];
+            let from = if pkt.dst == dst { src } else { dst };
+            if pkt.is_ack() {
+                self.stats.ack_packets_sent += 1;
+            } else {
+                self.stats.data_packets_sent += 1;
+            }
+            let port = self.net.host_port[from as usize];
+            self.enqueue(port, pkt);
+        }
+        self.out.clear();
+        if o.receiver_done && self.results.finish_ps[f] == NEVER {
+            self.results.finish_ps[f] = self.now;
+            self.stats.flows_finished += 1;
+            self.release_children(f);
+            if let Some(counter) = self.progress {
+                counter.store(self.stats.flows_finished, Ordering::Relaxed);
+            }
+        }
+        if o.terminated || o.sender_done {
+            if o.terminated {
+                self.results.terminated[f] = true;
+            } else {
+                self.results.sender_done_ps[f] = self.now;
+            }
+            if let Some(c) = self.conns[f].take() {
+                self.rate_record(&c);
+                self.open_flows -= 1;
+            }
+            return;
+        }
+        self.rate_sync_timer(flow);
+    }
+
+    /// Lazy timers: push an entry only when the deadline moved earlier than the queued one.
+    #[inline]
+    fn rate_sync_timer(&mut self, flow: u32) {
+        if let Some(c) = self.conns[flow as usize].as_deref_mut() {
+            let due = c.deadline();
+            if due < c.timer_queued_at {
+                c.timer_queued_at = due;
+                self.events.push(due, Event::Timer(flow));
+            }
+        }
+    }
+
+    fn rate_record(&mut self, c: &RateFlow) {
+        let f = c.flow as usize;
+        self.results.retransmits[f] = c.counters.retransmits;
+        self.results.timeouts[f] = c.counters.timeouts;
+        self.results.bytes_sent[f] = c.counters.bytes_sent;
+        self.results.probes[f] = c.counters.probes;
+    }
+}
