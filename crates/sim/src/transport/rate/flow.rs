@@ -104,7 +104,8 @@ pub struct RateFlow {
     sent_any: bool,
     /// Wire bytes of the last packet sent (the pacing gap after it).
     last_wire: u32,
-    /// D3: the allocation held (kbit/s), the desired rate of the last request, and whether a request is out.
+    /// D3: the allocation held (kbit/s), the desired rate of the last request (kbit/s), when the next request
+    /// is due, and since when the last one is unanswered (NEVER: answered).
     alloc_kbps: u32,
     desired_kbps: u32,
     req_due: Ps,
@@ -665,6 +666,8 @@ impl RateFlow {
                 }
                 self.phase = Phase::Open;
                 self.rto_at = NEVER;
+                // D3: the SYN was the first request; the next is due one RTT after it, i.e. now
+                self.req_due = now;
                 self.apply_rate(p, now, &ack.hdr);
                 if self.rate_bps == 0 && self.probe_at == NEVER {
                     self.probe_at = now + self.probe_interval(p);
