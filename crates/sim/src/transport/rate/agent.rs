@@ -66,7 +66,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::header::{kind, RateHdr, RPacket, BIT_DONE};
+use super::header::{kind, RPacket, RateHdr, BIT_DONE};
 use super::{from_kbps, to_kbps, RateParams, RateScheme};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_S};
 

@@ -43,7 +43,7 @@ mod tests;
 
 pub use agent::{PdqEntry, RateAgent};
 pub use flow::RateFlow;
-pub use header::{kind, RateHdr, RPacket, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
+pub use header::{kind, RPacket, RateHdr, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
 
 use crate::config::{Config, Criticality, Preset, SchemeName};
 use crate::units::{Ps, PS_PER_US};

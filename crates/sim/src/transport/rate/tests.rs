@@ -168,7 +168,9 @@ impl Chain {
     fn data_sends(&self, i: usize) -> Vec<(Ps, u32)> {
         self.log
             .iter()
-            .filter(|s| s.flow == i && !s.pkt.is_ack() && s.pkt.hdr.kind == kind::DATA && s.pkt.flags & flags::RETX == 0)
+            .filter(|s| {
+                s.flow == i && !s.pkt.is_ack() && s.pkt.hdr.kind == kind::DATA && s.pkt.flags & flags::RETX == 0
+            })
             .map(|s| (s.at, s.pkt.seq))
             .collect()
     }
@@ -196,7 +198,10 @@ fn a_single_flow_gets_line_rate_on_an_idle_path() {
         assert!(e.rx_done.is_some());
         // one RTT for the SYN, 100 segments at line rate, one RTT for the last ACK (one-way 5 us each way)
         let ideal = 10 * US + 100 * tx_time(WIRE, G10) + 10 * US;
-        assert!(done >= ideal - tx_time(WIRE, G10) && done <= ideal + 2 * US, "{name:?}: done at {done}, ideal {ideal}");
+        assert!(
+            done >= ideal - tx_time(WIRE, G10) && done <= ideal + 2 * US,
+            "{name:?}: done at {done}, ideal {ideal}"
+        );
         // every data segment went out exactly once, paced at line rate
         let sends = c.data_sends(f);
         assert_eq!(sends.len(), 100, "{name:?}");
@@ -506,7 +511,11 @@ fn rcp_steady(n: u32, ms: u64) -> f64 {
     let p = params(SchemeName::Rcp);
     let mut a = RateAgent::new(&p, G10);
     let mut t: Ps = 0;
-    let mut pkt = RPacket { wire: 1500, hdr: RateHdr { rate: to_kbps(G10), rtt_ns: 20_000, kind: kind::DATA, ..Default::default() }, ..Default::default() };
+    let mut pkt = RPacket {
+        wire: 1500,
+        hdr: RateHdr { rate: to_kbps(G10), rtt_ns: 20_000, kind: kind::DATA, ..Default::default() },
+        ..Default::default()
+    };
     while t < ms * 1_000 * US {
         a.forward(&p, t, 0, &mut pkt);
         pkt.hdr.rate = to_kbps(G10);
@@ -527,7 +536,11 @@ fn rcp_rate_converges_to_the_fair_share() {
     // a queue pulls the rate below the fair share
     let p = params(SchemeName::Rcp);
     let mut a = RateAgent::new(&p, G10);
-    let mut pkt = RPacket { wire: 1500, hdr: RateHdr { rate: to_kbps(G10), rtt_ns: 20_000, kind: kind::DATA, ..Default::default() }, ..Default::default() };
+    let mut pkt = RPacket {
+        wire: 1500,
+        hdr: RateHdr { rate: to_kbps(G10), rtt_ns: 20_000, kind: kind::DATA, ..Default::default() },
+        ..Default::default()
+    };
     let mut t = 0;
     for _ in 0..200 {
         a.forward(&p, t, 200_000, &mut pkt);
@@ -585,6 +598,33 @@ fn random_loss_both_ways_is_survived() {
         });
         c.run(200_000 * US);
         for (i, e) in c.ends.iter().enumerate() {
+            if e.done.is_none() {
+                let f = &c.flows[i];
+                eprintln!(
+                    "flow {i}: rate {} una {} nxt {} n {} paused {} alloc {} probes {} rto {} deadline {}",
+                    f.rate_bps(),
+                    f.snd_una(),
+                    f.snd_nxt(),
+                    f.n_segs(),
+                    f.paused(),
+                    f.d3_allocation_kbps(),
+                    f.counters.probes,
+                    f.counters.timeouts,
+                    f.deadline()
+                );
+                for a in &c.agents {
+                    eprintln!("{:?} cap {}", a.d3_state(), a.capacity_bps());
+                }
+                let last: Vec<_> = c
+                    .log
+                    .iter()
+                    .filter(|s| s.flow == i)
+                    .rev()
+                    .take(8)
+                    .map(|s| (s.at, s.pkt.hdr.kind, s.pkt.is_ack(), s.pkt.hdr.rate, s.pkt.hdr.bits, s.dropped))
+                    .collect();
+                eprintln!("{last:?}");
+            }
             assert!(e.done.is_some(), "{name:?}: flow {i} did not finish ({:?})", e);
         }
         assert!(c.log.iter().any(|s| s.dropped));
@@ -596,7 +636,15 @@ fn acks_echo_the_header_and_sack_one_segment() {
     let p = params(SchemeName::Pdq);
     let mut f = RateFlow::new(&p, 3, 0, 1, 10 * 1460, NO_DEADLINE, G10, 0);
     let mut out = Vec::new();
-    let mut data = RPacket { flow: 3, seq: 4, dst: 1, wire: 1500, ts: 77, hdr: RateHdr { rate: 123, kind: kind::DATA, crit: 9, ..Default::default() }, ..Default::default() };
+    let mut data = RPacket {
+        flow: 3,
+        seq: 4,
+        dst: 1,
+        wire: 1500,
+        ts: 77,
+        hdr: RateHdr { rate: 123, kind: kind::DATA, crit: 9, ..Default::default() },
+        ..Default::default()
+    };
     let o = f.on_packet(&p, 0, &data, &mut out);
     assert!(!o.receiver_done);
     let ack = out[0];
