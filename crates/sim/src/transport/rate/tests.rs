@@ -656,3 +656,52 @@ fn acks_echo_the_header_and_sack_one_segment() {
     f.on_packet(&p, 0, &data, &mut out);
     assert_eq!((out[0].seq, out[0].sack), (1, NO_SACK));
 }
+
+#[test]
+fn every_variant_finishes_or_terminates_under_loss() {
+    let variants: [(SchemeName, Criticality); 8] = [
+        (SchemeName::Rcp, Criticality::Size),
+        (SchemeName::D3, Criticality::Size),
+        (SchemeName::PdqBasic, Criticality::Size),
+        (SchemeName::PdqEs, Criticality::Size),
+        (SchemeName::PdqEsEt, Criticality::Size),
+        (SchemeName::Pdq, Criticality::Size),
+        (SchemeName::Pdq, Criticality::Random),
+        (SchemeName::Pdq, Criticality::BytesSent),
+    ];
+    for (name, crit) in variants {
+        let mut p = params(name);
+        p.criticality = crit;
+        let mut c = Chain::new(p, &[G10, G10, G10], 3 * US);
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut has_deadline = Vec::new();
+        for k in 0..30u64 {
+            let size = 1 + next() % 400_000;
+            let start = k * 7 * US + next() % (5 * US);
+            let deadline = if k % 3 == 0 { start + 50 * US + next() % (2_000 * US) } else { NO_DEADLINE };
+            has_deadline.push(deadline != NO_DEADLINE);
+            c.add(size, deadline, start, next());
+        }
+        let mut y: u64 = 0x9e37_79b9_7f4a_7c15;
+        c.drop = Box::new(move |_| {
+            y ^= y << 13;
+            y ^= y >> 7;
+            y ^= y << 17;
+            y % 1000 < 30
+        });
+        c.run(1_000_000 * US);
+        for (i, e) in c.ends.iter().enumerate() {
+            match (e.done, e.terminated) {
+                (Some(_), None) => assert!(e.rx_done.is_some()),
+                (None, Some(_)) => assert!(has_deadline[i], "{name:?}/{crit:?}: flow {i} without deadline gave up"),
+                _ => panic!("{name:?}/{crit:?}: flow {i} neither finished nor gave up: {e:?}"),
+            }
+        }
+    }
+}
