@@ -39,8 +39,9 @@
 //!   paused flow for `dampening_rtts` average RTTs (chosen: 1). New flows (not yet in the list) are exempt,
 //!   so a more critical arrival preempts at once.
 //! - Stale entries (chosen, the paper is silent; a lost FIN or a flow that vanished must not hold the link
-//!   forever): an entry that no packet refreshed for 4 x (RTT x max(1, I_H) + one segment's gap at its rate)
-//!   is dropped.
+//!   forever): an entry that no packet refreshed for 4 x (RTT x max(1, I_H) + one segment's gap at its rate),
+//!   and at least the sender's retransmission timeout plus an RTT (a flow waiting for its timer after a tail
+//!   loss is alive), is dropped.
 //!
 //! D3 (Wilson et al., SIGCOMM 2011, section 4): no per-flow state; counters of the port's flows N, their
 //! demand D (sum of desired rates) and the allocation A. A request (SYN, or a data packet / probe with
@@ -372,7 +373,8 @@ impl RateAgent {
             p.rto_init
         };
         let gap = if e.rate_bps > 0.0 { tx_time(p.mss + p.header, e.rate_bps as u64) } else { 0 };
-        let exp = now + 4 * (rtt * e.probe_rtts.max(1) as Ps + gap);
+        // (a live flow may fall silent for a retransmission timeout after a tail loss: keep it that long)
+        let exp = now + (4 * (rtt * e.probe_rtts.max(1) as Ps + gap)).max(p.rto(rtt) + rtt);
         self.list[i].expire = exp;
         self.next_expiry = self.next_expiry.min(exp);
     }

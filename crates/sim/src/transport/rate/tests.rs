@@ -705,3 +705,53 @@ fn every_variant_finishes_or_terminates_under_loss() {
         }
     }
 }
+
+#[test]
+fn pdq_forgets_a_flow_that_fell_silent() {
+    let p = params(SchemeName::PdqBasic);
+    let mut a = RateAgent::new(&p, G10);
+    let syn = |flow: u32, crit: u32| RPacket {
+        flow,
+        dst: 1,
+        wire: 40,
+        flags: flags::PROBE,
+        hdr: RateHdr {
+            rate: to_kbps(G10),
+            deadline_us: NO_DEADLINE_US,
+            crit,
+            rtt_ns: 10_000,
+            kind: kind::SYN,
+            bits: BIT_T_KNOWN,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut s0 = syn(0, 100_000);
+    a.forward(&p, 0, 0, &mut s0);
+    assert_eq!(from_kbps(s0.hdr.rate), G10);
+    // a less critical flow soon after: paused by this port
+    let mut s1 = syn(1, 200_000);
+    a.forward(&p, 10 * US, 0, &mut s1);
+    assert_eq!((s1.hdr.rate, s1.hdr.pauseby), (0, a.id));
+    // flow 0 is never heard of again (its FIN and DONE ACK lost): once stale, flow 1's probe is accepted
+    let mut probe = syn(1, 200_000);
+    probe.hdr.kind = kind::PROBE;
+    a.forward(&p, 2_000 * US, 0, &mut probe);
+    assert_eq!(from_kbps(probe.hdr.rate), G10);
+    assert_eq!(a.pdq_list().len(), 1);
+}
+
+#[test]
+fn d3_flows_without_deadlines_share_and_a_refused_flow_asks_every_rtt() {
+    let mut c = Chain::new(params(SchemeName::D3), &[G10, G10], 5 * US);
+    let a = c.add(300 * 1460, NO_DEADLINE, 0, 0);
+    let b = c.add(300 * 1460, NO_DEADLINE, 1 * US, 0);
+    c.run(NEVER);
+    let (da, db) = (c.ends[a].done.unwrap(), c.ends[b].done.unwrap());
+    // b is refused at first (a took the whole spare capacity, alone), asks again each RTT, and the two then
+    // share: both finish near the time 600 segments take at line rate, not one after the other
+    assert!(c.flows[b].counters.probes >= 1);
+    let both = 600 * tx_time(WIRE, G10);
+    assert!(da > both * 8 / 10 && db > both * 8 / 10, "{da} {db} vs {both}");
+    assert!(da.abs_diff(db) < both / 4, "{da} {db}");
+}
