@@ -745,7 +745,7 @@ fn pdq_forgets_a_flow_that_fell_silent() {
 fn d3_flows_without_deadlines_share_and_a_refused_flow_asks_every_rtt() {
     let mut c = Chain::new(params(SchemeName::D3), &[G10, G10], 5 * US);
     let a = c.add(300 * 1460, NO_DEADLINE, 0, 0);
-    let b = c.add(300 * 1460, NO_DEADLINE, 1 * US, 0);
+    let b = c.add(300 * 1460, NO_DEADLINE, US, 0);
     c.run(NEVER);
     let (da, db) = (c.ends[a].done.unwrap(), c.ends[b].done.unwrap());
     // b is refused at first (a took the whole spare capacity, alone), asks again each RTT, and the two then
