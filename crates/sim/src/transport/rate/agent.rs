@@ -39,8 +39,9 @@
 //!   paused flow for `dampening_rtts` average RTTs (chosen: 1). New flows (not yet in the list) are exempt,
 //!   so a more critical arrival preempts at once.
 //! - Stale entries (chosen, the paper is silent; a lost FIN or a flow that vanished must not hold the link
-//!   forever): an entry that no packet refreshed for 4 x (RTT x max(1, I_H) + one segment's gap at its rate)
-//!   is dropped.
+//!   forever): an entry that no packet refreshed for 4 x (RTT x max(1, I_H) + one segment's gap at its rate),
+//!   and at least the sender's retransmission timeout plus an RTT (a flow waiting for its timer after a tail
+//!   loss is alive), is dropped.
 //!
 //! D3 (Wilson et al., SIGCOMM 2011, section 4): no per-flow state; counters of the port's flows N, their
 //! demand D (sum of desired rates) and the allocation A. A request (SYN, or a data packet / probe with
@@ -56,12 +57,17 @@
 //! flows really use without a per-hop vector in the header. The cost: requests that cross a port within the
 //! same half RTT all see the same free capacity (over-allocation for about one RTT, which the queue term of
 //! C then drains). C is the PDQ rate controller's (the D3 paper also lowers its capacity for queued bytes).
-//! Lost requests, ACKs and FINs leave the counters off by the lost amount, as in D3 itself (routers keep no
-//! per-flow state to correct it).
+//! Lost requests, ACKs and FINs leave the counters off by the lost amount (D3's routers keep no per-flow
+//! state to notice), and an inflated A or D starves flows for good. Chosen repair, soft state: every control
+//! period (2 average RTTs) a port bounds N, D and A from above by what the period's requests say. A flow
+//! requests about once per RTT r (its header's RTT), so weighting each request by r / period counts each
+//! requesting flow about once: N <= 1.1 x sum(r) / period, D <= 1.1 x sum(d r) / period, and
+//! A <= 1.1 x sum(g r) / period with g the grant written at this port (an upper bound of what the flow holds).
+//! Flows that stopped requesting (finished, or all data sent) fall out of the bound within a period.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::header::{kind, RateHdr, RPacket, BIT_DONE};
+use super::header::{kind, RPacket, RateHdr, BIT_DONE};
 use super::{from_kbps, to_kbps, RateParams, RateScheme};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_S};
 
@@ -110,6 +116,12 @@ pub struct RateAgent {
     d3_alloc: f64,
     d3_demand: f64,
     d3_flows: u32,
+    /// D3's soft-state check (see the module docs): since `d3_win_start`, the sums over requests of RTT,
+    /// desired rate x RTT and grant x RTT.
+    d3_win_start: Ps,
+    d3_win_n: f64,
+    d3_win_d: f64,
+    d3_win_a: f64,
     // PDQ
     list: Vec<PdqEntry>,
     damp_until: Ps,
@@ -133,6 +145,10 @@ impl RateAgent {
             d3_alloc: 0.0,
             d3_demand: 0.0,
             d3_flows: 0,
+            d3_win_start: NEVER,
+            d3_win_n: 0.0,
+            d3_win_d: 0.0,
+            d3_win_a: 0.0,
             list: if p.scheme == RateScheme::Pdq { Vec::with_capacity(p.list_max + 1) } else { Vec::new() },
             damp_until: 0,
             damp_flow: u32::MAX,
@@ -195,7 +211,9 @@ impl RateAgent {
                 }
             }
             RateScheme::D3 => {
-                self.ctrl_update(p, now, queue_bytes);
+                if self.ctrl_update(p, now, queue_bytes) {
+                    self.d3_check(now);
+                }
                 self.d3_forward(&mut pkt.hdr);
             }
             RateScheme::Pdq => {
@@ -248,19 +266,21 @@ impl RateAgent {
 
     // ------------------------------------------------------------------ PDQ's and D3's capacity
 
-    fn ctrl_update(&mut self, p: &RateParams, now: Ps, queue_bytes: u64) {
+    /// Recompute C if a control period has passed; true if it did.
+    fn ctrl_update(&mut self, p: &RateParams, now: Ps, queue_bytes: u64) -> bool {
         if now < self.ctrl_next {
-            return;
+            return false;
         }
         let rtt = if self.avg_rtt > 0.0 { self.avg_rtt } else { p.interval as f64 };
         if rtt <= 0.0 {
             self.cap = self.link_bps;
-            return;
+            return false;
         }
         let drain = queue_bytes as f64 * 8.0 / (2.0 * rtt / PS_PER_S as f64);
         self.cap = (self.link_bps - drain).max(0.0);
         let every = if p.interval > 0 { p.interval } else { (2.0 * rtt) as Ps };
         self.ctrl_next = now + every.max(1);
+        true
     }
 
     // ------------------------------------------------------------------ D3
@@ -287,6 +307,26 @@ impl RateAgent {
         let fs = ((c - self.d3_demand) / self.d3_flows.max(1) as f64).max(0.0);
         let grant = if left >= desired { desired + fs.min(left - desired) } else { left.max(0.0) };
         h.rate = h.rate.min(to_kbps(grant as u64));
+        let r = if h.rtt_ns > 0 { h.rtt_ns as f64 * 1000.0 } else { self.avg_rtt };
+        self.d3_win_n += r;
+        self.d3_win_d += desired * r;
+        self.d3_win_a += from_kbps(h.rate) as f64 * r;
+    }
+
+    /// End of a control period: bound N, D and A by what the period's requests say (see the module docs).
+    fn d3_check(&mut self, now: Ps) {
+        if self.d3_win_start != NEVER && now > self.d3_win_start {
+            let el = (now - self.d3_win_start) as f64;
+            let slack = 1.1;
+            let n = (self.d3_win_n / el * slack).ceil();
+            self.d3_flows = self.d3_flows.min(n as u32);
+            self.d3_demand = self.d3_demand.min(self.d3_win_d / el * slack);
+            self.d3_alloc = self.d3_alloc.min(self.d3_win_a / el * slack);
+        }
+        self.d3_win_start = now;
+        self.d3_win_n = 0.0;
+        self.d3_win_d = 0.0;
+        self.d3_win_a = 0.0;
     }
 
     // ------------------------------------------------------------------ PDQ
@@ -333,7 +373,8 @@ impl RateAgent {
             p.rto_init
         };
         let gap = if e.rate_bps > 0.0 { tx_time(p.mss + p.header, e.rate_bps as u64) } else { 0 };
-        let exp = now + 4 * (rtt * e.probe_rtts.max(1) as Ps + gap);
+        // (a live flow may fall silent for a retransmission timeout after a tail loss: keep it that long)
+        let exp = now + (4 * (rtt * e.probe_rtts.max(1) as Ps + gap)).max(p.rto(rtt) + rtt);
         self.list[i].expire = exp;
         self.next_expiry = self.next_expiry.min(exp);
     }

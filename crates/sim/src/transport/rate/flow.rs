@@ -29,7 +29,7 @@
 //! once it holds every byte, its ACKs carry `BIT_DONE` (PDQ switches drop the flow from their lists on the
 //! reverse path: the entry is released half an RTT before the sender knows). FIN and TERM get no ACK.
 
-use super::header::{kind, RateHdr, RPacket, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
+use super::header::{kind, RPacket, RateHdr, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
 use super::{from_kbps, to_kbps, RateCounters, RateOutcome, RateParams, RateScheme};
 use crate::config::Criticality;
 use crate::flows::NO_DEADLINE;
@@ -104,11 +104,14 @@ pub struct RateFlow {
     sent_any: bool,
     /// Wire bytes of the last packet sent (the pacing gap after it).
     last_wire: u32,
-    /// D3: the allocation held (kbit/s), the desired rate of the last request, and whether a request is out.
+    /// D3: the allocation held (kbit/s), the desired rate of the last request (kbit/s), when the next request
+    /// is due, and when an unanswered one is presumed lost (NEVER: answered).
     alloc_kbps: u32,
     desired_kbps: u32,
     req_due: Ps,
-    req_out_since: Ps,
+    req_retry: Ps,
+    /// The scheme is D3.
+    d3: bool,
 
     // --- receiver ---
     rcv_nxt: u32,
@@ -177,7 +180,8 @@ impl RateFlow {
             alloc_kbps: 0,
             desired_kbps: 0,
             req_due: 0,
-            req_out_since: NEVER,
+            req_retry: NEVER,
+            d3: p.scheme == RateScheme::D3,
             rcv_nxt: 0,
             rcvd: BitSet::new(n_segs),
             rx_done: false,
@@ -249,6 +253,10 @@ impl RateFlow {
                     d = d.min(self.probe_at);
                 } else if self.has_work() {
                     d = d.min(self.next_send);
+                    if self.d3 && self.d3_req_at() < self.next_send {
+                        // the next segment is more than a round trip away: a header-only request is due first
+                        d = d.min(self.d3_req_at());
+                    }
                 }
                 d
             }
@@ -396,15 +404,18 @@ impl RateFlow {
         h.prev = self.alloc_kbps;
         self.desired_kbps = want;
         self.req_due = now + self.rtt_or(p);
-        self.req_out_since = now;
+        self.req_retry = now + p.rto(self.srtt);
     }
 
-    /// D3: a data packet sent now carries a request: a round trip has passed since the last one, and that one
-    /// was answered (or is presumed lost after a retransmission timeout).
+    /// D3: when the next request is due: a round trip after the last one, and not while that one may still
+    /// be answered (until a retransmission timeout has passed).
     #[inline]
-    fn d3_request_due(&self, p: &RateParams, now: Ps) -> bool {
-        now >= self.req_due
-            && (self.req_out_since == NEVER || now >= self.req_out_since + p.rto(self.srtt))
+    fn d3_req_at(&self) -> Ps {
+        if self.req_retry == NEVER {
+            self.req_due
+        } else {
+            self.req_due.max(self.req_retry)
+        }
     }
 
     fn ctrl_packet(&self, p: &RateParams, now: Ps, seq: u32, h: RateHdr, f: u8) -> RPacket {
@@ -450,7 +461,7 @@ impl RateFlow {
     fn send_segment(&mut self, p: &RateParams, now: Ps, seg: u32, retx: bool, out: &mut Vec<RPacket>) {
         let payload = self.payload_of(p, seg);
         let mut h = self.fwd_hdr(p, kind::DATA);
-        if p.scheme == RateScheme::D3 && self.d3_request_due(p, now) {
+        if self.d3 && now >= self.d3_req_at() {
             self.d3_request(p, now, &mut h);
         }
         let wire = payload + p.header;
@@ -551,7 +562,7 @@ impl RateFlow {
             RateScheme::D3 => {
                 if h.is_req() {
                     self.alloc_kbps = h.rate;
-                    self.req_out_since = NEVER;
+                    self.req_retry = NEVER;
                     self.set_rate(p, now, from_kbps(h.rate));
                 }
             }
@@ -665,6 +676,8 @@ impl RateFlow {
                 }
                 self.phase = Phase::Open;
                 self.rto_at = NEVER;
+                // D3: the SYN was the first request; the next is due one RTT after it, i.e. now
+                self.req_due = now;
                 self.apply_rate(p, now, &ack.hdr);
                 if self.rate_bps == 0 && self.probe_at == NEVER {
                     self.probe_at = now + self.probe_interval(p);
@@ -781,6 +794,9 @@ impl RateFlow {
             self.on_rto(p, now);
         }
         if self.rate_bps == 0 && now >= self.probe_at {
+            self.send_probe(p, now, out);
+        } else if self.d3 && self.rate_bps > 0 && self.has_work() && now >= self.d3_req_at() && now < self.next_send {
+            // D3 at a rate so low that no segment leaves within the round trip: ask in a header-only request
             self.send_probe(p, now, out);
         }
         self.pump(p, now, out);

@@ -26,6 +26,15 @@
 //! data, at the flow's current rate (there is no window: the rate alone limits the sender). Lost control
 //! packets (SYN, probes, D3 requests) are repeated by their own timers.
 
+//! What the engine does with these (the contract): it sends each packet a flow pushes from host `src` when
+//! `pkt.dst == flow.dst`, else from host `dst`, and fills in nothing (the flow sets flow, seq, dst, wire bytes,
+//! prio 0, flags, send stamp and header). ACKs carry `flags::ACK` (the engine calls [`RateAgent::reverse`] for
+//! them at every port whose data direction they answer, the sender's NIC included, before delivering them);
+//! header-only packets (SYN, probe, FIN, TERM) carry `flags::PROBE` and are `ack_bytes` long. The call that
+//! reports `sender_done` or `terminated` may also push one last packet (the FIN or TERM that releases the
+//! switches' state): send it, then free the flow. Every port of a run gets a [`RateAgent`] whose `id` is unique
+//! and non-zero (the constructor draws one from a process-wide counter; the engine may overwrite it).
+
 mod agent;
 mod flow;
 mod header;
@@ -34,7 +43,7 @@ mod tests;
 
 pub use agent::{PdqEntry, RateAgent};
 pub use flow::RateFlow;
-pub use header::{kind, RateHdr, RPacket, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
+pub use header::{kind, RPacket, RateHdr, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
 
 use crate::config::{Config, Criticality, Preset, SchemeName};
 use crate::units::{Ps, PS_PER_US};
