@@ -402,25 +402,15 @@ impl<F: Family> Sim<'_, F> {
 
     fn run_loop(&mut self, limit: Ps) {
         self.schedule_first_flow();
-        self.process_any(limit.saturating_add(1), u64::MAX);
+        self.process(limit.saturating_add(1), u64::MAX);
         self.stats.hit_time_limit = !self.events.is_empty();
         self.stats.max_event_queue_len = self.events.max_len() as u64;
     }
 
     /// Process the events earlier than `bound` in order, at most `max` of them; return how many. The hot loop,
     /// for one thread and for each side of two.
-    fn process_any(&mut self, bound: Ps, max: u64) -> u64 {
-        if self.lossy.is_empty() {
-            self.process::<false>(bound, max)
-        } else {
-            self.process::<true>(bound, max)
-        }
-    }
-
-    /// [`Sim::process_any`]'s loop, compiled twice: with `LOSS` false (no link drops packets at random, the
-    /// usual case) it has no loss check at all (the check cost 2% of the instructions per event).
     #[inline(never)]
-    fn process<const LOSS: bool>(&mut self, bound: Ps, max: u64) -> u64 {
+    fn process(&mut self, bound: Ps, max: u64) -> u64 {
         let mut n = 0;
         while n < max {
             let Some((t, ev)) = self.events.pop_before(bound) else { break };
@@ -430,7 +420,7 @@ impl<F: Family> Sim<'_, F> {
             if let Some(next) = self.events.next_arrival_hint() {
                 self.net.prefetch_arrival(next);
             }
-            self.dispatch::<LOSS>(ev);
+            self.dispatch(ev);
             n += 1;
         }
         self.stats.events += n;
@@ -438,9 +428,9 @@ impl<F: Family> Sim<'_, F> {
     }
 
     #[inline(always)]
-    fn dispatch<const LOSS: bool>(&mut self, ev: Event) {
+    fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::Arrive(port) => self.on_arrive::<LOSS>(port),
+            Event::Arrive(port) => self.on_arrive(port),
             Event::TxFree(port) => self.on_tx_free(port),
             Event::Timer(flow) => F::on_timer(self, flow),
             Event::FlowStart(NEXT_IN_ORDER) => {
@@ -727,7 +717,7 @@ impl<F: Family> Sim<'_, F> {
     }
 
     #[inline(always)]
-    fn on_arrive<const LOSS: bool>(&mut self, port: u32) {
+    fn on_arrive(&mut self, port: u32) {
         let p = self.net.port_mut(port);
         let pkt = p.take_arrival();
         let node = p.peer;
@@ -735,7 +725,7 @@ impl<F: Family> Sim<'_, F> {
             self.schedule_arrival(port, at);
         }
         self.stats.packet_hops += 1;
-        if LOSS && self.lossy[port as usize] && self.lose() {
+        if !self.lossy.is_empty() && self.lossy[port as usize] && self.lose() {
             return self.count_loss(port, &pkt);
         }
         if self.net.is_host(node) {

@@ -202,7 +202,7 @@ impl<F: Family> Sim<'_, F> {
         let mut published = 0;
         let mut waited = std::time::Duration::ZERO;
         loop {
-            let n = self.process_any(horizon.min(end), BATCH);
+            let n = self.process(horizon.min(end), BATCH);
             let next = match self.events.peek_time() {
                 Some(t) if t <= limit => t,
                 _ => NEVER,

@@ -303,7 +303,9 @@ impl EventQueue {
         self.pop_before(Ps::MAX)
     }
 
-    /// The earliest event if its time is before `bound`; otherwise `None`, and the queue is unchanged.
+    /// The earliest event if its time is before `bound`; otherwise `None`, and the queue is unchanged. (Always
+    /// inlined: each family's loop calls it, and the compiler inlines a function called from several places
+    /// less readily.)
     #[inline(always)]
     pub fn pop_before(&mut self, bound: Ps) -> Option<(Ps, Event)> {
         if self.ring_len == 0 {

@@ -43,7 +43,18 @@ impl Family for Rate {
 
     fn state(cfg: &Config, _flows: &FlowSet, _hosts_here: bool, net: &Network<RateHdr>) -> RateState {
         let params = RateParams::from_config(cfg);
-        let agents = net.ports.iter().map(|p| RateAgent::new(&params, p.rate_bps)).collect();
+        // (an agent's id names it in PDQ's pauseby field: the port's id + 1, the same on both sides of a
+        // two-thread run and from run to run)
+        let agents = net
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut a = RateAgent::new(&params, p.rate_bps);
+                a.id = i as u32 + 1;
+                a
+            })
+            .collect();
         RateState { params, agents }
     }
 
@@ -202,7 +213,8 @@ impl Sim<'_, Rate> {
     #[inline]
     fn rate_sync_timer(&mut self, flow: u32) {
         if let Some(c) = self.conns[flow as usize].as_deref_mut() {
-            let due = c.deadline();
+            // (a send time that has already passed is due now)
+            let due = c.deadline().max(self.now);
             if due < c.timer_queued_at {
                 c.timer_queued_at = due;
                 self.events.push(due, Event::Timer(flow));

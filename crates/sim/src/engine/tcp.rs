@@ -254,7 +254,6 @@ impl Sim<'_, Tcp> {
     }
 
     /// A packet reached host `host`.
-    #[inline(always)]
     pub(super) fn deliver(&mut self, host: u32, pkt: Packet) {
         debug_assert_eq!(pkt.dst, host);
         let f = pkt.flow as usize;

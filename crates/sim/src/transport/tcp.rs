@@ -668,9 +668,7 @@ impl Conn {
         self.rto = rto.clamp(p.rto_min, p.rto_max);
     }
 
-    /// Sender side: an ACK arrived. (Inlined into the engine's loop, as it was when the loop had one copy: with a
-    /// copy per family and loss setting the compiler no longer does so by itself.)
-    #[inline(always)]
+    /// Sender side: an ACK arrived.
     pub fn on_ack(&mut self, p: &TcpParams, now: Ps, ack: &Packet, out: &mut Vec<Packet>) -> Outcome {
         let mut outcome = Outcome::default();
         if self.sender_done() {
@@ -1024,8 +1022,7 @@ impl Conn {
         self.retx_ptr = self.snd_una;
     }
 
-    /// Receiver side: a data segment arrived. Pushes the ACK into `out`. (Inlined, as `on_ack`.)
-    #[inline(always)]
+    /// Receiver side: a data segment arrived. Pushes the ACK into `out`.
     pub fn on_data(&mut self, p: &TcpParams, now: Ps, pkt: &Packet, out: &mut Vec<Packet>) -> Outcome {
         let _ = now;
         let mut outcome = Outcome::default();
