@@ -49,8 +49,10 @@ pub struct Config {
 
 /// Random loss on host links (the PDQ paper's loss experiment drops packets at random on the bottleneck link in
 /// both directions): every packet that crosses a link of one of `hosts`, either way, is lost with probability
-/// `probability`, independently, drawn from the run's seeded generator as it reaches the far end. An empty
-/// `hosts` list means every host. Off (probability 0) by default.
+/// `probability`, independently. The packet takes its serialization time on the link, then never reaches the
+/// far end. Each lossy port draws from a generator of its own, seeded from the run's seed (the run's other
+/// random choices are the same with and without loss); lossy ports are event-driven. An empty `hosts` list means
+/// every host. Off (probability 0) by default.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkLossConfig {

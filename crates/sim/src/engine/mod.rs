@@ -30,7 +30,7 @@ mod tcp;
 use crate::config::{Config, Connections, FamilyName, QclimbInfo, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
-use crate::net::port::{Admission, Dropped, HAND_OVER};
+use crate::net::port::{Admission, Dropped, HAND_OVER, LOSSY};
 use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{flow_hash, Network};
 use crate::policy::{Rank, Tagging};
@@ -154,12 +154,9 @@ pub(crate) struct Sim<'a, F: Family> {
     outbox: Vec<parallel::Msg<F::Hdr>>,
     stats: RunStats,
     progress: Option<&'a AtomicU64>,
-    /// `[link_loss]`: per port, does its link lose packets at random (empty when no link does), the
-    /// probability, and the generator of the draws (its own, so that the other draws of a run are the same
-    /// with and without loss).
-    lossy: Vec<bool>,
-    loss_probability: f64,
-    loss_rng: Xoshiro256PlusPlus,
+    /// `[link_loss]`: per port, its generator's state (SplitMix64) and the loss probability times 2^64, for
+    /// the lossy ports (empty when no link loses packets; read only for packets of lossy ports).
+    loss: Vec<(u64, u64)>,
     /// The family's own state.
     fam: F::State,
 }
@@ -266,32 +263,47 @@ fn run_family<F: Family>(
     let wall = std::time::Instant::now();
     let mut seeder = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut net: Network<F::Hdr> = Network::build(cfg, seeder.next_u64());
+    let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
+    // `[link_loss]`: the links of the chosen hosts, both ways (each port draws from its own generator)
+    let ll = &cfg.link_loss;
+    let mut loss = Vec::new();
+    if ll.probability > 0.0 {
+        let loss_seed = seeder.next_u64();
+        let threshold = (ll.probability * 18_446_744_073_709_551_616.0) as u64;
+        let hosts = net.hosts;
+        let chosen = |n: u32| n < hosts && (ll.hosts.is_empty() || ll.hosts.contains(&n));
+        for (i, p) in net.ports.iter_mut().enumerate() {
+            let lossy = chosen(p.owner) || chosen(p.peer);
+            if lossy {
+                p.set_lossy();
+            }
+            loss.push((crate::net::mix64(loss_seed ^ crate::net::mix64(i as u64 + 1)), if lossy { threshold } else { 0 }));
+        }
+    }
     if let Some(q) = fifo {
         for p in &mut net.ports {
             // A shared buffer's admission needs the other ports' occupancy at `now`, which FIFO ports only
             // know lazily: keep those event-driven. Zero-delay links too: there a packet's arrival event
             // would be scheduled from a different handler than in the event-driven path (the wire may
             // empty at the very instant the next packet starts), which could reorder same-time events.
-            if p.pool().is_none() && p.delay_ps > 0 {
+            if p.pool().is_none() && p.delay_ps > 0 && !p.is_lossy() {
                 p.set_fifo(q);
             }
         }
     }
-    let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
-    let loss_rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     if threads >= 2 {
         if let Some(lookahead) = parallel::lookahead(&net) {
             let hosts =
-                Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss_rng.clone(), parallel::Side::Hosts);
-            let switches = Sim::<F>::new(cfg, flows, None, net, rng, loss_rng, parallel::Side::Switches);
+                Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss.clone(), parallel::Side::Hosts);
+            let switches = Sim::<F>::new(cfg, flows, None, net, rng, loss, parallel::Side::Switches);
             let mut sim = parallel::run(hosts, switches, limit, lookahead);
             sim.stats.threads = 2;
             sim.finish(wall.elapsed().as_secs_f64());
             return RunOutput { results: sim.results, stats: sim.stats };
         }
     }
-    let mut sim = Sim::<F>::new(cfg, flows, progress, net, rng, loss_rng, parallel::Side::All);
+    let mut sim = Sim::<F>::new(cfg, flows, progress, net, rng, loss, parallel::Side::All);
     sim.stats.threads = 1;
     sim.run_loop(limit);
     sim.finish(wall.elapsed().as_secs_f64());
@@ -306,7 +318,7 @@ impl<'a, F: Family> Sim<'a, F> {
         progress: Option<&'a AtomicU64>,
         mut net: Network<F::Hdr>,
         rng: Xoshiro256PlusPlus,
-        loss_rng: Xoshiro256PlusPlus,
+        loss: Vec<(u64, u64)>,
         side: parallel::Side,
     ) -> Self {
         EventQueue::check_ids(flows.len().max(net.ports.len()));
@@ -344,14 +356,6 @@ impl<'a, F: Family> Sim<'a, F> {
             Vec::new()
         };
         let fam = F::state(cfg, flows, hosts_here, &net);
-        let ll = &cfg.link_loss;
-        let lossy = if ll.probability > 0.0 {
-            let lossy_host = |h: u32| ll.hosts.is_empty() || ll.hosts.contains(&h);
-            let hosts = net.hosts;
-            net.ports.iter().map(|p| (p.owner < hosts && lossy_host(p.owner)) || (p.peer < hosts && lossy_host(p.peer))).collect()
-        } else {
-            Vec::new()
-        };
         Sim {
             net,
             events: EventQueue::new(),
@@ -384,9 +388,7 @@ impl<'a, F: Family> Sim<'a, F> {
                 ..RunStats::default()
             },
             progress,
-            lossy,
-            loss_probability: ll.probability,
-            loss_rng,
+            loss,
             fam,
         }
     }
@@ -468,7 +470,7 @@ impl<F: Family> Sim<'_, F> {
             }
             let p = &mut self.net.ports[port as usize];
             let arrival = p.transmit(now, next);
-            self.launched(port, arrival);
+            self.launched(port, arrival, &next);
             // the pending TxFree (at `now`) stays pending: it re-arms itself at the new `busy_until`
         }
         let p = &mut self.net.ports[port as usize];
@@ -484,7 +486,7 @@ impl<F: Family> Sim<'_, F> {
         let p = &mut self.net.ports[port as usize];
         if p.can_send_now(now) {
             let arrival = p.transmit(now, pkt);
-            self.launched(port, arrival);
+            self.launched(port, arrival, &pkt);
         } else {
             p.push(pkt);
             if let Some(i) = p.pool() {
@@ -502,13 +504,37 @@ impl<F: Family> Sim<'_, F> {
     /// the arrival, or, on a remote port of a two-thread run ([`HAND_OVER`]), hand the packet to the other
     /// thread.
     #[inline(always)]
-    fn launched(&mut self, port: u32, arrival: Option<Ps>) {
+    fn launched(&mut self, port: u32, arrival: Option<Ps>, pkt: &Packet<F::Hdr>) {
         if let Some(at) = arrival {
-            if at == HAND_OVER {
-                self.hand_over(port);
+            if at >= LOSSY {
+                self.unusual_launch(port, at, pkt);
             } else {
                 self.schedule_arrival(port, at);
             }
+        }
+    }
+
+    /// [`Sim::launched`] for a remote port's packet ([`HAND_OVER`]), or one on a lossy link ([`LOSSY`]): the
+    /// link loses it with the configured probability, drawn from the port's own generator (so that the draws
+    /// are the same whichever thread runs the port, and the run's other random choices are the same with and
+    /// without loss); otherwise it goes onto the wire as usual.
+    #[inline(never)]
+    fn unusual_launch(&mut self, port: u32, at: Ps, pkt: &Packet<F::Hdr>) {
+        if at == HAND_OVER {
+            return self.hand_over(port);
+        }
+        let (state, threshold) = &mut self.loss[port as usize];
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        if crate::net::mix64(*state) < *threshold {
+            self.stats.link_losses += 1;
+            return self.count_drop(port, 0, pkt);
+        }
+        let p = &mut self.net.ports[port as usize];
+        let arrival = p.busy_until + p.delay_ps;
+        match p.put_on_wire(arrival, *pkt) {
+            Some(HAND_OVER) => self.hand_over(port),
+            Some(at) => self.schedule_arrival(port, at),
+            None => {}
         }
     }
 
@@ -567,7 +593,7 @@ impl<F: Family> Sim<'_, F> {
         }
         // (the port counts its marks; `add_fifo_marks` adds them to the run's totals at the end)
         match p.offer_fifo(now, pkt) {
-            Ok(arrival) => self.launched(port, arrival),
+            Ok(arrival) => self.launched(port, arrival, &pkt),
             Err(Dropped) => {
                 let q = p.fifo_queue();
                 self.count_drop(port, q, &pkt)
@@ -594,21 +620,8 @@ impl<F: Family> Sim<'_, F> {
         }
     }
 
-    /// Does the next random loss draw lose the packet (`[link_loss]`)?
-    #[cold]
-    #[inline(never)]
-    fn lose(&mut self) -> bool {
-        (self.loss_rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < self.loss_probability
-    }
 
-    /// A packet that crossed port `port`'s link was lost at random: counted as a drop of that port (queue 0)
-    /// and in `link_losses`.
-    #[cold]
-    #[inline(never)]
-    fn count_loss(&mut self, port: u32, pkt: &Packet<F::Hdr>) {
-        self.stats.link_losses += 1;
-        self.count_drop(port, 0, pkt);
-    }
+
 
     /// pFabric and LAS: the port's discipline is a rank queue (see `net::rank_queue`); the port keeps its
     /// transmitter and wire. No ECN.
@@ -622,7 +635,7 @@ impl<F: Family> Sim<'_, F> {
             // The tie rule (see the module docs): serve the waiting packet first, then admit the arrival.
             let next = rq.pop().expect("a TxFree is pending with nothing queued");
             let arrival = p.transmit(now, next);
-            self.launched(port, arrival);
+            self.launched(port, arrival, &next);
         }
         let rq = &mut self.rank_queues[port as usize];
         let p = &mut self.net.ports[port as usize];
@@ -631,7 +644,7 @@ impl<F: Family> Sim<'_, F> {
         debug_assert!(p.tx_event_pending || rq.is_empty());
         if !p.tx_event_pending && p.can_send_now(now) {
             let arrival = p.transmit(now, pkt);
-            self.launched(port, arrival);
+            self.launched(port, arrival, &pkt);
             return;
         }
         let limit = if at_host { self.nic_buffer } else { self.switch_buffer };
@@ -681,7 +694,7 @@ impl<F: Family> Sim<'_, F> {
             }
             let Some(pkt) = rq.pop() else { return };
             let arrival = p.transmit(now, pkt);
-            self.launched(port, arrival);
+            self.launched(port, arrival, &pkt);
             let rq = &mut self.rank_queues[port as usize];
             let p = &mut self.net.ports[port as usize];
             if !rq.is_empty() {
@@ -707,7 +720,7 @@ impl<F: Family> Sim<'_, F> {
         }
         let p = &mut self.net.ports[port as usize];
         let arrival = p.transmit(now, pkt);
-        self.launched(port, arrival);
+        self.launched(port, arrival, &pkt);
         let p = &mut self.net.ports[port as usize];
         if p.bytes > 0 {
             p.tx_event_pending = true;
@@ -725,9 +738,6 @@ impl<F: Family> Sim<'_, F> {
             self.schedule_arrival(port, at);
         }
         self.stats.packet_hops += 1;
-        if !self.lossy.is_empty() && self.lossy[port as usize] && self.lose() {
-            return self.count_loss(port, &pkt);
-        }
         if self.net.is_host(node) {
             F::deliver(self, node, pkt);
         } else {

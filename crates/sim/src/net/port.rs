@@ -53,6 +53,12 @@ use std::collections::VecDeque;
 /// packet over with [`Port::hand_over`] (no arrival time is `Ps::MAX`).
 pub const HAND_OVER: Ps = Ps::MAX;
 
+/// What [`Port::transmit`] returns on a lossy link ([`Port::set_lossy`]): the packet has taken the transmitter
+/// but is not on the wire yet; the engine draws whether the link loses it, and if not puts it there with
+/// [`Port::put_on_wire`]. Above every real time, as [`HAND_OVER`] is (the engine tells the two apart from
+/// arrival times with one comparison).
+pub const LOSSY: Ps = Ps::MAX - 1;
+
 /// `Port::pool_id` of a port with its own buffer.
 const NO_POOL: u32 = u32::MAX;
 
@@ -135,6 +141,10 @@ pub struct Port<H: Header = ()> {
     /// bookkeeping needs (see [`Port::hand_over`]); the other thread's copy of this port holds the packets in
     /// flight. Set with [`Port::set_remote`], which also keeps the port from quiet admissions.
     remote: bool,
+    /// The link loses packets at random ([`Port::set_loss`]); event-driven ports only.
+    lossy: bool,
+    /// `remote || lossy`: the one flag [`Port::transmit`] tests on its way.
+    unusual: bool,
     /// Two-thread runs, on the switches' side, for a FIFO-mode port facing a host: the whole queue belongs to
     /// the hosts' side, which performs each enqueue (at the time it happened) when it receives the packet. A
     /// FIFO port's admission and departure times follow from its enqueues alone, in order; nothing on the
@@ -196,6 +206,9 @@ impl<H: Header> Port<H> {
             fifo_queue: 0,
             last_queue: (k - 1) as u8,
             remote: false,
+            lossy: false,
+            unusual: false,
+
             remote_queue: false,
             fifo_dropped: 0,
             owner,
@@ -225,8 +238,24 @@ impl<H: Header> Port<H> {
 
     /// Make this a remote port (see [`Port::remote`]). A FIFO-mode remote port retires eagerly (no quiet
     /// admissions): its wire keeps only the packets that were waiting at the last admission.
+    /// Make the link lossy (`[link_loss]`): [`Port::transmit`] then hands every packet back to the engine
+    /// ([`LOSSY`]), which draws whether the link loses it. A lost packet has still taken its serialization time
+    /// on the transmitter (the link carried it) and never reaches the far end. Only for an event-driven port (the
+    /// engine keeps lossy ports out of FIFO mode).
+    pub fn set_lossy(&mut self) {
+        debug_assert!(!self.fifo);
+        self.lossy = true;
+        self.unusual = true;
+    }
+
+    /// Does the link lose packets ([`Port::set_lossy`])?
+    pub fn is_lossy(&self) -> bool {
+        self.lossy
+    }
+
     pub fn set_remote(&mut self) {
         self.remote = true;
+        self.unusual = true;
         self.quiet_ps = 0;
     }
 
@@ -496,9 +525,30 @@ impl<H: Header> Port<H> {
         let done = now + self.tx_time(pkt.wire as u32);
         self.busy_until = done;
         let arrival = done + self.delay_ps;
+        self.transmitted += 1;
+        if self.unusual {
+            return self.transmit_unusual(arrival, pkt);
+        }
         let was_empty = self.wire.is_empty();
         self.wire.push_back((arrival, pkt));
-        self.transmitted += 1;
+        was_empty.then_some(arrival)
+    }
+
+    /// The rest of [`Port::transmit`] on a lossy link ([`LOSSY`]) or a remote port ([`HAND_OVER`]).
+    #[cold]
+    #[inline(never)]
+    fn transmit_unusual(&mut self, arrival: Ps, pkt: Packet<H>) -> Option<Ps> {
+        if self.lossy {
+            return Some(LOSSY);
+        }
+        self.put_on_wire(arrival, pkt)
+    }
+
+    /// Put a packet whose serialization has started onto the wire, arriving at `arrival`: what
+    /// [`Port::transmit`] returns ([`HAND_OVER`] on a remote port). For a packet a lossy link did not lose.
+    pub fn put_on_wire(&mut self, arrival: Ps, pkt: Packet<H>) -> Option<Ps> {
+        let was_empty = self.wire.is_empty();
+        self.wire.push_back((arrival, pkt));
         if self.remote {
             return Some(HAND_OVER);
         }
