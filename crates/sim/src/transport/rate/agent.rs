@@ -7,10 +7,11 @@
 //! y the input rate over the interval (every byte that enters the port, any flow, ACKs included), q the
 //! queue in bits at the update, d0 the moving average of the RTTs the packets carry, C the link rate. T is
 //! `scheme.rate_interval_us`, or d0 when that is 0 (the paper's choice). Each forward packet's rate field is
-//! lowered to R. Chosen where the paper leaves it open: R starts at C; it is kept within
-//! [`rcp_min_fraction` x C, C]; the update runs at the first packet after T has elapsed, with T / d0 capped at 1
-//! (after an idle spell the update is one d0's worth, not a jump); before any RTT sample (only SYNs seen)
-//! and without a configured interval, R stays at C.
+//! lowered to R. Chosen where the paper leaves it open: R starts at C; it is kept within [floor, C], the floor
+//! being `rcp_min_pprtt` full-size packets per d0 (as the RCP authors' ns-2 code clips it, `min_pprtt_`); the update runs at the first packet after T has elapsed (T / d0 capped at 1);
+//! when packets are so sparse that n >= 2 whole intervals passed, an increase is compounded n times (at most
+//! 64), as the router's periodic timer would have done with the same input rate, and a decrease applied once;
+//! before any RTT sample (only SYNs seen) and without a configured interval, R stays at C.
 //!
 //! PDQ (Hong, Caesar, Godfrey, SIGCOMM 2012):
 //! - The flow list (section 3.2): the most critical flows crossing the port, sorted by criticality: earlier
@@ -257,9 +258,13 @@ impl RateAgent {
         let y = self.rcp_bytes as f64 * 8.0 * PS_PER_S as f64 / elapsed;
         let d0_s = d0 / PS_PER_S as f64;
         let q_bits = queue_bytes as f64 * 8.0;
-        let ratio = (elapsed / d0).min(1.0);
-        let r = self.rcp_rate * (1.0 + ratio * (p.rcp_alpha * (c - y) - p.rcp_beta * q_bits / d0_s) / c);
-        self.rcp_rate = r.clamp(c * p.rcp_min_fraction, c);
+        // one update per T at T / d0; intervals without packets (a link so quiet that no packet arrived for
+        // several T) count as that many updates with the same input rate and queue
+        let step = (t / d0).min(1.0) * (p.rcp_alpha * (c - y) - p.rcp_beta * q_bits / d0_s) / c;
+        let n = (elapsed / t).floor().clamp(1.0, 64.0);
+        let r = if step > 0.0 { self.rcp_rate * (1.0 + step).powf(n) } else { self.rcp_rate * (1.0 + step) };
+        let floor = (p.rcp_min_pprtt * (p.mss + p.header) as f64 * 8.0 / d0_s).min(c);
+        self.rcp_rate = r.clamp(floor, c);
         self.rcp_bytes = 0;
         self.rcp_last = now;
     }

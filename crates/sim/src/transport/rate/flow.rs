@@ -92,8 +92,12 @@ pub struct RateFlow {
     /// Next probe (rate 0) or D3 zero-rate request.
     probe_at: Ps,
     rto_at: Ps,
-    /// Smoothed RTT (0: no sample yet).
+    /// Smoothed RTT (0: no sample yet), for the sender's own timers.
     srtt: Ps,
+    /// The latest RTT sample, which the headers carry (RTT_H): the switches average them over many packets
+    /// themselves, and a sender's smoothed RTT lags for many round trips after a queue drains (a slow flow
+    /// takes few samples), which would slow RCP's and PDQ's control loops for as long.
+    last_rtt: Ps,
     /// PDQ: I_H of the last pause.
     probe_rtts: u8,
     /// PDQ: the criticality rank the sender states with `Criticality::Random` (drawn once).
@@ -104,6 +108,8 @@ pub struct RateFlow {
     sent_any: bool,
     /// Wire bytes of the last packet sent (the pacing gap after it).
     last_wire: u32,
+    /// When the last header-only probe or request left.
+    last_probe: Ps,
     /// D3: the allocation held (kbit/s), the desired rate of the last request (kbit/s), when the next request
     /// is due, and when an unanswered one is presumed lost (NEVER: answered).
     alloc_kbps: u32,
@@ -172,11 +178,13 @@ impl RateFlow {
             probe_at: NEVER,
             rto_at: NEVER,
             srtt: 0,
+            last_rtt: 0,
             probe_rtts: 1,
             crit_random: (random >> 32) as u32,
             can_terminate,
             sent_any: false,
             last_wire: p.mss + p.header,
+            last_probe: 0,
             alloc_kbps: 0,
             desired_kbps: 0,
             req_due: 0,
@@ -253,9 +261,9 @@ impl RateFlow {
                     d = d.min(self.probe_at);
                 } else if self.has_work() {
                     d = d.min(self.next_send);
-                    if self.d3 && self.d3_req_at() < self.next_send {
-                        // the next segment is more than a round trip away: a header-only request is due first
-                        d = d.min(self.d3_req_at());
+                    // the next segment is more than a round trip away: a header-only refresh is due first
+                    if self.refresh_at() < self.next_send {
+                        d = d.min(self.refresh_at());
                     }
                 }
                 d
@@ -361,7 +369,7 @@ impl RateFlow {
     fn fwd_hdr(&self, p: &RateParams, k: u8) -> RateHdr {
         let mut h = RateHdr {
             rate: to_kbps(self.line_bps),
-            rtt_ns: (self.srtt / 1000).min(u32::MAX as Ps) as u32,
+            rtt_ns: (self.last_rtt / 1000).min(u32::MAX as Ps) as u32,
             kind: k,
             ..RateHdr::default()
         };
@@ -407,6 +415,22 @@ impl RateFlow {
         self.req_retry = now + p.rto(self.srtt);
     }
 
+    /// While sending: when the rate must be refreshed at the latest, if no segment leaves before. A rate is
+    /// only as fresh as the last packet that crossed the switches, and a flow slowed to a trickle would keep its
+    /// trickle for long (and the switches their stale view of it). Chosen: one packet per RTT at least, the
+    /// pace at which RCP and PDQ update rates (RCP: "every RTT"; PDQ's controller period is 2 RTTs); D3 asks
+    /// once per RTT anyway.
+    #[inline]
+    fn refresh_at(&self) -> Ps {
+        if self.d3 {
+            self.d3_req_at()
+        } else if self.srtt == 0 {
+            NEVER
+        } else {
+            self.last_send.max(self.last_probe) + self.srtt
+        }
+    }
+
     /// D3: when the next request is due: a round trip after the last one, and not while that one may still
     /// be answered (until a retransmission timeout has passed).
     #[inline]
@@ -449,6 +473,7 @@ impl RateFlow {
         }
         out.push(self.ctrl_packet(p, now, self.snd_una, h, 0));
         self.counters.probes += 1;
+        self.last_probe = now;
         self.probe_at = now + self.probe_interval(p);
     }
 
@@ -658,6 +683,7 @@ impl RateFlow {
 
     fn rtt_sample(&mut self, r: Ps) {
         let r = r.max(1);
+        self.last_rtt = r;
         self.srtt = if self.srtt == 0 { r } else { (7 * self.srtt + r) / 8 };
     }
 
@@ -795,8 +821,9 @@ impl RateFlow {
         }
         if self.rate_bps == 0 && now >= self.probe_at {
             self.send_probe(p, now, out);
-        } else if self.d3 && self.rate_bps > 0 && self.has_work() && now >= self.d3_req_at() && now < self.next_send {
-            // D3 at a rate so low that no segment leaves within the round trip: ask in a header-only request
+        } else if self.rate_bps > 0 && self.has_work() && now >= self.refresh_at() && now < self.next_send {
+            // a rate so low that no segment leaves within a round trip: refresh it with a header-only probe (D3:
+            // request)
             self.send_probe(p, now, out);
         }
         self.pump(p, now, out);

@@ -80,9 +80,10 @@ pub struct RateParams {
     /// RCP's gains alpha and beta (`scheme.rcp_alpha`, `scheme.rcp_beta`).
     pub rcp_alpha: f64,
     pub rcp_beta: f64,
-    /// RCP's lowest rate, as a fraction of the link rate (chosen: 1e-4; RCP never stops a flow, and the
-    /// rate must stay positive for the multiplicative update to recover).
-    pub rcp_min_fraction: f64,
+    /// RCP's lowest rate, in full-size packets per average RTT d0 (0.01, the `min_pprtt_` of the RCP
+    /// authors' ns-2 code: RCP never stops a flow, and the rate must stay positive for the multiplicative
+    /// update to recover).
+    pub rcp_min_pprtt: f64,
     /// PDQ's Early Start, Early Termination and Suppressed Probing, and Early Start's K (in RTTs).
     pub early_start: bool,
     pub early_termination: bool,
@@ -127,7 +128,7 @@ impl RateParams {
             rtt_gain: 1.0 / 16.0,
             rcp_alpha: s.rcp_alpha,
             rcp_beta: s.rcp_beta,
-            rcp_min_fraction: 1e-4,
+            rcp_min_pprtt: 0.01,
             early_start: s.pdq_early_start,
             early_termination: s.pdq_early_termination,
             suppressed_probing: s.pdq_suppressed_probing,
