@@ -6,12 +6,13 @@
 //!   R <- R (1 + (T / d0) (alpha (C - y) - beta q / d0) / C),
 //! y the input rate over the interval (every byte that enters the port, any flow, ACKs included), q the
 //! queue in bits at the update, d0 the moving average of the RTTs the packets carry, C the link rate. T is
-//! `scheme.rate_interval_us`, or d0 when that is 0 (the paper's choice). Each forward packet's rate field is
-//! lowered to R. Chosen where the paper leaves it open: R starts at C; it is kept within [floor, C], the floor
-//! being `rcp_min_pprtt` full-size packets per d0 (as the RCP authors' ns-2 code clips it, `min_pprtt_`); the update runs at the first packet after T has elapsed (T / d0 capped at 1);
-//! when packets are so sparse that n >= 2 whole intervals passed, an increase is compounded n times (at most
-//! 64), as the router's periodic timer would have done with the same input rate, and a decrease applied once;
-//! before any RTT sample (only SYNs seen) and without a configured interval, R stays at C.
+//! `scheme.rate_interval_us`, or d0 when that is 0 (the paper's T <= d0 at its largest). Each forward packet's
+//! rate field is lowered to R. Chosen where the paper leaves it open: R starts at C; it is kept within
+//! [floor, C], the floor being `rcp_min_pprtt` full-size packets per d0 (as RCP's reference code clips it,
+//! `min_pprtt_`); the update runs at the first packet after T has elapsed (T / d0 capped at 1); when packets
+//! are so sparse that n >= 2 whole intervals passed, an increase is compounded n times (at most 64), as the
+//! router's periodic timer would have done with the same input rate, and a decrease is applied once; before
+//! any RTT sample (only SYNs seen) and without a configured interval, R stays at C.
 //!
 //! PDQ (Hong, Caesar, Godfrey, SIGCOMM 2012):
 //! - The flow list (section 3.2): the most critical flows crossing the port, sorted by criticality: earlier

@@ -80,9 +80,9 @@ pub struct RateParams {
     /// RCP's gains alpha and beta (`scheme.rcp_alpha`, `scheme.rcp_beta`).
     pub rcp_alpha: f64,
     pub rcp_beta: f64,
-    /// RCP's lowest rate, in full-size packets per average RTT d0 (0.01, the `min_pprtt_` of the RCP
-    /// authors' ns-2 code: RCP never stops a flow, and the rate must stay positive for the multiplicative
-    /// update to recover).
+    /// RCP's lowest rate, in full-size packets per average RTT d0. Chosen: 0.01 (RCP's reference code clips R
+    /// below at `min_pprtt_` packets per RTT, and a port of it to ns-3 defaults that to 0.01). RCP never stops
+    /// a flow, and the rate must stay positive for the multiplicative update to recover.
     pub rcp_min_pprtt: f64,
     /// PDQ's Early Start, Early Termination and Suppressed Probing, and Early Start's K (in RTTs).
     pub early_start: bool,
