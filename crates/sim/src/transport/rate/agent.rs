@@ -1,7 +1,7 @@
 //! Per egress-port state of the explicit-rate schemes, one [`RateAgent`] per port (host NICs included, see
 //! the module docs of `transport::rate`).
 //!
-//! RCP (Dukkipati, "Rate Control Protocol", 2007): one rate R for every flow of the link, updated every
+//! RCP (Dukkipati 2007): one rate R for every flow of the link, updated every
 //! control interval T:
 //!   R <- R (1 + (T / d0) (alpha (C - y) - beta q / d0) / C),
 //! y the input rate over the interval (every byte that enters the port, any flow, ACKs included), q the
@@ -15,13 +15,14 @@
 //! any RTT sample (only SYNs seen) and without a configured interval, R stays at C.
 //!
 //! PDQ (Hong, Caesar, Godfrey, SIGCOMM 2012):
-//! - The flow list (section 3.2): the most critical flows crossing the port, sorted by criticality: earlier
+//! - The flow list: the most critical flows crossing the port, sorted by criticality: earlier
 //!   deadline first (flows without one last), then smaller expected transmission time T (or the sender's rank
 //!   in the flow-size-unaware variants), then flow id. At most 2 kappa entries, kappa being the number of
 //!   sending flows (chosen: never fewer than `list_min`, never more than `list_max`); a new flow enters if
 //!   there is room or it is more critical than the least critical entry (which is then dropped).
 //! - Algorithm 1, forward (data, SYN, probe): a flow paused by another switch (P_H set upstream) is removed
-//!   from the list and passes; a flow not admitted to the list is paused; otherwise its entry is refreshed
+//!   from the list and passes; a flow not admitted to the list is paused (chosen: it is less critical than
+//!   every flow the list holds, so it would get nothing they leave); otherwise its entry is refreshed
 //!   from the header and it is accepted at W = min(Availbw(i), R_H) if W > 0 (R_H = W), else paused
 //!   (R_H = 0, P_H = this port). Chosen: the decision is also written into the entry at once (the paper
 //!   writes it on the ACK, Algorithm 2), so that two requests that cross the port within one RTT do not both
@@ -32,12 +33,12 @@
 //! - Algorithm 2, reverse (ACK): an entry of a flow paused elsewhere is removed; otherwise the entry takes
 //!   the path's decision (R_H, and R_H = 0 when P_H is set). An ACK with the receiver's DONE bit removes the
 //!   entry (the flow has finished), as do FIN and TERM packets on the forward path.
-//! - Rate controller (section 3.2.2): C = max(0, r - q / (2 RTT)), r the line rate, q the queue, RTT the
+//! - Rate controller: C = max(0, r - q / (2 RTT)), r the line rate, q the queue, RTT the
 //!   average RTT of the headers, recomputed every 2 RTTs (or every `scheme.rate_interval_us`).
-//! - Suppressed Probing (section 3.3.3): a port that pauses a flow with i flows ahead of it sets
+//! - Suppressed Probing: a port that pauses a flow with i flows ahead of it sets
 //!   I_H = max(I_H, ceil(`probe_factor` x i)) (chosen factor: 1; a flow with i flows ahead will not be
 //!   accepted for a while, and at least one RTT). Without it I_H = 1.
-//! - Dampening (section 3.2.1): after accepting a flow that was not sending, the port accepts no other
+//! - Dampening: after accepting a flow that was not sending, the port accepts no other
 //!   paused flow for `dampening_rtts` average RTTs (chosen: 1). New flows (not yet in the list) are exempt,
 //!   so a more critical arrival preempts at once.
 //! - Stale entries (chosen, the paper is silent; a lost FIN or a flow that vanished must not hold the link
@@ -45,7 +46,7 @@
 //!   and at least the sender's retransmission timeout plus an RTT (a flow waiting for its timer after a tail
 //!   loss is alive), is dropped.
 //!
-//! D3 (Wilson et al., SIGCOMM 2011, section 4): no per-flow state; counters of the port's flows N, their
+//! D3 (Wilson et al., SIGCOMM 2011): no per-flow state; counters of the port's flows N, their
 //! demand D (sum of desired rates) and the allocation A. A request (SYN, or a data packet / probe with
 //! `BIT_REQ`) carries the desired rate d, the previous desired rate and the allocation a_prev the flow holds:
 //! D += d - d_prev; the flow's own allocation is free for it again, left = C - (A - a_prev); with
@@ -427,7 +428,7 @@ impl RateAgent {
         }
         self.expire(now);
         if h.pauseby != 0 && h.pauseby != self.id {
-            // Algorithm 1, lines 1-3: paused upstream
+            // Algorithm 1: paused upstream
             self.remove(flow);
             return;
         }

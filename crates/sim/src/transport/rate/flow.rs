@@ -1,28 +1,42 @@
 //! Both ends of one explicit-rate flow.
 //!
+//! Where a rule comes from: the PDQ paper (Hong, Caesar, Godfrey, SIGCOMM 2012; sections 5.4 and 5.6 are quoted
+//! from the copy in shared/papers), the D3 paper (Wilson et al., SIGCOMM 2011), RCP (Dukkipati 2007); "chosen"
+//! marks what the papers leave open.
+//!
 //! Sender (all three schemes):
 //! - `start` sends a SYN (header only, `ack_bytes` on the wire) carrying the request; its SYN-ACK echoes the
-//!   path's answer, and data starts then (PDQ paper, section 5.4: "one RTT latency for the sender to receive
-//!   the SYN-ACK"). A lost SYN or SYN-ACK is repeated after the retransmission timeout.
+//!   path's answer, and data starts then (PDQ section 5.4: "one RTT latency for the sender to receive the
+//!   SYN-ACK"; D3 and RCP likewise learn their first rate from the SYN). A lost SYN or SYN-ACK is repeated
+//!   after the retransmission timeout (chosen: without back-off; the request is small).
 //! - Pacing: a segment leaves `tx_time(wire, rate)` after the previous one (rate capped at the NIC's line rate);
 //!   [`RateFlow::deadline`] is the next send time while there is something to send.
 //! - Every data packet asks for the line rate; each switch lowers the rate field to what it grants, and the
-//!   ACK brings the decision back. RCP and PDQ apply every ACK's rate (RCP: "the source sets its rate to the
-//!   value in the ACK"; PDQ, Algorithm 2 and section 3.1: the sender follows R_H and P_H of each ACK). D3 asks
-//!   once per RTT (section 4.1): the first data packet after a round trip carries the request, and only its ACK
-//!   changes the allocation.
+//!   ACK brings the decision back. RCP and PDQ apply every ACK's rate (RCP: the source takes the rate its ACKs
+//!   carry; PDQ: the sender follows R_H and P_H of each ACK). D3 asks once per RTT: the first
+//!   data packet after a round trip carries the request, and only that packet's ACK changes the allocation.
 //! - Rate 0 (PDQ paused, D3 nothing granted): the sender sends a header-only probe every I_H RTTs (PDQ, I_H
-//!   from the switch that paused it, at least one RTT) or one request per RTT (D3, section 4.1: "flows with
-//!   zero allocation send a header-only request each RTT").
+//!   from the switch that paused it, at least one RTT) or a header-only request every RTT (D3).
+//! - Rate refresh (chosen): a flow whose next segment is more than one smoothed RTT after its last packet sends
+//!   a header-only probe (D3: request) at that RTT, so that a flow slowed to a trickle still learns a new rate,
+//!   and the switches a fresh view of it, once per RTT (see `refresh_at`).
+//! - RTT_H: the headers carry the sender's latest RTT sample (chosen; the smoothed RTT lags for many round
+//!   trips after a queue drains, and the switches average the samples themselves). The sender's own timers
+//!   (probe interval, request period, retransmission timeout) use the smoothed RTT (gain 1/8).
+//! - T_H (PDQ's expected transmission time) is the unsent bytes, headers included, at the sender's line rate.
+//!   Where the NIC is faster than the bottleneck this underestimates the time left, and Early Start starts the
+//!   next flow early.
 //! - Termination (only flows with a deadline):
-//!   PDQ with Early Termination (section 3.3.2) gives up when (1) the deadline has passed, (2) the time to send
-//!   its unsent bytes at line rate exceeds the time left, or (3) it is paused and that time plus one RTT (to be
-//!   accepted again) exceeds the time left. Conditions (2) and (3) need the flow's size, so with a criticality
-//!   other than `size` (the flow-size-unaware variants of section 5.6) only (1) applies.
-//!   D3 quenches (section 4.1.1) when the deadline has passed or the desired rate exceeds the line rate.
+//!   PDQ with Early Termination gives up when (1) the deadline has passed, (2) the time to send its unsent
+//!   bytes at line rate exceeds the time left, or (3) it is paused and that time plus one RTT (to be accepted
+//!   again) exceeds the time left. Conditions (2) and (3) need the flow's size, so with a criticality other
+//!   than `size` (the flow-size-unaware variants of section 5.6) only (1) applies.
+//!   D3 quenches when the deadline has passed or the desired rate exceeds the line rate (the flow could not
+//!   make it even alone).
 //!   A terminated sender sends one TERM packet that releases the switches' state, and nothing more.
 //! - Done: when every byte is acknowledged, a FIN (header only, unacknowledged) releases D3's allocation and
-//!   PDQ's list entries along the path.
+//!   PDQ's list entries along the path (RCP keeps no per-flow state and sends none).
+//! - Losses: see the module docs of `transport::rate` (SACK scoreboard, 3 SACKs above a hole, timeout).
 //!
 //! Receiver: acknowledges every data packet, probe and SYN at once (ACK of `ack_bytes`), with the cumulative
 //! ACK, the one-segment SACK of `tcp.rs`, the send stamp and RETX flag echoed, and the packet's header echoed;
@@ -315,7 +329,7 @@ impl RateFlow {
         (b * 8 * crate::units::PS_PER_S as u128 / self.line_bps as u128) as Ps
     }
 
-    /// D3's desired rate (section 4.1): the unsent bytes over the time left to the deadline, in kbit/s
+    /// D3's desired rate: the unsent bytes over the time left to the deadline, in kbit/s
     /// rounded up; 0 without a deadline (such flows ask only for a fair share); u64::MAX once it has passed.
     fn d3_desired_kbps(&self, p: &RateParams, now: Ps) -> u64 {
         if self.deadline_at == NO_DEADLINE {
