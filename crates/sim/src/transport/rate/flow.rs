@@ -350,7 +350,7 @@ impl RateFlow {
         if self.srtt > 0 {
             self.srtt
         } else {
-            p.rto_init
+            p.rto_init.max(PS_PER_US)
         }
     }
 
@@ -706,9 +706,9 @@ impl RateFlow {
         if matches!(self.phase, Phase::Done | Phase::Terminated) {
             return outcome;
         }
-        if ack.flags & flags::RETX == 0 {
-            self.rtt_sample(since(now, ack.ts));
-        }
+        // every ACK echoes the send stamp of the very copy it answers, so retransmissions give exact samples too
+        // (the ambiguity Karn's rule avoids does not arise)
+        self.rtt_sample(since(now, ack.ts));
         match ack.hdr.kind {
             kind::SYN => {
                 if self.phase != Phase::Syn {

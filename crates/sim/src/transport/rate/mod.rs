@@ -151,13 +151,11 @@ impl RateParams {
     /// Chosen: no RFC 6298 variance term and no back-off. These schemes keep queues short (the rate is
     /// explicit), so RTT samples vary little, and a lost segment is resent at the flow's rate, which already
     /// keeps the sender from adding load; three RTTs leave room for the pacing gap of a slow flow.
+    /// Never below 1 us (a zero timer would spin).
     #[inline]
     pub fn rto(&self, srtt: Ps) -> Ps {
-        if srtt == 0 {
-            self.rto_init
-        } else {
-            ((srtt as f64 * self.rto_rtts) as Ps).max(self.rto_min)
-        }
+        let t = if srtt == 0 { self.rto_init } else { ((srtt as f64 * self.rto_rtts) as Ps).max(self.rto_min) };
+        t.max(PS_PER_US)
     }
 
     /// Wire bytes of a control packet (SYN, probe, FIN, termination, ACK).

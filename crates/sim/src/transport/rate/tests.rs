@@ -224,7 +224,11 @@ impl Chain {
                 Ev::Hop(..) => unreachable!(),
                 Ev::Timer => {
                     if t >= self.flows[i].deadline() {
-                        self.flows[i].on_timer(&self.p, t, &mut out)
+                        let o = self.flows[i].on_timer(&self.p, t, &mut out);
+                        // a timer call always makes progress: the next deadline lies ahead (or the flow ended)
+                        let d = self.flows[i].deadline();
+                        assert!(d > t || o.sender_done || o.terminated, "flow {i}: deadline {d} not after {t}");
+                        o
                     } else {
                         RateOutcome::default()
                     }
