@@ -20,7 +20,7 @@
 //! capacity is its line rate, the same unit on both sides.
 //!
 //! Loss recovery (the loss experiment drops packets both ways) follows `transport::tcp`'s conventions: a
-//! cumulative ACK plus a one-segment SACK ([`Packet::sack`]), a scoreboard of SACKed, lost and retransmitted
+//! cumulative ACK plus a one-segment SACK ([`crate::net::packet::Packet::sack`]), a scoreboard of SACKed, lost and retransmitted
 //! segments, a segment is lost once 3 segments above it are SACKed, and a retransmission timer (see
 //! [`RateParams::rto`]) that marks every outstanding un-SACKed segment lost. Lost segments go out before new
 //! data, at the flow's current rate (there is no window: the rate alone limits the sender). Lost control
@@ -42,7 +42,7 @@ mod header;
 mod tests;
 
 pub use agent::{PdqEntry, RateAgent};
-pub use flow::RateFlow;
+pub use flow::{RateFlow, SYN_SEQ};
 pub use header::{kind, RPacket, RateHdr, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
 
 use crate::config::{Config, Criticality, Preset, SchemeName};
