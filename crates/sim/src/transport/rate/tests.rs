@@ -328,9 +328,10 @@ fn pdq_pauses_the_less_critical_flow_and_accepts_it_when_the_first_finishes() {
     let mut c = Chain::new(p, &[G10, G10], 5 * US);
     let big = c.add(300 * 1460, NO_DEADLINE, 0, 0);
     let small = c.add(100 * 1460, NO_DEADLINE, 0, 0);
-    // SYNs: the big flow's is accepted first (alone), then the small one's (ahead of it, C left); the big
-    // flow's first data packet is paused (Availbw = C - R_small = 0) and its ACK brings that back
-    c.run(21 * US);
+    // SYNs: the big flow's is accepted first (alone); the small one's is ahead of it but the big flow still
+    // uses C, so it claims C and waits; the big flow's first data packet (10 us) is paused (Availbw = C minus
+    // the claim = 0); the small flow's probe (20 us) then finds C free, and its ACK (30 us) starts it
+    c.run(31 * US);
     let id0 = c.agents[0].id;
     assert!(c.flows[small].rate_bps() == G10, "the more critical flow is accepted at line rate");
     assert!(c.flows[big].paused(), "the less critical flow is paused");
