@@ -1,28 +1,42 @@
 //! Both ends of one explicit-rate flow.
 //!
+//! Where a rule comes from: the PDQ paper (Hong, Caesar, Godfrey, SIGCOMM 2012; sections 5.4 and 5.6 are quoted
+//! from the copy in shared/papers), the D3 paper (Wilson et al., SIGCOMM 2011), RCP (Dukkipati 2007); "chosen"
+//! marks what the papers leave open.
+//!
 //! Sender (all three schemes):
 //! - `start` sends a SYN (header only, `ack_bytes` on the wire) carrying the request; its SYN-ACK echoes the
-//!   path's answer, and data starts then (PDQ paper, section 5.4: "one RTT latency for the sender to receive
-//!   the SYN-ACK"). A lost SYN or SYN-ACK is repeated after the retransmission timeout.
+//!   path's answer, and data starts then (PDQ section 5.4: "one RTT latency for the sender to receive the
+//!   SYN-ACK"; D3 and RCP likewise learn their first rate from the SYN). A lost SYN or SYN-ACK is repeated
+//!   after the retransmission timeout (chosen: without back-off; the request is small).
 //! - Pacing: a segment leaves `tx_time(wire, rate)` after the previous one (rate capped at the NIC's line rate);
 //!   [`RateFlow::deadline`] is the next send time while there is something to send.
 //! - Every data packet asks for the line rate; each switch lowers the rate field to what it grants, and the
-//!   ACK brings the decision back. RCP and PDQ apply every ACK's rate (RCP: "the source sets its rate to the
-//!   value in the ACK"; PDQ, Algorithm 2 and section 3.1: the sender follows R_H and P_H of each ACK). D3 asks
-//!   once per RTT (section 4.1): the first data packet after a round trip carries the request, and only its ACK
-//!   changes the allocation.
+//!   ACK brings the decision back. RCP and PDQ apply every ACK's rate (RCP: the source takes the rate its ACKs
+//!   carry; PDQ: the sender follows R_H and P_H of each ACK). D3 asks once per RTT: the first
+//!   data packet after a round trip carries the request, and only that packet's ACK changes the allocation.
 //! - Rate 0 (PDQ paused, D3 nothing granted): the sender sends a header-only probe every I_H RTTs (PDQ, I_H
-//!   from the switch that paused it, at least one RTT) or one request per RTT (D3, section 4.1: "flows with
-//!   zero allocation send a header-only request each RTT").
+//!   from the switch that paused it, at least one RTT) or a header-only request every RTT (D3).
+//! - Rate refresh (chosen): a flow whose next segment is more than one smoothed RTT after its last packet sends
+//!   a header-only probe (D3: request) at that RTT, so that a flow slowed to a trickle still learns a new rate,
+//!   and the switches a fresh view of it, once per RTT (see `refresh_at`).
+//! - RTT_H: the headers carry the sender's latest RTT sample (chosen; the smoothed RTT lags for many round
+//!   trips after a queue drains, and the switches average the samples themselves). The sender's own timers
+//!   (probe interval, request period, retransmission timeout) use the smoothed RTT (gain 1/8).
+//! - T_H (PDQ's expected transmission time) is the unsent bytes, headers included, at the sender's line rate.
+//!   Where the NIC is faster than the bottleneck this underestimates the time left, and Early Start starts the
+//!   next flow early.
 //! - Termination (only flows with a deadline):
-//!   PDQ with Early Termination (section 3.3.2) gives up when (1) the deadline has passed, (2) the time to send
-//!   its unsent bytes at line rate exceeds the time left, or (3) it is paused and that time plus one RTT (to be
-//!   accepted again) exceeds the time left. Conditions (2) and (3) need the flow's size, so with a criticality
-//!   other than `size` (the flow-size-unaware variants of section 5.6) only (1) applies.
-//!   D3 quenches (section 4.1.1) when the deadline has passed or the desired rate exceeds the line rate.
+//!   PDQ with Early Termination gives up when (1) the deadline has passed, (2) the time to send its unsent
+//!   bytes at line rate exceeds the time left, or (3) it is paused and that time plus one RTT (to be accepted
+//!   again) exceeds the time left. Conditions (2) and (3) need the flow's size, so with a criticality other
+//!   than `size` (the flow-size-unaware variants of section 5.6) only (1) applies.
+//!   D3 quenches when the deadline has passed or the desired rate exceeds the line rate (the flow could not
+//!   make it even alone).
 //!   A terminated sender sends one TERM packet that releases the switches' state, and nothing more.
 //! - Done: when every byte is acknowledged, a FIN (header only, unacknowledged) releases D3's allocation and
-//!   PDQ's list entries along the path.
+//!   PDQ's list entries along the path (RCP keeps no per-flow state and sends none).
+//! - Losses: see the module docs of `transport::rate` (SACK scoreboard, 3 SACKs above a hole, timeout).
 //!
 //! Receiver: acknowledges every data packet, probe and SYN at once (ACK of `ack_bytes`), with the cumulative
 //! ACK, the one-segment SACK of `tcp.rs`, the send stamp and RETX flag echoed, and the packet's header echoed;
@@ -92,8 +106,12 @@ pub struct RateFlow {
     /// Next probe (rate 0) or D3 zero-rate request.
     probe_at: Ps,
     rto_at: Ps,
-    /// Smoothed RTT (0: no sample yet).
+    /// Smoothed RTT (0: no sample yet), for the sender's own timers.
     srtt: Ps,
+    /// The latest RTT sample, which the headers carry (RTT_H): the switches average them over many packets
+    /// themselves, and a sender's smoothed RTT lags for many round trips after a queue drains (a slow flow
+    /// takes few samples), which would slow RCP's and PDQ's control loops for as long.
+    last_rtt: Ps,
     /// PDQ: I_H of the last pause.
     probe_rtts: u8,
     /// PDQ: the criticality rank the sender states with `Criticality::Random` (drawn once).
@@ -104,6 +122,8 @@ pub struct RateFlow {
     sent_any: bool,
     /// Wire bytes of the last packet sent (the pacing gap after it).
     last_wire: u32,
+    /// When the last header-only probe or request left.
+    last_probe: Ps,
     /// D3: the allocation held (kbit/s), the desired rate of the last request (kbit/s), when the next request
     /// is due, and when an unanswered one is presumed lost (NEVER: answered).
     alloc_kbps: u32,
@@ -172,11 +192,13 @@ impl RateFlow {
             probe_at: NEVER,
             rto_at: NEVER,
             srtt: 0,
+            last_rtt: 0,
             probe_rtts: 1,
             crit_random: (random >> 32) as u32,
             can_terminate,
             sent_any: false,
             last_wire: p.mss + p.header,
+            last_probe: 0,
             alloc_kbps: 0,
             desired_kbps: 0,
             req_due: 0,
@@ -253,9 +275,9 @@ impl RateFlow {
                     d = d.min(self.probe_at);
                 } else if self.has_work() {
                     d = d.min(self.next_send);
-                    if self.d3 && self.d3_req_at() < self.next_send {
-                        // the next segment is more than a round trip away: a header-only request is due first
-                        d = d.min(self.d3_req_at());
+                    // the next segment is more than a round trip away: a header-only refresh is due first
+                    if self.refresh_at() < self.next_send {
+                        d = d.min(self.refresh_at());
                     }
                 }
                 d
@@ -307,7 +329,7 @@ impl RateFlow {
         (b * 8 * crate::units::PS_PER_S as u128 / self.line_bps as u128) as Ps
     }
 
-    /// D3's desired rate (section 4.1): the unsent bytes over the time left to the deadline, in kbit/s
+    /// D3's desired rate: the unsent bytes over the time left to the deadline, in kbit/s
     /// rounded up; 0 without a deadline (such flows ask only for a fair share); u64::MAX once it has passed.
     fn d3_desired_kbps(&self, p: &RateParams, now: Ps) -> u64 {
         if self.deadline_at == NO_DEADLINE {
@@ -328,7 +350,7 @@ impl RateFlow {
         if self.srtt > 0 {
             self.srtt
         } else {
-            p.rto_init
+            p.rto_init.max(PS_PER_US)
         }
     }
 
@@ -361,7 +383,7 @@ impl RateFlow {
     fn fwd_hdr(&self, p: &RateParams, k: u8) -> RateHdr {
         let mut h = RateHdr {
             rate: to_kbps(self.line_bps),
-            rtt_ns: (self.srtt / 1000).min(u32::MAX as Ps) as u32,
+            rtt_ns: (self.last_rtt / 1000).min(u32::MAX as Ps) as u32,
             kind: k,
             ..RateHdr::default()
         };
@@ -407,6 +429,22 @@ impl RateFlow {
         self.req_retry = now + p.rto(self.srtt);
     }
 
+    /// While sending: when the rate must be refreshed at the latest, if no segment leaves before. A rate is
+    /// only as fresh as the last packet that crossed the switches, and a flow slowed to a trickle would keep its
+    /// trickle for long (and the switches their stale view of it). Chosen: one packet per RTT at least, the
+    /// pace at which RCP and PDQ update rates (RCP: "every RTT"; PDQ's controller period is 2 RTTs); D3 asks
+    /// once per RTT anyway.
+    #[inline]
+    fn refresh_at(&self) -> Ps {
+        if self.d3 {
+            self.d3_req_at()
+        } else if self.srtt == 0 {
+            NEVER
+        } else {
+            self.last_send.max(self.last_probe) + self.srtt
+        }
+    }
+
     /// D3: when the next request is due: a round trip after the last one, and not while that one may still
     /// be answered (until a retransmission timeout has passed).
     #[inline]
@@ -449,6 +487,7 @@ impl RateFlow {
         }
         out.push(self.ctrl_packet(p, now, self.snd_una, h, 0));
         self.counters.probes += 1;
+        self.last_probe = now;
         self.probe_at = now + self.probe_interval(p);
     }
 
@@ -658,6 +697,7 @@ impl RateFlow {
 
     fn rtt_sample(&mut self, r: Ps) {
         let r = r.max(1);
+        self.last_rtt = r;
         self.srtt = if self.srtt == 0 { r } else { (7 * self.srtt + r) / 8 };
     }
 
@@ -666,9 +706,9 @@ impl RateFlow {
         if matches!(self.phase, Phase::Done | Phase::Terminated) {
             return outcome;
         }
-        if ack.flags & flags::RETX == 0 {
-            self.rtt_sample(since(now, ack.ts));
-        }
+        // every ACK echoes the send stamp of the very copy it answers, so retransmissions give exact samples too
+        // (the ambiguity Karn's rule avoids does not arise)
+        self.rtt_sample(since(now, ack.ts));
         match ack.hdr.kind {
             kind::SYN => {
                 if self.phase != Phase::Syn {
@@ -795,8 +835,9 @@ impl RateFlow {
         }
         if self.rate_bps == 0 && now >= self.probe_at {
             self.send_probe(p, now, out);
-        } else if self.d3 && self.rate_bps > 0 && self.has_work() && now >= self.d3_req_at() && now < self.next_send {
-            // D3 at a rate so low that no segment leaves within the round trip: ask in a header-only request
+        } else if self.rate_bps > 0 && self.has_work() && now >= self.refresh_at() && now < self.next_send {
+            // a rate so low that no segment leaves within a round trip: refresh it with a header-only probe (D3:
+            // request)
             self.send_probe(p, now, out);
         }
         self.pump(p, now, out);

@@ -1,8 +1,8 @@
 //! What the family's packets carry beyond the common fields: 28 bytes.
 //!
-//! PDQ's header (Hong et al., section 3.1) is the rate R_H, the pausing switch P_H, the deadline D_H, the
+//! PDQ's header (Hong et al.) is the rate R_H, the pausing switch P_H, the deadline D_H, the
 //! expected transmission time T_H, the sender's RTT_H and the inter-probing time I_H; RCP's (Dukkipati 2007)
-//! the rate and the RTT; D3's (Wilson et al., section 4) the desired rate, the previous desired rate and the
+//! the rate and the RTT; D3's (Wilson et al.) the desired rate, the previous desired rate and the
 //! previous allocation, with the allocation coming back in the rate field. To keep the packet small, fields
 //! a scheme does not use carry another scheme's value: D3 sends its desired rate in `crit` and its previous
 //! desired rate in `pauseby` (use the `d3_*` accessors).

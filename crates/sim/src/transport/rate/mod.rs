@@ -20,12 +20,12 @@
 //! capacity is its line rate, the same unit on both sides.
 //!
 //! Loss recovery (the loss experiment drops packets both ways) follows `transport::tcp`'s conventions: a
-//! cumulative ACK plus a one-segment SACK ([`Packet::sack`]), a scoreboard of SACKed, lost and retransmitted
-//! segments, a segment is lost once 3 segments above it are SACKed, and a retransmission timer (see
-//! [`RateParams::rto`]) that marks every outstanding un-SACKed segment lost. Lost segments go out before new
-//! data, at the flow's current rate (there is no window: the rate alone limits the sender). Lost control
-//! packets (SYN, probes, D3 requests) are repeated by their own timers.
-
+//! cumulative ACK plus a one-segment SACK ([`crate::net::packet::Packet::sack`]), a scoreboard of SACKed, lost
+//! and retransmitted segments, a segment is lost once 3 segments above it are SACKed, and a retransmission
+//! timer (see [`RateParams::rto`]) that marks every outstanding un-SACKed segment lost. Lost segments go out
+//! before new data, at the flow's current rate (there is no window: the rate alone limits the sender). Lost
+//! control packets (SYN, probes, D3 requests) are repeated by their own timers.
+//!
 //! What the engine does with these (the contract): it sends each packet a flow pushes from host `src` when
 //! `pkt.dst == flow.dst`, else from host `dst`, and fills in nothing (the flow sets flow, seq, dst, wire bytes,
 //! prio 0, flags, send stamp and header). ACKs carry `flags::ACK` (the engine calls [`RateAgent::reverse`] for
@@ -42,7 +42,7 @@ mod header;
 mod tests;
 
 pub use agent::{PdqEntry, RateAgent};
-pub use flow::RateFlow;
+pub use flow::{RateFlow, SYN_SEQ};
 pub use header::{kind, RPacket, RateHdr, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
 
 use crate::config::{Config, Criticality, Preset, SchemeName};
@@ -80,9 +80,10 @@ pub struct RateParams {
     /// RCP's gains alpha and beta (`scheme.rcp_alpha`, `scheme.rcp_beta`).
     pub rcp_alpha: f64,
     pub rcp_beta: f64,
-    /// RCP's lowest rate, as a fraction of the link rate (chosen: 1e-4; RCP never stops a flow, and the
-    /// rate must stay positive for the multiplicative update to recover).
-    pub rcp_min_fraction: f64,
+    /// RCP's lowest rate, in full-size packets per average RTT d0. Chosen: 0.01 (RCP's reference code clips R
+    /// below at `min_pprtt_` packets per RTT, and a port of it to ns-3 defaults that to 0.01). RCP never stops
+    /// a flow, and the rate must stay positive for the multiplicative update to recover.
+    pub rcp_min_pprtt: f64,
     /// PDQ's Early Start, Early Termination and Suppressed Probing, and Early Start's K (in RTTs).
     pub early_start: bool,
     pub early_termination: bool,
@@ -127,7 +128,7 @@ impl RateParams {
             rtt_gain: 1.0 / 16.0,
             rcp_alpha: s.rcp_alpha,
             rcp_beta: s.rcp_beta,
-            rcp_min_fraction: 1e-4,
+            rcp_min_pprtt: 0.01,
             early_start: s.pdq_early_start,
             early_termination: s.pdq_early_termination,
             suppressed_probing: s.pdq_suppressed_probing,
@@ -150,13 +151,11 @@ impl RateParams {
     /// Chosen: no RFC 6298 variance term and no back-off. These schemes keep queues short (the rate is
     /// explicit), so RTT samples vary little, and a lost segment is resent at the flow's rate, which already
     /// keeps the sender from adding load; three RTTs leave room for the pacing gap of a slow flow.
+    /// Never below 1 us (a zero timer would spin).
     #[inline]
     pub fn rto(&self, srtt: Ps) -> Ps {
-        if srtt == 0 {
-            self.rto_init
-        } else {
-            ((srtt as f64 * self.rto_rtts) as Ps).max(self.rto_min)
-        }
+        let t = if srtt == 0 { self.rto_init } else { ((srtt as f64 * self.rto_rtts) as Ps).max(self.rto_min) };
+        t.max(PS_PER_US)
     }
 
     /// Wire bytes of a control packet (SYN, probe, FIN, termination, ACK).
