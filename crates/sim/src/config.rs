@@ -850,11 +850,18 @@ fn fill_missing(into: &mut serde_json::Value, from: &serde_json::Value) {
 pub struct RunConfig {
     /// Simulated-time limit in ms; flows still open then are reported unfinished.
     pub time_limit_ms: f64,
+    /// Time series of one host's last hop (the PDQ paper's Figures 6 and 7): every `monitor_interval_us`, the
+    /// queue of the switch port facing this host, and the payload bytes delivered to it, in all and per flow
+    /// (the flows whose destination it is). Written to the summary (`engine.monitor`). The run then uses one
+    /// engine thread, and that port is event-driven (its occupancy exact at every sample). For small
+    /// experiments: the series holds one entry per sample for each flow to the host.
+    pub monitor_host: Option<u32>,
+    pub monitor_interval_us: f64,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { time_limit_ms: 60_000.0 }
+        RunConfig { time_limit_ms: 60_000.0, monitor_host: None, monitor_interval_us: 100.0 }
     }
 }
 
@@ -1035,6 +1042,13 @@ impl Config {
             return err("transport.dctcp_alpha_init", format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init));
         }
         check_pos("run.time_limit_ms", self.run.time_limit_ms, 1e12)?;
+        check_pos("run.monitor_interval_us", self.run.monitor_interval_us, 1e9)?;
+        if let Some(h) = self.run.monitor_host {
+            let hosts = self.topology.hosts();
+            if h >= hosts {
+                return err("run.monitor_host", format!("host {h} does not exist (the topology has {hosts} hosts)"));
+            }
+        }
         let sc = &self.scheme;
         if sc.name.rank_queue() && s.buffer == BufferMode::Shared {
             return err(

@@ -37,7 +37,7 @@ use crate::policy::{Rank, Tagging};
 use crate::transport::tcp::TcpParams;
 use family::Family;
 use crate::units::{tx_time, Ps, PS_PER_MS};
-use queue::{Event, EventQueue, NEXT_IN_ORDER};
+use queue::{Event, EventQueue, NEXT_IN_ORDER, SAMPLE};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -102,6 +102,25 @@ pub struct RunStats {
     pub ooo_host_max_bytes: Vec<u64>,
     pub ooo_host_mean_bytes: Vec<f64>,
     pub ooo_host_insert_mean_bytes: Vec<f64>,
+    /// `run.monitor_host`: the time series (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<Monitor>,
+}
+
+/// Time series of one host's last hop (`run.monitor_host`), one entry per sample.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Monitor {
+    pub host: u32,
+    pub interval_ps: Ps,
+    pub time_ps: Vec<Ps>,
+    /// Bytes waiting in the switch port facing the host (not counting the packet being sent).
+    pub queue_bytes: Vec<u64>,
+    /// Payload bytes delivered to the host so far (all flows; duplicates included).
+    pub delivered_bytes: Vec<u64>,
+    /// The flows whose destination is the host (ids ascending), and each one's delivered payload bytes so far
+    /// at every sample (`flow_delivered_bytes[k][i]`: flow `flows[k]` at sample i).
+    pub flows: Vec<u32>,
+    pub flow_delivered_bytes: Vec<Vec<u64>>,
 }
 
 /// Serialize (name, count) pairs as a JSON object, keeping their order.
@@ -157,6 +176,9 @@ pub(crate) struct Sim<'a, F: Family> {
     /// `[link_loss]`: per port, its generator's state (SplitMix64) and the loss probability times 2^64, for
     /// the lossy ports (empty when no link loses packets; read only for packets of lossy ports).
     loss: Vec<(u64, u64)>,
+    /// `run.monitor_host`: the switch port facing the host, and the series being recorded.
+    monitor_port: u32,
+    monitor: Option<Monitor>,
     /// The family's own state.
     fam: F::State,
 }
@@ -280,8 +302,16 @@ fn run_family<F: Family>(
             loss.push((crate::net::mix64(loss_seed ^ crate::net::mix64(i as u64 + 1)), if lossy { threshold } else { 0 }));
         }
     }
+    // the port a monitor samples (`run.monitor_host`): the switch's port facing the host
+    let monitor_port = cfg.run.monitor_host.map(|h| {
+        let hosts = net.hosts;
+        net.ports.iter().position(|p| p.peer == h && p.owner >= hosts).expect("every host has a switch port") as u32
+    });
     if let Some(q) = fifo {
-        for p in &mut net.ports {
+        for (i, p) in net.ports.iter_mut().enumerate() {
+            if monitor_port == Some(i as u32) {
+                continue; // sampled: its occupancy must be exact at any instant
+            }
             // A shared buffer's admission needs the other ports' occupancy at `now`, which FIFO ports only
             // know lazily: keep those event-driven. Zero-delay links too: there a packet's arrival event
             // would be scheduled from a different handler than in the event-driven path (the wire may
@@ -292,7 +322,7 @@ fn run_family<F: Family>(
         }
     }
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
-    if threads >= 2 {
+    if threads >= 2 && monitor_port.is_none() {
         if let Some(lookahead) = parallel::lookahead(&net) {
             let hosts =
                 Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss.clone(), parallel::Side::Hosts);
@@ -304,6 +334,18 @@ fn run_family<F: Family>(
         }
     }
     let mut sim = Sim::<F>::new(cfg, flows, progress, net, rng, loss, parallel::Side::All);
+    if let (Some(port), Some(host)) = (monitor_port, cfg.run.monitor_host) {
+        let to_host: Vec<u32> = (0..flows.len() as u32).filter(|&f| flows.dst[f as usize] == host).collect();
+        sim.monitor_port = port;
+        sim.monitor = Some(Monitor {
+            host,
+            interval_ps: (cfg.run.monitor_interval_us * crate::units::PS_PER_US as f64).round().max(1.0) as Ps,
+            flow_delivered_bytes: vec![Vec::new(); to_host.len()],
+            flows: to_host,
+            ..Monitor::default()
+        });
+        sim.events.push(0, Event::FlowStart(SAMPLE));
+    }
     sim.stats.threads = 1;
     sim.run_loop(limit);
     sim.finish(wall.elapsed().as_secs_f64());
@@ -389,6 +431,8 @@ impl<'a, F: Family> Sim<'a, F> {
             },
             progress,
             loss,
+            monitor_port: 0,
+            monitor: None,
             fam,
         }
     }
@@ -443,6 +487,7 @@ impl<F: Family> Sim<'_, F> {
                 }
                 F::start_flow(self, id);
             }
+            Event::FlowStart(SAMPLE) => self.sample(),
             Event::FlowStart(id) => F::start_flow(self, id),
         }
     }
@@ -751,6 +796,28 @@ impl<F: Family> Sim<'_, F> {
         }
     }
 
+    /// A monitor sample (`run.monitor_host`); the next one is queued while flows are open or yet to start.
+    #[cold]
+    #[inline(never)]
+    fn sample(&mut self) {
+        let now = self.now;
+        let queued = self.net.ports[self.monitor_port as usize].bytes;
+        let Some(m) = self.monitor.as_mut() else { return };
+        m.time_ps.push(now);
+        m.queue_bytes.push(queued);
+        let mut total = 0;
+        for (k, &f) in m.flows.iter().enumerate() {
+            let b = self.results.bytes_delivered[f as usize];
+            m.flow_delivered_bytes[k].push(b);
+            total += b;
+        }
+        m.delivered_bytes.push(total);
+        let more = self.open_flows > 0 || self.next_start < self.order.len();
+        if more {
+            self.events.push(now + m.interval_ps, Event::FlowStart(SAMPLE));
+        }
+    }
+
     /// Flow `f` finished: the flows waiting for it start now, or at their own start time if that is later.
     fn release_children(&mut self, f: usize) {
         if self.children.is_empty() {
@@ -765,6 +832,7 @@ impl<F: Family> Sim<'_, F> {
 
     fn finish(&mut self, wall_seconds: f64) {
         F::finish(self);
+        self.stats.monitor = self.monitor.take();
         let s = &mut self.stats;
         s.sim_time_ps = self.now;
         s.wall_seconds = wall_seconds;

@@ -60,6 +60,9 @@ pub enum Event {
 /// `Event::FlowStart` of the next independent flow in start order.
 pub const NEXT_IN_ORDER: u32 = ID_MASK;
 
+/// `Event::FlowStart` of a monitor sample (`run.monitor_host`): no flow has this id (see `flows::MAX_FLOWS`).
+pub const SAMPLE: u32 = ID_MASK - 1;
+
 /// Ids travel in 30 bits next to a 2-bit kind (a slab node is then 16 bytes). The encoded value is also the
 /// tie key: kind in the high bits, so kinds order as listed in [`Event`], then ids ascending.
 const ID_BITS: u32 = 30;
