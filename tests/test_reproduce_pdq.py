@@ -103,7 +103,11 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
         assert 0 <= data["3c"][label][20.0] <= rp.PDQ_SCALES["tiny"].search_max
     assert data["3c"]["Optimal"][20.0] >= max(data["3c"][x][20.0] for x in ("PDQ(Full)", "D3"))
     claims = {c.statement.split(" (Fig")[0]: c for c in rp.pdq_claims(out)}
-    assert len(claims) == 4
+    assert len(claims) == 6
+    # figures 6 and 7 need scheme pdq: left out with a note, their claims without a value
+    assert not any(r.values["figure"] in rp.DYNAMICS for r in rp.load_runs(out))
+    assert [claims[s].value for s in claims if "PDQ switches" in s or "burst" in s] == [None, None]
+    assert "figures 6 and 7" in result.output
     assert "PDQ" in result.output and "Figure 3c" in result.output
     # resumable: a second run runs nothing again
     again = CliRunner().invoke(app, ["reproduce", "pdq", "--scale", "tiny", "--out", str(out), "--workers", "1"])
@@ -115,3 +119,80 @@ def test_bad_scale_fails_before_running(tmp_path):
         rp.pdq_sweep("huge")
     result = CliRunner().invoke(app, ["reproduce", "pdq", "--scale", "huge", "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and not (tmp_path / "x").exists()
+
+
+def test_dynamics_points_monitor_the_aggregator_with_the_papers_flows(tmp_path):
+    from fctlab import workloads
+
+    sweep = rp.pdq_sweep("small", out_dir=tmp_path)
+    dyn = [p for p in sweep.points if p.values["figure"] in rp.DYNAMICS]
+    assert sorted((p.values["figure"], p.values["x"], p.values["variant"], p.values["seed"]) for p in dyn) == [
+        ("6", 5, "PDQ(Full)", 1), ("7", 50, "PDQ(Full)", 1)]
+    for p in dyn:
+        run = p.experiment.engine["run"]
+        assert run["monitor_host"] == rp.RECEIVER and run["monitor_interval_us"] == 100.0
+        assert p.experiment.engine["scheme"]["name"] == "pdq"
+    trace = {p.values["figure"]: workloads.read_trace(p.experiment.workload.trace) for p in dyn}
+    six = trace["6"]
+    assert list(six["size_bytes"]) == [1_000_000 + 10_000 * i for i in range(5)]
+    assert list(six["src"]) == [1, 2, 3, 4, 5] and set(six["dst"]) == {rp.RECEIVER}
+    assert set(six["start_ps"]) == {0}
+    seven = trace["7"]
+    assert len(seven) == 51 and seven["size_bytes"].iloc[0] == 6_000_000 and seven["start_ps"].iloc[0] == 0
+    assert list(seven["size_bytes"].iloc[1:]) == [20_000 + 10 * k for k in range(50)]
+    assert set(seven["start_ps"].iloc[1:]) == {10_000_000_000} and set(seven["dst"]) == {rp.RECEIVER}
+    assert set(seven["src"].iloc[1:]) == set(range(2, 12))  # the other hosts in turn, not the long flow's
+    assert (tmp_path / "traces" / "pdq-6.csv").is_file()
+    # the other scales run the same two points
+    for scale in ("tiny", "paper"):
+        assert sum(p.values["figure"] in rp.DYNAMICS for p in rp.pdq_sweep(scale, out_dir=tmp_path).points) == 2
+
+
+def test_monitor_rates_from_a_hand_made_series():
+    """Constant delivery of 10,950 B of payload per 100 us: 0.876 Gb/s, 11,250 wire bytes = 90% of 1 Gb/s."""
+    n = 40
+    mon = {"host": 0, "interval_ps": 100_000_000, "time_ps": [100_000_000 * (i + 1) for i in range(n)],
+           "queue_bytes": [3000] * n, "delivered_bytes": [10_950 * (i + 1) for i in range(n)], "flows": [7, 9],
+           "flow_delivered_bytes": [[10_950 * (i + 1) for i in range(n)], [0] * n]}
+    r = rp.monitor_rates(mon, smooth_us=500)
+    assert r["total_gbps"] == pytest.approx([0.876] * (n + 1 - 5))
+    assert r["utilization"] == pytest.approx([0.9] * (n + 1 - 5))
+    assert r["flows"][7] == pytest.approx(r["total_gbps"]) and not r["flows"][9].any()
+    assert r["time_ms"][0] == pytest.approx(0.25)  # the middle of the first window, from the assumed sample at 0
+    assert list(r["queue_packets"]) == [2.0] * n
+    assert rp.utilization_between(mon, 1.0, 3.0) == pytest.approx(0.9)
+    assert rp.utilization_between(mon, 1.05, 2.35) == pytest.approx(0.9)  # between samples: interpolated
+    # no smoothing: one interval; a 10 Gb/s link
+    assert rp.monitor_rates(mon, smooth_us=0, link_gbps=10)["utilization"] == pytest.approx([0.09] * n)
+
+
+def test_dynamics_figures_with_pdq(tmp_path):
+    """Figures 6 and 7 run with the engine's PDQ: tables, plots and claims."""
+    from fctlab.sweep import Sweep, run_sweep
+
+    full = rp.pdq_sweep("tiny", out_dir=tmp_path, schemes=rp.SCHEMES[:1])
+    points = [p for p in full.points if p.values["figure"] in rp.DYNAMICS]
+    outcome = run_sweep(Sweep(name="dyn", axes={}, points=points), tmp_path, workers=2)
+    assert not outcome.failed
+    dyn = rp.dynamics_data(tmp_path)
+    six, seven = dyn["6"][0], dyn["7"][0]
+    # five flows one after the other, most critical first, in about the ideal time, with a small queue
+    assert six["unfinished"] == 0 and six["in_order"] and six["order"] == [0, 1, 2, 3, 4]
+    assert six["ideal_ms"] == pytest.approx(8 * sum(1e6 + 1e4 * i + 40 * -(-(1e6 + 1e4 * i) // 1460)
+                                                    for i in range(5)) / 1e9 * 1e3)
+    assert six["ideal_ms"] < six["done_ms"] < 1.1 * six["ideal_ms"]
+    assert six["max_queue_packets"] < 20 and six["drops"] == 0
+    assert seven["unfinished"] == 0 and rp.BURST_START_MS < seven["burst_end_ms"] < seven["long_done_ms"]
+    assert 0.5 < seven["utilization"] <= 1.01
+    lo, hi = seven["queue_range"]
+    assert 0 <= lo <= seven["queue_median"] <= hi
+    tables = dict(rp.pdq_tables(tmp_path))
+    assert rp.DYNAMICS_TITLES["6"] in tables and "0-1-2-3-4" in tables[rp.DYNAMICS_TITLES["6"]]
+    assert rp.DYNAMICS_TITLES["7"] in tables
+    for fig in rp.DYNAMICS:
+        assert (tmp_path / "report" / "figures" / f"pdq-{fig}.png").is_file()
+    claims = {c.statement: c for c in rp.pdq_claims(tmp_path)}
+    c6 = next(c for s, c in claims.items() if "Fig. 6" in s)
+    c7 = next(c for s, c in claims.items() if "Fig. 7" in s)
+    assert c6.value == pytest.approx(six["done_ms"]) and "0-1-2-3-4" in c6.note
+    assert c7.value == pytest.approx(100 * seven["utilization"]) and "packets" in c7.note
