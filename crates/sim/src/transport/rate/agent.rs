@@ -34,9 +34,14 @@
 //!   old rates for another RTT, and a burst of arrivals in increasing criticality (an incast's SYNs) then
 //!   overflows the bottleneck's buffer (measured: 13 drops, a full 150 KB queue for 20 flows into a 1 Gbps
 //!   port). Early Start's overlap is kept (the flows it exempts ahead are not counted).
-//! - Availbw(i) (Algorithm 1's helper): C minus the rates of the flows ahead of i; with Early Start, flows
-//!   ahead whose T_j / RTT_j < K are not counted, as long as their sum of T_j / RTT_j stays below K (K =
-//!   `pdq_early_start_k`, the paper's 2), so the next flow starts while the current one finishes.
+//! - Availbw(i) (Algorithm 1's helper): C minus the rates of the flows ahead of i; with Early Start, sending
+//!   flows ahead are not counted while their sum of T_j / RTT_j stays below K (K = `pdq_early_start_k`, the
+//!   paper's 2), so the next flow starts while the current one finishes. Chosen: a flow ahead that this port
+//!   holds back (paused here, or granted less than it asked for here) counts as using what it asked for. The
+//!   paper's switch knows its list: bandwidth freed by a finishing flow (or by the rate controller's drift)
+//!   then goes to the most critical waiting flow, not to whichever less critical probe arrives first; without
+//!   this, a less critical flow got in with the crumbs, its T_H dropped below the waiting flow's, and the
+//!   flows finished out of criticality order.
 //! - Algorithm 2, reverse (ACK): an entry of a flow paused elsewhere is removed; otherwise the entry takes
 //!   the path's decision (R_H, and R_H = 0 when P_H is set). An ACK with the receiver's DONE bit removes the
 //!   entry (the flow has finished), as do FIN and TERM packets on the forward path.
@@ -47,7 +52,8 @@
 //!   accepted for a while, and at least one RTT). Without it I_H = 1.
 //! - Dampening: after accepting a flow that was not sending, the port accepts no other
 //!   paused flow for `dampening_rtts` average RTTs (chosen: 1). New flows (not yet in the list) are exempt,
-//!   so a more critical arrival preempts at once.
+//!   so a more critical arrival preempts at once; so is a flow behind the one just accepted (chosen: that
+//!   is Early Start handing over in the list's order, not the back-and-forth dampening prevents).
 //! - Stale entries (chosen, the paper is silent; a lost FIN or a flow that vanished must not hold the link
 //!   forever): an entry that no packet refreshed for 4 x (RTT x max(1, I_H) + one segment's gap at its rate),
 //!   and at least the sender's retransmission timeout plus an RTT (a flow waiting for its timer after a tail
@@ -93,6 +99,11 @@ pub struct PdqEntry {
     /// The rate this port would give the flow but for less critical flows still sending (0: none): flows
     /// behind it count it as taken, so they are paused at their next packet, and the flow gets it at its next.
     pub claim_bps: f64,
+    /// The rate the flow asked this port for at its last packet (R_H as it arrived): what a paused entry
+    /// reserves ahead of less critical flows.
+    pub req_bps: f64,
+    /// This port holds the flow back (paused it, or granted it less than `req_bps`), and not a port behind it.
+    pub held_here: bool,
     pub deadline_us: u32,
     pub crit: u32,
     pub t_known: bool,
@@ -402,14 +413,20 @@ impl RateAgent {
         let mut x = 0.0;
         let mut a = 0.0;
         for e in &self.list[..i] {
-            let early = if p.early_start && e.t_known && e.rtt_ns > 0 {
+            let sending = e.rate_bps > 0.0;
+            let early = if p.early_start && sending && e.t_known && e.rtt_ns > 0 {
                 let ratio = e.crit as f64 / e.rtt_ns as f64;
-                (ratio < k && x < k).then_some(ratio)
+                (x + ratio < k).then_some(ratio)
             } else {
                 None
             };
             match early {
                 Some(r) => x += r,
+                // a flow this port holds back (paused here, or granted less than it asked for here) keeps what
+                // it asked for: bandwidth freed here goes to the most critical flow waiting for it, whichever
+                // probe arrives first, and no less critical flow slips in with the crumbs (it would then
+                // count as sending, and its criticality would overtake the paused flow's)
+                None if e.held_here => a += e.req_bps.max(e.rate_bps).max(e.claim_bps),
                 None => a += e.rate_bps.max(e.claim_bps),
             }
             if a >= self.cap {
@@ -417,6 +434,12 @@ impl RateAgent {
             }
         }
         self.cap - a
+    }
+
+    /// The flow accepted last (dampening) is in the list ahead of position `i`: accepting the flow at `i` now
+    /// follows the list's order (Early Start handing over to the next flow), not a switch back and forth.
+    fn damp_ahead(&self, i: usize) -> bool {
+        self.list[..i].iter().any(|e| e.flow == self.damp_flow)
     }
 
     /// Pause the flow of header `h`, which has `ahead` flows ahead of it in the list.
@@ -427,6 +450,7 @@ impl RateAgent {
         h.probe_rtts = h.probe_rtts.max(ih);
         if let Some(i) = entry {
             self.list[i].rate_bps = 0.0;
+            self.list[i].held_here = true;
             self.list[i].probe_rtts = h.probe_rtts;
         }
     }
@@ -446,6 +470,8 @@ impl RateAgent {
             flow,
             rate_bps: 0.0,
             claim_bps: 0.0,
+            req_bps: from_kbps(h.rate) as f64,
+            held_here: true,
             deadline_us: h.deadline_us,
             crit: h.crit,
             t_known: h.t_known(),
@@ -493,10 +519,11 @@ impl RateAgent {
         let behind: f64 = if sending { 0.0 } else { self.list[i + 1..].iter().map(|e| e.rate_bps).sum() };
         let w = want.min((avail - behind).max(0.0));
         self.list[i].claim_bps = if to_kbps(w as u64) < to_kbps(want as u64) { want } else { 0.0 };
+        self.list[i].held_here = to_kbps(w as u64) < h.rate;
         if to_kbps(w as u64) == 0 {
             self.pause(p, h, i, Some(i));
-        } else if !sending && !new && now < self.damp_until && self.damp_flow != flow {
-            // dampening: another paused flow was accepted moments ago
+        } else if !sending && !new && now < self.damp_until && self.damp_flow != flow && !self.damp_ahead(i) {
+            // dampening: another paused flow, less critical, was accepted moments ago
             self.pause(p, h, i, Some(i));
         } else {
             h.rate = to_kbps(w as u64);
@@ -520,7 +547,12 @@ impl RateAgent {
             h.rate = 0;
         }
         if let Some(i) = self.find(flow) {
-            self.list[i].rate_bps = from_kbps(h.rate) as f64;
+            let rate = from_kbps(h.rate) as f64;
+            if rate < self.list[i].rate_bps {
+                // a port further on grants less than this one did: it, not this port, holds the flow back
+                self.list[i].held_here = false;
+            }
+            self.list[i].rate_bps = rate;
             self.touch(p, now, i);
         }
     }
