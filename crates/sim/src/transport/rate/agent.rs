@@ -48,8 +48,8 @@
 //! - Rate controller: C = max(0, r - q / (2 RTT)), r the line rate, q the queue, RTT the
 //!   average RTT of the headers, recomputed every 2 RTTs (or every `scheme.rate_interval_us`).
 //! - Suppressed Probing: a port that pauses a flow with i flows ahead of it sets
-//!   I_H = max(I_H, ceil(`probe_factor` x i)) (chosen factor: 1; a flow with i flows ahead will not be
-//!   accepted for a while, and at least one RTT). Without it I_H = 1.
+//!   I_H = max(I_H, ceil(`probe_factor` x i)) (factor X = 0.2, see [`RateParams::probe_factor`]; I_H is in
+//!   whole RTTs, so the five flows next in line probe every RTT). Without it I_H = 1.
 //! - Dampening: after accepting a flow that was not sending, the port accepts no other
 //!   paused flow for `dampening_rtts` average RTTs (chosen: 1). New flows (not yet in the list) are exempt,
 //!   so a more critical arrival preempts at once; so is a flow behind the one just accepted (chosen: that

@@ -450,21 +450,22 @@ fn pdq_early_termination_gives_up_a_deadline_it_cannot_meet() {
 fn pdq_suppressed_probing_spaces_the_probes_of_flows_far_back() {
     let p = params(SchemeName::Pdq);
     let mut c = Chain::new(p, &[G10], 5 * US);
-    for k in 0..5 {
+    for k in 0..12 {
         c.add((100 + 10 * k) * 1460, NO_DEADLINE, 0, 0);
     }
     c.run(11 * US);
-    // the fifth flow has four ahead of it (the first four are paused too, except the first)
+    // the twelfth flow is not in the list (8 entries, `list_min`), all 8 ahead of it: I_H = ceil(0.2 x 8) = 2;
+    // the ones next in line probe every RTT
     assert_eq!(c.flows[0].rate_bps(), G10);
-    assert!(c.flows[4].paused());
-    assert!(c.flows[4].probe_rtts() >= 4, "I_H = {}", c.flows[4].probe_rtts());
+    assert!(c.flows[11].paused());
+    assert!(c.flows[11].probe_rtts() >= 2, "I_H = {}", c.flows[11].probe_rtts());
     assert!(c.flows[1].probe_rtts() <= 1);
     c.run(NEVER);
     assert!(c.ends.iter().all(|e| e.done.is_some()));
     // without Suppressed Probing every paused flow probes every RTT: more probes in all
     let probes_sp: u32 = c.flows.iter().map(|f| f.counters.probes).sum();
     let mut c = Chain::new(params(SchemeName::PdqEsEt), &[G10], 5 * US);
-    for k in 0..5 {
+    for k in 0..12 {
         c.add((100 + 10 * k) * 1460, NO_DEADLINE, 0, 0);
     }
     c.run(NEVER);
