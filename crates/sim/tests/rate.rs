@@ -80,9 +80,15 @@ fn pdq_converges_flow_by_flow() {
 /// PDQ paper, Figure 7: a long flow from t = 0 and 50 short flows of ~20 KB at 10 ms. The short flows preempt
 /// the long one; the bottleneck stays busy (the paper: 91.7% utilization during the preemption period) with
 /// 5-10 packets queued and no drops; the long flow resumes afterwards.
-/// Not met yet: the short flows finish at ~21.7 ms (utilization ~0.72) with up to ~47 KB queued. The hand-over
-/// from one short flow to the next is irregular (gaps of 0 to 4 RTTs between consecutive completions), which
-/// neither K nor dampening removes.
+/// Not met yet: the short flows finish at ~21.7 ms (utilization ~0.72) with up to ~47 KB queued. A per-flow trace
+/// of the bottleneck shows why. A 20 KB flow lasts ~1.1 RTT, below K = 2, so Early Start exempts it whole: the
+/// next flow is accepted at (nearly) the full C while the first has not sent yet, and two or three short flows
+/// run side by side at 0.67-0.97 Gbps each (sums up to ~2.8 Gbps). The queue this builds inflates RTT_H, which
+/// lowers each flow's T_H / RTT_H, so yet more flows fit under K. The same queue delays every probe and its
+/// ACK (18 KB is another RTT), so a flow the switch accepted often starts 2-3.5 RTTs later instead of one: the
+/// link idles between batches. The controller (C = r - q / 2 RTT) trims C but every exempt flow still gets C.
+/// Measured: K = 1 keeps the queue at 3.5 KB but ends the burst at 24.9 ms; a controller period of 40 or 150 us
+/// instead of 2 RTTs does not help (22.6-23.0 ms, 42-44 KB).
 #[test]
 #[ignore = "open: PDQ reaches ~0.72 of the paper's 0.917 utilization on this burst, with a larger queue"]
 fn pdq_absorbs_a_burst_of_short_flows() {
