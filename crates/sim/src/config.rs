@@ -717,6 +717,17 @@ pub struct SchemeConfig {
     pub pdq_criticality: Criticality,
     /// Criticality `bytes_sent`: the sender updates its estimate every this many bytes (the paper's 50 KB).
     pub pdq_criticality_update_bytes: u64,
+    /// PDQ's choices where the paper gives no number (`transport::rate`): Suppressed Probing's X (a flow with i
+    /// flows ahead probes every max(1, ceil(X i)) RTTs; 0.2), dampening in average RTTs (1; 0 turns it off), and
+    /// the flow list's bounds (at most max(2 kappa, min) entries, never more than max; 8 and 64).
+    pub pdq_probe_factor: f64,
+    pub pdq_dampening_rtts: f64,
+    pub pdq_list_min: u32,
+    pub pdq_list_max: u32,
+    /// RCP's lowest rate, in full-size packets per average RTT (0.01, as RCP's reference code's `min_pprtt_`).
+    pub rcp_min_packets_per_rtt: f64,
+    /// Explicit-rate senders' retransmission timeout, in smoothed RTTs (at least `transport.rto_min_us`; 3).
+    pub rate_rto_rtts: f64,
 }
 
 /// How a PDQ sender states its flow's criticality (PDQ paper, section 5.6, "Resilience to Inaccurate Flow
@@ -763,6 +774,12 @@ impl Default for SchemeConfig {
             pdq_early_start_k: 2.0,
             pdq_criticality: Criticality::Size,
             pdq_criticality_update_bytes: 50_000,
+            pdq_probe_factor: 0.2,
+            pdq_dampening_rtts: 1.0,
+            pdq_list_min: 8,
+            pdq_list_max: 64,
+            rcp_min_packets_per_rtt: 0.01,
+            rate_rto_rtts: 3.0,
         }
     }
 }
@@ -1096,6 +1113,14 @@ impl Config {
             return err("scheme.pdq_early_start_k", format!("must be between 0 and 1000 (got {})", sc.pdq_early_start_k));
         }
         check_int("scheme.pdq_criticality_update_bytes", sc.pdq_criticality_update_bytes, 1, 1 << 40)?;
+        check_pos("scheme.pdq_probe_factor", sc.pdq_probe_factor, 255.0)?;
+        if !(sc.pdq_dampening_rtts.is_finite() && (0.0..=1000.0).contains(&sc.pdq_dampening_rtts)) {
+            return err("scheme.pdq_dampening_rtts", format!("must be between 0 and 1000 (got {})", sc.pdq_dampening_rtts));
+        }
+        check_int("scheme.pdq_list_min", sc.pdq_list_min as u64, 1, 1 << 16)?;
+        check_int("scheme.pdq_list_max", sc.pdq_list_max as u64, sc.pdq_list_min as u64, 1 << 16)?;
+        check_pos("scheme.rcp_min_packets_per_rtt", sc.rcp_min_packets_per_rtt, 1e6)?;
+        check_pos("scheme.rate_rto_rtts", sc.rate_rto_rtts, 1e6)?;
         if sc.name.family() == FamilyName::Rate {
             if self.transport.connections != Connections::PerFlow {
                 return err("transport.connections", format!(
@@ -1188,6 +1213,24 @@ mod tests {
         let e = Config::from_json(r#"{"scheme": {"name": "fifo"}}"#).unwrap_err();
         assert_eq!(e.key, "scheme.name");
         assert!(e.message.contains("pias"), "{e}");
+    }
+
+    #[test]
+    fn pdq_variants_set_their_switches_and_choices_are_keys() {
+        let c = Config::from_json(r#"{"scheme": {"name": "pdq-es"}}"#).unwrap();
+        let s = &c.scheme;
+        assert!(s.pdq_early_start && !s.pdq_early_termination && !s.pdq_suppressed_probing);
+        let c = Config::from_json(r#"{"scheme": {"name": "pdq-basic", "pdq_early_start": true}}"#).unwrap();
+        assert!(c.scheme.pdq_early_start, "explicit keys win");
+        let c = Config::from_json(r#"{"scheme": {"name": "pdq", "pdq_probe_factor": 0.5, "pdq_list_max": 16}}"#).unwrap();
+        let p = crate::transport::rate::RateParams::from_config(&c);
+        assert_eq!((p.probe_factor, p.list_max, p.list_min), (0.5, 16, 8));
+        let e = Config::from_json(r#"{"scheme": {"name": "pdq", "pdq_list_min": 9, "pdq_list_max": 4}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.pdq_list_max");
+        let e = Config::from_json(r#"{"scheme": {"name": "rcp"}, "routing": {"mode": "spray"}}"#).unwrap_err();
+        assert_eq!(e.key, "routing.mode");
+        let e = Config::from_json(r#"{"link_loss": {"probability": 1.5}}"#).unwrap_err();
+        assert_eq!(e.key, "link_loss.probability");
     }
 
     #[test]
