@@ -232,42 +232,6 @@ fn pdq_survives_three_percent_loss_each_way() {
     );
 }
 
-/// Prints the convergence and burst examples for each scheme (a diagnostic, not a check).
-#[test]
-#[ignore]
-fn explore() {
-    for scheme in ["pdq", "pdq-basic", "pdq-es", "rcp", "d3"] {
-        let cfg = star(scheme, 6, 37_500.0);
-        let list: Vec<(u32, u32, u64, u64)> = (0..5)
-            .map(|i| (i, 5, 1_000_000 + 1_000 * i as u64, 0))
-            .collect();
-        let out = run(&cfg, &flows(&list));
-        let f: Vec<String> = (0..5).map(|i| format!("{:.2}", fct_ms(&out, i))).collect();
-        println!(
-            "{scheme} conv: fct {:?} maxq {} drops {}",
-            f, out.stats.max_port_occupancy_bytes, out.stats.drops
-        );
-        let cfg = star(scheme, 11, 37_500.0);
-        let mut list = vec![(0u32, 10u32, 6_000_000u64, 0u64)];
-        for k in 0..50u64 {
-            list.push((1 + (k % 9) as u32, 10, 20_000 + 10 * k, 10 * MS));
-        }
-        let out = run(&cfg, &flows(&list));
-        let last_short = (1..51).map(|i| out.results.finish_ps[i]).max().unwrap();
-        let first_short = (1..51).map(|i| out.results.finish_ps[i]).min().unwrap();
-        let ms = |t: u64| t as f64 / 1e9;
-        println!(
-            "{scheme} burst: long {:.2} first short {:.2} last short {:.2} maxq {} drops {} probes {}",
-            ms(out.results.finish_ps[0]),
-            ms(first_short),
-            ms(last_short),
-            out.stats.max_port_occupancy_bytes,
-            out.stats.drops,
-            out.results.probes.iter().sum::<u32>()
-        );
-    }
-}
-
 /// `[link_loss]` with TCP: every flow still finishes, the losses are counted (as drops of the lossy links'
 /// ports), and the run is the same on one thread and two and on the event-driven path.
 #[test]
