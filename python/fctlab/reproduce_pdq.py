@@ -302,18 +302,9 @@ class _Points:
         return None
 
     def sweep(self, name: str, notes: Sequence[str] = ()) -> Any:
-        from fctlab.sweep import Sweep
+        from fctlab.sweep import sweep_of_points
 
-        axes: dict[str, list[Any]] = {}
-        for p in self.points:
-            for k, v in p.values.items():
-                axes.setdefault(k, [])
-                if v not in axes[k]:
-                    axes[k].append(v)
-        ids = [p.run_id for p in self.points]
-        if len(set(ids)) != len(ids):
-            raise AssertionError("duplicate run ids in the PDQ recipe")
-        return Sweep(name=name, axes=axes, points=self.points, notes=tuple(notes))
+        return sweep_of_points(name, self.points, notes)
 
 
 def _values(figure: str, x: Any, variant: str, seed: int, **more: Any) -> dict[str, Any]:

@@ -568,19 +568,9 @@ class _Builder:
                                  experiment=experiment_from_dict(raw), raw=raw))
 
     def sweep(self) -> Any:
-        from fctlab.sweep import Sweep
+        from fctlab.sweep import sweep_of_points
 
-        axes: dict[str, list[Any]] = {}
-        for p in self.points:
-            for k, v in p.values.items():
-                axes.setdefault(k, [])
-                if v not in axes[k]:
-                    axes[k].append(v)
-        ids = [p.run_id for p in self.points]
-        dup = {i for i in ids if ids.count(i) > 1}
-        if dup:
-            raise AssertionError(f"duplicate run ids: {sorted(dup)}")
-        return Sweep(name=self.name, axes=axes, points=self.points)
+        return sweep_of_points(self.name, self.points)
 
 
 def _default_out(recipe: str, scale: str) -> Path:

@@ -90,6 +90,22 @@ class Sweep:
         return self.points[0].experiment
 
 
+def sweep_of_points(name: str, points: list[Point], notes: Sequence[str] = ()) -> Sweep:
+    """A sweep of points a recipe listed itself: each axis holds the values its points take, in first-seen order.
+    Two points with one run id are a recipe's bug (one would overwrite the other's results): AssertionError."""
+    axes: dict[str, list[Any]] = {}
+    for p in points:
+        for k, v in p.values.items():
+            values = axes.setdefault(k, [])
+            if v not in values:
+                values.append(v)
+    ids = [p.run_id for p in points]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise AssertionError(f"duplicate run ids: {sorted(dup)}")
+    return Sweep(name=name, axes=axes, points=points, notes=tuple(notes))
+
+
 def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> Sweep:
     """Read an experiment file with a ``[sweep]`` table, apply ``--set`` overrides and validate every point.
 
