@@ -465,6 +465,7 @@ pub enum SchemeName {
     PdqEs,
     #[serde(rename = "pdq-es-et")]
     PdqEsEt,
+    Homa,
 }
 
 /// The transport families (see `engine::family`): one run uses one.
@@ -474,11 +475,13 @@ pub enum FamilyName {
     Tcp,
     /// Explicit-rate transports whose switches compute each flow's rate (`transport::rate`): RCP, D3, PDQ.
     Rate,
+    /// Receiver-driven message transport over priority queues (`transport::homa`): Homa.
+    Homa,
 }
 
 impl SchemeName {
     /// Every scheme the engine runs, with a one-line description.
-    pub const ALL: [(&'static str, &'static str); 13] = [
+    pub const ALL: [(&'static str, &'static str); 14] = [
         ("tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow"),
         ("dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts"),
         (
@@ -518,6 +521,11 @@ impl SchemeName {
         ("pdq-basic", "PDQ without Early Start, Early Termination or Suppressed Probing"),
         ("pdq-es", "PDQ with Early Start only"),
         ("pdq-es-et", "PDQ with Early Start and Early Termination (no Suppressed Probing)"),
+        (
+            "homa",
+            "Homa: the first RTTbytes of each message sent blind at a priority chosen by its size; the rest only \
+             against the receiver's grants, SRPT over a few messages at once on the scheduled priorities",
+        ),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -535,6 +543,7 @@ impl SchemeName {
             SchemeName::PdqBasic => "pdq-basic",
             SchemeName::PdqEs => "pdq-es",
             SchemeName::PdqEsEt => "pdq-es-et",
+            SchemeName::Homa => "homa",
         }
     }
 
@@ -547,6 +556,7 @@ impl SchemeName {
             | SchemeName::PdqBasic
             | SchemeName::PdqEs
             | SchemeName::PdqEsEt => FamilyName::Rate,
+            SchemeName::Homa => FamilyName::Homa,
             _ => FamilyName::Tcp,
         }
     }
@@ -728,6 +738,39 @@ pub struct SchemeConfig {
     pub rcp_min_packets_per_rtt: f64,
     /// Explicit-rate senders' retransmission timeout, in smoothed RTTs (at least `transport.rto_min_us`; 3).
     pub rate_rto_rtts: f64,
+    /// Homa (`transport::homa`): RTTbytes, the unscheduled bytes of every message and how far ahead of arrivals a
+    /// granted message is kept (0: from the fabric, the bytes a host link carries while a full packet reaches
+    /// the farthest host and a control packet comes back).
+    pub homa_rtt_bytes: u64,
+    /// Homa: how many of the `switch.queues` levels carry unscheduled packets (0: from the run's message sizes,
+    /// in proportion to the unscheduled bytes), and their size cutoffs in bytes (empty: each level carries an
+    /// equal share of the unscheduled bytes; given, they also set the number of unscheduled levels).
+    pub homa_unscheduled_levels: u32,
+    pub homa_unscheduled_cutoffs_bytes: Vec<u64>,
+    /// Homa: how many messages a receiver grants to at once, the degree of overcommitment (0: the number of
+    /// scheduled levels, as the paper does).
+    pub homa_overcommit: u32,
+    /// Homa: the time without news of a message after which its receiver asks for missing data again (RESEND)
+    /// and its sender checks on it, in us. Chosen: 10 ms (Homa's are "a few milliseconds"), long enough that
+    /// granted data waiting in a low-priority queue behind a few more urgent messages is not asked for again.
+    pub homa_resend_timeout_us: f64,
+    /// Homa: what the sender announces as a message's length (see [`HomaSizes`]).
+    pub homa_sizes: HomaSizes,
+}
+
+/// What a Homa sender announces as its message's length (QCLIMB paper, App. D: Homa with imprecise sizes). The
+/// announced length sets the unscheduled priority, the sender's and the receiver's SRPT order.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum HomaSizes {
+    /// The true size (Homa).
+    Exact,
+    /// The trace's `estimate_bytes`.
+    Estimate,
+    /// The trace's `lower_bytes`.
+    Lower,
+    /// The trace's `upper_bytes`.
+    Upper,
 }
 
 /// How a PDQ sender states its flow's criticality (PDQ paper, section 5.6, "Resilience to Inaccurate Flow
@@ -780,6 +823,12 @@ impl Default for SchemeConfig {
             pdq_list_max: 64,
             rcp_min_packets_per_rtt: 0.01,
             rate_rto_rtts: 3.0,
+            homa_rtt_bytes: 0,
+            homa_unscheduled_levels: 0,
+            homa_unscheduled_cutoffs_bytes: Vec::new(),
+            homa_overcommit: 0,
+            homa_resend_timeout_us: 10_000.0,
+            homa_sizes: HomaSizes::Exact,
         }
     }
 }
@@ -844,6 +893,8 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
         (SchemeName::PdqEsEt, _) => json!({"scheme": {
             "pdq_early_start": true, "pdq_early_termination": true, "pdq_suppressed_probing": false,
         }}),
+        // Homa reads no ECN marks and has no window to cut
+        (SchemeName::Homa, _) => json!({"switch": {"ecn": "off"}}),
         _ => json!({}),
     }
 }
@@ -1121,16 +1172,27 @@ impl Config {
         check_int("scheme.pdq_list_max", sc.pdq_list_max as u64, sc.pdq_list_min as u64, 1 << 16)?;
         check_pos("scheme.rcp_min_packets_per_rtt", sc.rcp_min_packets_per_rtt, 1e6)?;
         check_pos("scheme.rate_rto_rtts", sc.rate_rto_rtts, 1e6)?;
-        if sc.name.family() == FamilyName::Rate {
-            if self.transport.connections != Connections::PerFlow {
-                return err("transport.connections", format!(
-                    "scheme {} opens one flow per connection: only \"per_flow\" is allowed", sc.name.as_str()));
-            }
-            if self.routing.mode != RoutingMode::Ecmp {
-                return err("routing.mode", format!(
-                    "scheme {}'s switches keep per-flow state on the flow's path: only \"ecmp\" is allowed",
-                    sc.name.as_str()));
-            }
+        check_int("scheme.homa_rtt_bytes", sc.homa_rtt_bytes, 0, 1 << 40)?;
+        check_int("scheme.homa_unscheduled_levels", sc.homa_unscheduled_levels as u64, 0, self.switch.queues as u64)?;
+        check_int("scheme.homa_overcommit", sc.homa_overcommit as u64, 0, 1 << 16)?;
+        check_pos("scheme.homa_resend_timeout_us", sc.homa_resend_timeout_us, 1e9)?;
+        let c = &sc.homa_unscheduled_cutoffs_bytes;
+        if c.windows(2).any(|w| w[0] >= w[1]) || c.first() == Some(&0) {
+            return err("scheme.homa_unscheduled_cutoffs_bytes", "must be positive and strictly ascending");
+        }
+        if !c.is_empty() && c.len() + 1 >= self.switch.queues as usize {
+            return err("scheme.homa_unscheduled_cutoffs_bytes", format!(
+                "{} cutoffs make {} unscheduled levels: leave at least one of the {} switch queues for scheduled \
+                 packets", c.len(), c.len() + 1, self.switch.queues));
+        }
+        if sc.name.family() != FamilyName::Tcp && self.transport.connections != Connections::PerFlow {
+            return err("transport.connections", format!(
+                "scheme {} opens one flow per connection: only \"per_flow\" is allowed", sc.name.as_str()));
+        }
+        if sc.name.family() == FamilyName::Rate && self.routing.mode != RoutingMode::Ecmp {
+            return err("routing.mode", format!(
+                "scheme {}'s switches keep per-flow state on the flow's path: only \"ecmp\" is allowed",
+                sc.name.as_str()));
         }
         let ll = &self.link_loss;
         if !(ll.probability.is_finite() && (0.0..1.0).contains(&ll.probability)) {
@@ -1172,6 +1234,27 @@ mod tests {
     fn unknown_kind_lists_the_allowed_values() {
         let e = Config::from_json(r#"{"topology": {"kind": "torus"}}"#).unwrap_err();
         assert!(e.to_string().contains("leaf_spine"), "{e}");
+    }
+
+    #[test]
+    fn homa_keys_are_checked() {
+        let c = Config::from_json(r#"{"scheme": {"name": "homa"}}"#).unwrap();
+        assert_eq!(c.scheme.name.family(), FamilyName::Homa);
+        assert_eq!(c.switch.ecn, EcnMode::Off, "Homa's preset: no ECN");
+        assert_eq!((c.scheme.homa_rtt_bytes, c.scheme.homa_overcommit, c.scheme.homa_sizes), (0, 0, HomaSizes::Exact));
+        let bad = |extra: &str| {
+            Config::from_json(&format!(r#"{{"scheme": {{"name": "homa", {extra}}}}}"#)).unwrap_err().key
+        };
+        assert_eq!(bad(r#""homa_unscheduled_cutoffs_bytes": [100, 100]"#), "scheme.homa_unscheduled_cutoffs_bytes");
+        assert_eq!(bad(r#""homa_unscheduled_cutoffs_bytes": [1, 2, 3, 4, 5, 6, 7]"#), "scheme.homa_unscheduled_cutoffs_bytes");
+        assert_eq!(bad(r#""homa_unscheduled_levels": 9"#), "scheme.homa_unscheduled_levels");
+        assert_eq!(bad(r#""homa_resend_timeout_us": 0"#), "scheme.homa_resend_timeout_us");
+        assert_eq!(bad(r#""homa_sizes": "guess""#), "scheme.homa_sizes");
+        let e = Config::from_json(r#"{"scheme": {"name": "homa"}, "transport": {"connections": "per_host_pair"}}"#)
+            .unwrap_err();
+        assert_eq!(e.key, "transport.connections");
+        // spraying is fine: the receiver takes segments in any order
+        Config::from_json(r#"{"scheme": {"name": "homa"}, "routing": {"mode": "spray"}}"#).unwrap();
     }
 
     #[test]

@@ -22,12 +22,13 @@
 //! pending at any time).
 
 pub(crate) mod family;
+mod homa;
 pub mod parallel;
 pub mod queue;
 mod rate;
 mod tcp;
 
-use crate::config::{Config, Connections, FamilyName, QclimbInfo, RoutingMode, SchemeName};
+use crate::config::{Config, Connections, FamilyName, HomaSizes, QclimbInfo, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::{Admission, Dropped, HAND_OVER, LOSSY};
@@ -271,6 +272,25 @@ fn run_with(
         }
         // (its ports are never FIFOs: its agents read their exact occupancy)
         FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
+        // (its ports are never FIFOs either: one port's packets use several priority queues)
+        FamilyName::Homa => {
+            let needs = |col: &Vec<u64>, name: &str| {
+                if col.len() == flows.len() {
+                    Ok(())
+                } else {
+                    Err(FlowError(format!(
+                        "flows: scheme homa with scheme.homa_sizes = \"{name}\" needs {name}_bytes for every flow"
+                    )))
+                }
+            };
+            match cfg.scheme.homa_sizes {
+                HomaSizes::Exact => {}
+                HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate")?,
+                HomaSizes::Lower => needs(&flows.lower_bytes, "lower")?,
+                HomaSizes::Upper => needs(&flows.upper_bytes, "upper")?,
+            }
+            Ok(run_family::<homa::Homa>(cfg, flows, progress, None, threads))
+        }
     }
 }
 

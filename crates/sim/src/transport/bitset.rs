@@ -10,6 +10,12 @@ impl BitSet {
         BitSet { words: vec![0; (bits as usize).div_ceil(64)] }
     }
 
+    /// How many bits it holds (a multiple of 64).
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.words.len() * 64
+    }
+
     #[inline]
     pub fn get(&self, i: u32) -> bool {
         self.words[(i >> 6) as usize] >> (i & 63) & 1 != 0

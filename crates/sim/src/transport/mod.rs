@@ -2,5 +2,6 @@
 //! retransmission timer should fire (`rto_deadline`); the engine owns time and the event queue.
 
 pub mod bitset;
+pub mod homa;
 pub mod rate;
 pub mod tcp;

@@ -1,0 +1,175 @@
+//! Homa's rules one at a time: priority levels and cutoffs (paper §3.4), and one message's two ends driven by
+//! hand (grants, RESEND, BUSY, PING, DONE).
+
+use super::*;
+use crate::config::{Config, SchemeName};
+
+fn params(sizes: &[u64]) -> HomaParams {
+    let cfg = Config::from_json(r#"{"scheme": {"name": "homa"}}"#).unwrap();
+    assert_eq!(cfg.scheme.name, SchemeName::Homa);
+    HomaParams::from_config(&cfg, sizes, 10_000)
+}
+
+/// Levels in proportion to the unscheduled bytes: all messages shorter than RTTbytes leave one scheduled level;
+/// all far longer leave one unscheduled level.
+#[test]
+fn unscheduled_levels_follow_the_unscheduled_share_of_bytes() {
+    assert_eq!(unscheduled_levels(&[100, 2_000, 5_000], 10_000, 8), 7);
+    assert_eq!(unscheduled_levels(&[10_000_000; 5], 10_000, 8), 1);
+    // half the bytes unscheduled: 4 of 8; 60%: 4.8, rounded to 5
+    assert_eq!(unscheduled_levels(&[10_000, 30_000], 10_000, 8), 4);
+    assert_eq!(unscheduled_levels(&[5_000, 20_000, 5_000, 20_000], 10_000, 8), 5);
+}
+
+/// Each unscheduled level carries an equal share of the unscheduled bytes: 1,000 messages of 1..=1000 bytes
+/// (all unscheduled) over 4 levels cut where the running sum reaches 1/4, 1/2 and 3/4 of the total.
+#[test]
+fn cutoffs_split_unscheduled_bytes_equally() {
+    let sizes: Vec<u64> = (1..=1000).collect();
+    let c = cutoffs(&sizes, 10_000, 4);
+    // running sum n(n+1)/2 reaches k/4 of 500,500 at n = 500, 707, 866
+    assert_eq!(c, vec![500, 707, 866]);
+    let total: u64 = sizes.iter().sum();
+    let mut lo = 0;
+    for (i, &hi) in c.iter().chain(std::iter::once(&1000)).enumerate() {
+        let share: u64 = sizes.iter().filter(|&&s| s > lo && s <= hi).sum();
+        assert!((share as f64 / total as f64 - 0.25).abs() < 0.01, "level {i}: {share}");
+        lo = hi;
+    }
+    // bytes beyond RTTbytes do not count: sizes 1..=1000 capped at 500 put half the bytes above 500
+    let c = cutoffs(&sizes, 500, 2);
+    assert_eq!(c.len(), 1);
+    assert!((600..=720).contains(&c[0]), "{c:?}");
+    assert!(cutoffs(&[7; 10], 500, 4).is_empty(), "one size: one level");
+}
+
+/// Scheduled priorities: the m granted messages use the m lowest scheduled levels, the most urgent on the
+/// highest of them; unscheduled priorities by size.
+#[test]
+fn priorities() {
+    let mut p = params(&[]);
+    p.levels = 8;
+    p.unsched_levels = 3;
+    p.cutoffs = vec![1_000, 10_000];
+    assert_eq!((p.sched_prio(0, 1)), 7);
+    assert_eq!((0..3).map(|r| p.sched_prio(r, 3)).collect::<Vec<_>>(), vec![5, 6, 7]);
+    assert_eq!((0..5).map(|r| p.sched_prio(r, 5)).collect::<Vec<_>>(), vec![3, 4, 5, 6, 7]);
+    // more granted than scheduled levels: the extra share the lowest
+    assert_eq!((0..7).map(|r| p.sched_prio(r, 7)).collect::<Vec<_>>(), vec![3, 4, 5, 6, 7, 7, 7]);
+    assert_eq!([1, 1_000, 1_001, 10_000, 10_001, u64::MAX].map(|b| p.unsched_prio(b)), [0, 0, 1, 1, 2, 2]);
+}
+
+/// One 10-segment message with 3 unscheduled segments, its two ends driven by hand.
+#[test]
+fn one_message_by_hand() {
+    let mut p = params(&[]);
+    p.rtt_segs = 3;
+    p.mss = 1_000;
+    p.header = 40;
+    p.resend_timeout = 1_000;
+    let mut m = HomaMsg::new(&p, 0, 1, 2, 10_000, 10_000, 0);
+    let mut out = Vec::new();
+    // the sender may send the 3 unscheduled segments, no more
+    let sent: Vec<_> = (0..3).map(|t| m.next_packet(&p, t)).collect();
+    assert!(!m.can_send());
+    assert_eq!(sent.iter().map(|k| k.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert!(sent.iter().all(|k| k.hdr.len == 10 && k.hdr.unsched == 3 && k.wire == 1_040));
+    // segment 1 is lost; 0 and 2 arrive; the receiver grants 2 + 3 = 5
+    assert_eq!(m.on_data(&p, 10, &sent[0], &mut out), HomaOutcome { grants: true, ..Default::default() });
+    m.on_data(&p, 11, &sent[2], &mut out);
+    assert!(out.is_empty(), "data alone sends nothing back; grants come from the receiver's list");
+    assert!(m.needs_grants());
+    m.set_active(11, true);
+    m.grant(&p, 11, 6, &mut out);
+    assert_eq!((out[0].hdr.kind, out[0].seq, out[0].hdr.arg, out[0].dst), (kind::GRANT, 5, 6, 1));
+    let g = out.pop().unwrap();
+    m.on_ctrl_at_sender(&p, 20, &g, &mut out);
+    assert_eq!((m.granted, m.sched_prio), (5, 6));
+    let (a, b) = (m.next_packet(&p, 21), m.next_packet(&p, 22));
+    assert_eq!((a.seq, a.prio, b.seq, b.prio), (3, 6, 4, 6));
+    m.on_data(&p, 30, &a, &mut out);
+    m.on_data(&p, 31, &b, &mut out);
+    // nothing more arrives: the sender (last sent at 22) times out first, and PINGs; the receiver answers with
+    // its grant (what it misses, its own timer asks for)
+    assert_eq!(m.deadline(&p), 22 + 1_000);
+    m.on_timer(&p, 1_022, &mut out);
+    let ping = out.pop().unwrap();
+    assert!(out.is_empty());
+    assert_eq!(ping.hdr.kind, kind::PING);
+    m.on_ctrl_at_receiver(&p, 1_025, &ping, &mut out);
+    assert_eq!((out[0].hdr.kind, out[0].seq, out[0].hdr.arg), (kind::GRANT, 5, KEEP_PRIO));
+    out.clear();
+    // after its own timeout the receiver asks for segment 1 (and only it)
+    assert_eq!(m.deadline(&p), 31 + 1_000);
+    m.on_timer(&p, 1_031, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].hdr.kind, out[0].seq, out[0].sack), (kind::RESEND, 1, 2));
+    let r = out.pop().unwrap();
+    m.on_ctrl_at_sender(&p, 1_040, &r, &mut out);
+    assert!(out.is_empty(), "segment 1 was sent: no BUSY");
+    let again = m.next_packet(&p, 1_041);
+    assert_eq!((again.seq, again.flags & flags::RETX != 0), (1, true));
+    assert_eq!(m.counters.retransmits, 1);
+    // a RESEND for segments never sent (the sender is busy elsewhere): BUSY, and they count as granted
+    let resend = Packet { seq: 5, sack: 7, ..r };
+    m.on_ctrl_at_sender(&p, 1_050, &resend, &mut out);
+    assert_eq!(out.pop().map(|k| k.hdr.kind), Some(kind::BUSY));
+    assert_eq!(m.granted, 7);
+    // the rest arrives: complete at the last one, DONE goes back, the sender is done
+    m.on_data(&p, 1_060, &again, &mut out);
+    for s in 5..10 {
+        m.granted = 10;
+        let k = m.next_packet(&p, 1_100 + s as u64);
+        let o = m.on_data(&p, 1_200 + s as u64, &k, &mut out);
+        assert_eq!(o.complete, s == 9, "segment {s}");
+    }
+    assert_eq!(out.pop().map(|k| k.hdr.kind), Some(kind::DONE));
+    let done = Packet { hdr: HomaHdr { kind: kind::DONE, ..HomaHdr::default() }, ..r };
+    assert!(m.on_ctrl_at_sender(&p, 1_300, &done, &mut out).sender_done);
+}
+
+/// The sender's timeout: a PING; the receiver answers UNKNOWN if nothing arrived, and the sender then resends
+/// its unscheduled segments.
+#[test]
+fn a_message_whose_packets_were_all_lost_starts_again() {
+    let mut p = params(&[]);
+    p.rtt_segs = 2;
+    p.mss = 1_000;
+    p.resend_timeout = 500;
+    let mut m = HomaMsg::new(&p, 0, 1, 2, 5_000, 5_000, 0);
+    let mut out = Vec::new();
+    m.next_packet(&p, 0);
+    m.next_packet(&p, 1);
+    assert_eq!(m.deadline(&p), 501);
+    m.on_timer(&p, 501, &mut out);
+    let ping = out.pop().unwrap();
+    assert_eq!((ping.hdr.kind, ping.dst), (kind::PING, 2));
+    m.on_ctrl_at_receiver(&p, 510, &ping, &mut out);
+    let unknown = out.pop().unwrap();
+    assert_eq!((unknown.hdr.kind, unknown.dst), (kind::UNKNOWN, 1));
+    let o = m.on_ctrl_at_sender(&p, 520, &unknown, &mut out);
+    assert!(o.ready);
+    assert_eq!([m.next_packet(&p, 521).seq, m.next_packet(&p, 522).seq], [0, 1]);
+    assert!(!m.can_send());
+}
+
+/// Imprecise sizes: a message announced as 3 segments but 6 long announces RTTbytes beyond each segment once
+/// past its announcement, and the receiver grants on until the LAST flag shows the end.
+#[test]
+fn a_message_longer_than_announced() {
+    let mut p = params(&[]);
+    p.rtt_segs = 2;
+    p.mss = 1_000;
+    p.sizes = HomaSizes::Estimate;
+    let mut m = HomaMsg::new(&p, 0, 1, 2, 6_000, 3_000, 0);
+    let mut out = Vec::new();
+    m.granted = 6;
+    let pk: Vec<_> = (0..6).map(|t| m.next_packet(&p, t)).collect();
+    assert_eq!(pk.iter().map(|k| k.hdr.len).collect::<Vec<_>>(), vec![3, 3, 5, 6, 7, 6]);
+    assert_eq!(pk[5].hdr.arg & LAST, LAST);
+    for k in &pk[..5] {
+        assert!(!m.on_data(&p, 10, k, &mut out).complete);
+    }
+    assert!(m.needs_grants(), "the end is not known yet");
+    assert!(m.on_data(&p, 11, &pk[5], &mut out).complete);
+}
