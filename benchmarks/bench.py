@@ -53,6 +53,8 @@ SCENARIOS: dict[str, tuple[Path, list[str]]] = {
     "leafspine144-websearch-0.6-dctcp-ecmp": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp"]),
     "leafspine144-websearch-0.6-rcp": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp", "scheme.name=rcp"]),
     "leafspine144-websearch-0.6-pdq": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp", "scheme.name=pdq"]),
+    # Homa's family on the same flows and fabric (packet spraying, as the reference)
+    "leafspine144-websearch-0.6-homa": (REFERENCE, ["workload.flows=20000", "scheme.name=homa"]),
 }
 
 
