@@ -165,3 +165,31 @@ def test_pfabric_approaches_srpt_and_beats_dctcp_on_one_bottleneck():
         means[scheme] = result.flows.loc[result.flows["flow_id"] >= 300, "fct_ns"].mean()
     assert srpt_ns <= means["pfabric"] <= 1.25 * srpt_ns, (means, srpt_ns)
     assert means["pfabric"] < means["dctcp"], means
+
+
+def test_homa_approaches_srpt_on_one_bottleneck():
+    """Homa's receiver grants in SRPT order: on the same bottleneck and flows as pFabric above, its mean FCT is
+    within 25% of the M/G/1-SRPT mean (not below it) and below DCTCP's; and every flow finishes."""
+    rho = 0.5
+    cdf, table = two_size_flows(rho, 3000)
+    svc = np.ceil(np.array(TWO_SIZES) / 1460) * 1500 * 8 / 10e9
+    srpt_ns = srpt_mean_response(svc, TWO_PROBS, rho * 10e9 / (8 * cdf.mean_bytes)) * 1e9
+    exp = fctlab.experiment_from_dict(
+        {
+            "seed": 3,
+            "topology": {
+                "kind": "dumbbell", "senders": 8, "receivers": 1, "host_link_gbps": 10,
+                "core_link_gbps": 10, "host_link_delay_ns": 1000, "core_link_delay_ns": 1000,
+            },
+            "switch": {"buffer_bytes": 1_000_000},
+            "scheme": {"name": "homa"},
+            "workload": {"cdf": "websearch", "load": 0.5, "flows": 10},
+        },
+        base_dir=".",
+    )
+    result = fctlab.simulate(exp, flows=table)
+    f = result.flows
+    assert f["finished"].all()
+    assert (f["retransmits"] == 0).all() and result.summary["engine"]["drops"] == 0
+    mean = f.loc[f["flow_id"] >= 300, "fct_ns"].mean()
+    assert srpt_ns <= mean <= 1.25 * srpt_ns, (mean, srpt_ns)

@@ -343,8 +343,15 @@ def timeout_notes(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     statistics existed give no notes."""
     notes = []
     for label, s in summaries.items():
-        rto = ((s.get("config") or {}).get("transport") or {}).get("rto_min_us")
-        rto_text = f" (RTOmin {_duration(float(rto))})" if rto is not None else ""
+        config = s.get("config") or {}
+        scheme = config.get("scheme") or {}
+        if scheme.get("name") == "homa":
+            # Homa's timeouts are its receivers' RESEND rounds
+            rto = scheme.get("homa_resend_timeout_us")
+            rto_text = f" (RESEND after {_duration(float(rto))})" if rto is not None else ""
+        else:
+            rto = (config.get("transport") or {}).get("rto_min_us")
+            rto_text = f" (RTOmin {_duration(float(rto))})" if rto is not None else ""
         for name in SUMMARY_BINS:
             b = s["bins"][name]
             p99, clean, hit = b.get("p99_fct_ns"), b.get("no_timeout_p99_fct_ns"), b.get("with_timeouts")

@@ -382,5 +382,7 @@ impl Sim<'_, Homa> {
         self.results.retransmits[f] = c.counters.retransmits;
         self.results.timeouts[f] = c.counters.timeouts;
         self.results.bytes_sent[f] = c.counters.bytes_sent;
+        // (a PING is Homa's probe: header-only, asking the receiver about a message)
+        self.results.probes[f] = c.counters.pings;
     }
 }

@@ -213,8 +213,12 @@ pub fn cutoffs(sizes: &[u64], rtt_bytes: u64, u: u8) -> Vec<u64> {
 /// Counters of one message.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HomaCounters {
+    /// Segments sent again (asked for by RESEND, or after UNKNOWN).
     pub retransmits: u32,
+    /// The receiver's RESEND rounds (its timer fired with data missing).
     pub timeouts: u32,
+    /// The sender's PINGs (its timer fired with nothing to send and no DONE).
+    pub pings: u32,
     pub bytes_sent: u64,
 }
 
@@ -625,7 +629,7 @@ impl HomaMsg {
         }
         if !self.can_send() && now >= self.sender_active + p.resend_timeout {
             self.sender_active = now;
-            self.counters.timeouts += 1;
+            self.counters.pings += 1;
             out.push(self.ctrl(p, now, kind::PING, true, 0, 0, 0));
         }
         o
