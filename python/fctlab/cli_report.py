@@ -1,4 +1,4 @@
-"""The ``report`` and ``thresholds`` commands of the ``fctlab`` command line.
+"""The ``report``, ``thresholds`` and ``hyline-band`` commands of the ``fctlab`` command line.
 
 ``register(app)`` adds both to a Typer app (``fctlab.cli`` calls it). Like the other commands, bad arguments
 print one line, ``error: ...``, naming the argument, and exit with code 2 having written nothing; numbers are taken
@@ -70,6 +70,16 @@ def _parse_load(text: str | None) -> float:
         raise ValueError(f"--load: must be a number strictly between 0 and 1, got {text!r}") from None
     if not 0.0 < value < 1.0:
         raise ValueError(f"--load: must be strictly between 0 and 1, got {text}")
+    return value
+
+
+def _parse_positive(option: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{option}: must be a positive number, got {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise ValueError(f"{option}: must be a positive number, got {text}")
     return value
 
 
@@ -179,7 +189,61 @@ def thresholds(
              + f"; objective (eq. 2) {given.objective:.6f}, bound (eq. 1) {given.fct_bound:.6f}")
 
 
+def hyline_band(
+    cdf: Annotated[str, typer.Option("--cdf", help="Flow-size CDF: a shipped name or a file.")] = "websearch",
+    load: Annotated[str, typer.Option("--load", help="Offered load, strictly between 0 and 1.")] = "0.6",
+    link_gbps: Annotated[str, typer.Option("--link-gbps", help="Link rate C in Gbps.")] = "1",
+    tcost_us: Annotated[str, typer.Option("--tcost-us", help="T_cost: the delay of reaching the manager, us.")] = "100",
+    share: Annotated[str, typer.Option("--share", help="Cap on the first class's share of the load.")] = "0.1",
+    plot: Annotated[
+        Optional[Path], typer.Option("--plot", help="Write the paper's Figure 3 here (PNG or PDF).")
+    ] = None,
+) -> None:
+    """HyLine's band for its class threshold H (HyLine paper §IV-E): the M/G/1-SRPT wait of a flow of size H at
+    least T_cost (lower bound), and the first class's share of the load at most 0.1 (upper bound)."""
+    from fctlab.hyline import BandError, band, first_class_share, plot_band, waiting_time
+    from fctlab.workloads import WorkloadError, load_cdf
+
+    try:
+        rho = _parse_load(load)
+        gbps = _parse_positive("--link-gbps", link_gbps)
+        tcost = _parse_positive("--tcost-us", tcost_us)
+        cap = _parse_positive("--share", share)
+        if cap > 1:
+            raise ValueError(f"--share: must be at most 1, got {share}")
+        if plot is not None and plot.suffix.lower() not in (".png", ".pdf"):
+            raise ValueError(f"--plot: the file must end in .png or .pdf, got {plot}")
+        c = load_cdf(cdf)
+        b = band(c, rho, gbps * 1e9, tcost * 1e-6, cap)
+    except WorkloadError as e:
+        raise _fail(f"--cdf: {e}") from None
+    except (BandError, ValueError) as e:
+        raise _fail(str(e)) from None
+
+    def size(x: float | None) -> str:
+        return "none in the CDF's range" if x is None else f"{x:,.0f} B"
+
+    _out(f"HyLine threshold band for {b.cdf} at load {rho:g} on {gbps:g} Gbps, T_cost {tcost:g} us")
+    _out(f"  lower bound (M/G/1-SRPT wait of a flow of size H >= T_cost): H >= {size(b.lower)}")
+    _out(f"  upper bound (first class's share of the load <= {cap:g}): H <= {size(b.upper)}")
+    _out("  the band is empty" if b.empty else f"  band: {size(b.lower)} .. {size(b.upper)}")
+    header = ["H", "E[W(H)] (us)", "rho(H) / rho"]
+    rows = [
+        [f"{h:,.0f} B", f"{waiting_time(c, rho, gbps * 1e9, h) * 1e6:.1f}", f"{first_class_share(c, h):.4f}"]
+        for h in (100e3, 300e3, 1e6, 3e6, 10e6)
+        if h <= c.sizes[-1]
+    ]
+    from fctlab.analyze import format_table
+
+    _out(format_table(header, rows, "rrr"))
+    if plot is not None:
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        plot_band(c, (0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9), gbps * 1e9, tcost * 1e-6, rho, plot, cap)
+        _out(f"plot written to {plot}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add the ``report`` and ``thresholds`` commands to ``app``."""
+    """Add the ``report``, ``thresholds`` and ``hyline-band`` commands to ``app``."""
     app.command("report")(report)
     app.command("thresholds")(thresholds)
+    app.command("hyline-band")(hyline_band)

@@ -1246,7 +1246,8 @@ mod tests {
             Config::from_json(&format!(r#"{{"scheme": {{"name": "homa", {extra}}}}}"#)).unwrap_err().key
         };
         assert_eq!(bad(r#""homa_unscheduled_cutoffs_bytes": [100, 100]"#), "scheme.homa_unscheduled_cutoffs_bytes");
-        assert_eq!(bad(r#""homa_unscheduled_cutoffs_bytes": [1, 2, 3, 4, 5, 6, 7]"#), "scheme.homa_unscheduled_cutoffs_bytes");
+        let seven = r#""homa_unscheduled_cutoffs_bytes": [1, 2, 3, 4, 5, 6, 7]"#;
+        assert_eq!(bad(seven), "scheme.homa_unscheduled_cutoffs_bytes", "no level left for scheduled packets");
         assert_eq!(bad(r#""homa_unscheduled_levels": 9"#), "scheme.homa_unscheduled_levels");
         assert_eq!(bad(r#""homa_resend_timeout_us": 0"#), "scheme.homa_resend_timeout_us");
         assert_eq!(bad(r#""homa_sizes": "guess""#), "scheme.homa_sizes");
