@@ -348,6 +348,8 @@ class Variant:
     queues: int = 8
     #: where the queue thresholds come from (:func:`queue_thresholds`): "ns2" or "derived"
     thresholds: str = "ns2"
+    #: every port's buffer (switches and NICs) when the variant needs its own (bytes); None: the fabric's
+    buffer_bytes: int | None = None
 
 
 PIAS = Variant("PIAS", "pias")
@@ -368,6 +370,15 @@ PFABRIC_EST = Variant("pFabric (estimated sizes)", "pfabric", (("preset", "pias"
 # fctlab's variant, not the paper's: priority-based detection also repairs every same-priority gap below a SACKed
 # segment, not only the hole at the cumulative ACK (docs/reproduce-qclimb.md, "Why the simulation differs")
 QCLIMB_EVERY_GAP = Variant("QCLIMB (every gap)", "qclimb", (("priority_loss_repair", "every_gap"),))
+# App. D's comparison with Homa (Figs. 28-29, PageRank only): Homa with its own defaults (RTTbytes from this
+# fabric, about 435 KB at 40 Gbps and 87 us; cutoffs from the run's sizes; overcommitment 7). On the fabric's
+# 360 KB ports its blind first RTTbytes overflow the buffers and its 10 ms RESEND timeout sets the FCTs; Homa
+# assumes ample switch buffers, so it also runs with 4 MB ports (no drops at these loads), with precise and with
+# the forest's point estimates as its sizes
+HOMA = Variant("Homa", "homa")
+HOMA_AMPLE = Variant("Homa (4 MB ports)", "homa", buffer_bytes=4_000_000)
+HOMA_EST = Variant("Homa (4 MB ports, estimated sizes)", "homa", (("homa_sizes", "estimate"),),
+                   buffer_bytes=4_000_000)
 
 
 @dataclass(frozen=True)
@@ -527,7 +538,18 @@ def _raw(base: dict[str, Any], variant: Variant, trace: Path, load: float, warmu
     for k, v in variant.settings:
         scheme[k] = v
     raw["switch"]["queues"] = variant.queues
-    if variant.scheme == "pfabric":
+    if variant.buffer_bytes is not None:
+        raw["switch"]["buffer_bytes"] = variant.buffer_bytes
+        raw.setdefault("host", {})["nic_buffer_bytes"] = variant.buffer_bytes
+    if variant.scheme == "homa":
+        # Homa's own ports (no ECN: the preset) and transport: one message per flow, no window or RTO
+        for key in ("ecn", "ecn_threshold_bytes"):
+            raw["switch"].pop(key, None)
+        raw.get("host", {}).pop("nic_ecn", None)
+        raw["transport"]["connections"] = "per_flow"
+        for key in ("init_cwnd_packets", "rto_min_us"):
+            raw["transport"].pop(key, None)
+    elif variant.scheme == "pfabric":
         # pFabric's own switch and transport (the preset): no ECN, its buffer, window and RTO
         for key in ("buffer_bytes", "ecn", "ecn_threshold_bytes"):
             raw["switch"].pop(key, None)
@@ -764,8 +786,9 @@ def _ratio_file(store: TraceStore, profile: str, load: float, ratio: float) -> t
 
 def qclimb_sim_sweep(scale: str = "small", out_dir: str | Path | None = None) -> Any:
     """The large-scale simulations (§5.3, App. A, D) as a sweep: QCLIMB, PIAS, QCLIMB-PS, pFabric with precise
-    and with estimated sizes, on K-Means, PageRank and SGD, on the 144-host fabric at 40/100 Gbps; plus fctlab's
-    QCLIMB variant that repairs every same-priority gap at once (``priority_loss_repair = "every_gap"``)."""
+    and with estimated sizes, on K-Means, PageRank and SGD, on the 144-host fabric at 40/100 Gbps; Homa with
+    precise and estimated sizes on PageRank (App. D, Figs. 28-29); plus fctlab's QCLIMB variant that repairs every
+    same-priority gap at once (``priority_loss_repair = "every_gap"``)."""
     sc: SimScale = _check_scale(scale, SIM_SCALES)
     out = Path(out_dir) if out_dir is not None else _default_out("qclimb-sim", scale)
     base = sim_base()
@@ -778,6 +801,9 @@ def qclimb_sim_sweep(scale: str = "small", out_dir: str | Path | None = None) ->
             path = store.replay(profile, df, load)
             for v in (PIAS, QCLIMB, QCLIMB_PS, PFABRIC, PFABRIC_EST, QCLIMB_EVERY_GAP, PIAS_DERIVED, QCLIMB_DERIVED):
                 b.add("sim", profile, load, v, path, warmup=_warmup(len(df)))
+            if profile == "pagerank":
+                for v in (HOMA, HOMA_AMPLE, HOMA_EST):
+                    b.add("sim", profile, load, v, path, warmup=_warmup(len(df)))
     return b.sweep()
 
 
@@ -1302,6 +1328,40 @@ def qclimb_sim_claims(results_dir: str | Path) -> list[Any]:
             b = _find(runs, "sim", p, l, "pFabric")
             if a is not None and b is not None and b.stat("small", m):
                 vals.append(f"{PROFILE_NAMES[p]} {l:g}: {a.stat('small', m) / b.stat('small', m):.2f}x")
+    # App. D: Homa (PageRank), as its paper assumes it (ample buffers), and on the fabric's 360 KB ports
+    pr = c.loads("sim", "pagerank")
+    if any(_find(runs, "sim", "pagerank", l, HOMA_AMPLE.label) is not None for l in pr):
+
+        def homa_red(a, b, bin_name, stat, sign=1.0):
+            return [(f"load {l:g}", None if (v := c.red(a, b, "pagerank", l, bin_name, stat, exp_a="sim",
+                                                           exp_b="sim")) is None else sign * v) for l in pr]
+
+        h, he = HOMA_AMPLE.label, HOMA_EST.label
+        c.add("PageRank: QCLIMB's overall average FCT up to 12.5% higher than Homa's",
+              f"QCLIMB/{h} - 1, mean FCT, all flows, per load", "App. D, Fig. 28",
+              homa_red("QCLIMB", h, "all", m, -1.0))
+        c.add("PageRank: Homa's medium flows up to 24.6% lower average FCT than QCLIMB's",
+              f"1 - {h}/QCLIMB, mean FCT, medium bin, per load", "App. D", homa_red(h, "QCLIMB", "medium", m))
+        c.add("PageRank: Homa's large flows up to 6.7% lower average FCT than QCLIMB's",
+              f"1 - {h}/QCLIMB, mean FCT, large bin, per load", "App. D", homa_red(h, "QCLIMB", "large", m))
+        c.add("PageRank: QCLIMB's small flows up to 14.6% lower average FCT than Homa's",
+              f"1 - QCLIMB/{h}, mean FCT, small bin, per load", "App. D, Fig. 28", homa_red("QCLIMB", h, "small", m))
+        c.add("PageRank: QCLIMB's small flows up to 24.2% lower tail FCT than Homa's",
+              f"1 - QCLIMB/{h}, p99 FCT, small bin, per load", "App. D, Fig. 28", homa_red("QCLIMB", h, "small", s99))
+        c.add("PageRank: QCLIMB's overall average FCT up to 25.6% lower than Homa's with estimated sizes",
+              f"1 - QCLIMB/{he}, mean FCT, all flows, per load", "App. D, Fig. 29", homa_red("QCLIMB", he, "all", m))
+        c.add("PageRank: QCLIMB's small flows 74.5%-79.8% lower average FCT than Homa's with estimated sizes",
+              f"1 - QCLIMB/{he}, mean FCT, small bin, per load", "App. D, Fig. 29",
+              homa_red("QCLIMB", he, "small", m))
+        c.add("PageRank: QCLIMB's small flows 93%-94.7% lower tail FCT than Homa's with estimated sizes",
+              f"1 - QCLIMB/{he}, p99 FCT, small bin, per load", "App. D, Fig. 29",
+              homa_red("QCLIMB", he, "small", s99))
+        c.add("PageRank: QCLIMB's overall average FCT up to 18.8% lower than pFabric's with estimated sizes",
+              "1 - QCLIMB/pFabric (estimated sizes), mean FCT, all flows, per load", "App. D, Fig. 29",
+              homa_red("QCLIMB", "pFabric (estimated sizes)", "all", m))
+        c.add("(fctlab) Homa on the fabric's 360 KB ports: its blind first RTTbytes overflow them",
+              "1 - QCLIMB/Homa (the fabric's 360 KB ports), mean FCT, all flows, per load", "App. D",
+              homa_red("QCLIMB", HOMA.label, "all", m))
     c.items.append(c._cls(
         statement="pFabric with estimated sizes: small-flow average FCT up to 22.8x that with precise sizes "
                   "(overall average / tail up to 1.8x / 2.2x)",
