@@ -3,5 +3,6 @@
 
 pub mod bitset;
 pub mod homa;
+pub mod hyline;
 pub mod rate;
 pub mod tcp;
