@@ -193,3 +193,36 @@ def test_homa_approaches_srpt_on_one_bottleneck():
     assert (f["retransmits"] == 0).all() and result.summary["engine"]["drops"] == 0
     mean = f.loc[f["flow_id"] >= 300, "fct_ns"].mean()
     assert srpt_ns <= mean <= 1.25 * srpt_ns, (mean, srpt_ns)
+
+
+def test_flow_level_matches_the_queueing_results_on_one_bottleneck():
+    """The flow level (run.level = "flow") on the same bottleneck and Poisson arrivals: DCTCP as max-min fair
+    sharing is processor sharing (mean slowdown 1 / (1 - rho), up to its slow start and latency), pFabric as SRPT
+    is within 10% of the M/G/1-SRPT mean (and not below it)."""
+    rho = 0.5
+    cdf, table = two_size_flows(rho, 6000)
+    svc = np.ceil(np.array(TWO_SIZES) / 1460) * 1500 * 8 / 10e9
+    srpt_ns = srpt_mean_response(svc, TWO_PROBS, rho * 10e9 / (8 * cdf.mean_bytes)) * 1e9
+    means = {}
+    for scheme in ("pfabric", "dctcp"):
+        exp = fctlab.experiment_from_dict(
+            {
+                "seed": 3,
+                "topology": {
+                    "kind": "dumbbell", "senders": 8, "receivers": 1, "host_link_gbps": 10,
+                    "core_link_gbps": 10, "host_link_delay_ns": 1000, "core_link_delay_ns": 1000,
+                },
+                "scheme": {"name": scheme},
+                "transport": {"init_cwnd_packets": 1000},
+                "run": {"level": "flow"},
+                "workload": {"cdf": "websearch", "load": 0.5, "flows": 10},
+            },
+            base_dir=".",
+        )
+        result = fctlab.simulate(exp, flows=table)
+        f = result.flows
+        assert f["finished"].all(), scheme
+        means[scheme] = f.loc[f["flow_id"] >= 600, ["fct_ns", "slowdown"]].mean()
+    assert srpt_ns <= means["pfabric"]["fct_ns"] <= 1.10 * srpt_ns, (means, srpt_ns)
+    ps = 1.0 / (1.0 - rho)
+    assert abs(means["dctcp"]["slowdown"] - ps) / ps < 0.10, (means["dctcp"], ps)

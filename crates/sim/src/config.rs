@@ -925,11 +925,22 @@ pub struct RunConfig {
     /// experiments: the series holds one entry per sample for each flow to the host.
     pub monitor_host: Option<u32>,
     pub monitor_interval_us: f64,
+    /// `"packet"` (the default) or `"flow"`: rates from the scheme's allocation rule instead of packets
+    /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT).
+    pub level: Level,
+}
+
+/// The level of detail of a run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Packet,
+    Flow,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { time_limit_ms: 60_000.0, monitor_host: None, monitor_interval_us: 100.0 }
+        RunConfig { time_limit_ms: 60_000.0, monitor_host: None, monitor_interval_us: 100.0, level: Level::Packet }
     }
 }
 
@@ -1193,6 +1204,20 @@ impl Config {
             return err("routing.mode", format!(
                 "scheme {}'s switches keep per-flow state on the flow's path: only \"ecmp\" is allowed",
                 sc.name.as_str()));
+        }
+        if self.run.level == Level::Flow {
+            if !crate::flowlevel::supports(sc.name) {
+                let have: Vec<&str> = crate::flowlevel::SCHEMES.iter().map(|s| s.0).collect();
+                return err("run.level", format!(
+                    "scheme {} has no flow-level model yet (the flow level has: {})", sc.name.as_str(),
+                    have.join(", ")));
+            }
+            if self.run.monitor_host.is_some() {
+                return err("run.monitor_host", "the flow level has no queues to monitor");
+            }
+            if self.link_loss.probability > 0.0 {
+                return err("link_loss.probability", "the flow level has no packets to lose");
+            }
         }
         let ll = &self.link_loss;
         if !(ll.probability.is_finite() && (0.0..1.0).contains(&ll.probability)) {

@@ -21,6 +21,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod flowlevel;
 pub mod flows;
 pub mod net;
 pub mod policy;

@@ -248,6 +248,9 @@ fn run_with(
     threads: usize,
 ) -> Result<RunOutput, FlowError> {
     flows.validate(cfg.topology.hosts())?;
+    if cfg.run.level == crate::config::Level::Flow {
+        return crate::flowlevel::run(cfg, flows);
+    }
     if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
         return Err(FlowError(
             "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
