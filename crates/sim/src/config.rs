@@ -1184,7 +1184,9 @@ impl Config {
         check_pos("scheme.rcp_min_packets_per_rtt", sc.rcp_min_packets_per_rtt, 1e6)?;
         check_pos("scheme.rate_rto_rtts", sc.rate_rto_rtts, 1e6)?;
         check_int("scheme.homa_rtt_bytes", sc.homa_rtt_bytes, 0, 1 << 40)?;
-        check_int("scheme.homa_unscheduled_levels", sc.homa_unscheduled_levels as u64, 0, self.switch.queues as u64)?;
+        // (at least one level is left for scheduled packets)
+        let most = self.switch.queues as u64 - 1;
+        check_int("scheme.homa_unscheduled_levels", sc.homa_unscheduled_levels as u64, 0, most)?;
         check_int("scheme.homa_overcommit", sc.homa_overcommit as u64, 0, 1 << 16)?;
         check_pos("scheme.homa_resend_timeout_us", sc.homa_resend_timeout_us, 1e9)?;
         let c = &sc.homa_unscheduled_cutoffs_bytes;
@@ -1273,7 +1275,7 @@ mod tests {
         assert_eq!(bad(r#""homa_unscheduled_cutoffs_bytes": [100, 100]"#), "scheme.homa_unscheduled_cutoffs_bytes");
         let seven = r#""homa_unscheduled_cutoffs_bytes": [1, 2, 3, 4, 5, 6, 7]"#;
         assert_eq!(bad(seven), "scheme.homa_unscheduled_cutoffs_bytes", "no level left for scheduled packets");
-        assert_eq!(bad(r#""homa_unscheduled_levels": 9"#), "scheme.homa_unscheduled_levels");
+        assert_eq!(bad(r#""homa_unscheduled_levels": 8"#), "scheme.homa_unscheduled_levels", "none left to schedule");
         assert_eq!(bad(r#""homa_resend_timeout_us": 0"#), "scheme.homa_resend_timeout_us");
         assert_eq!(bad(r#""homa_sizes": "guess""#), "scheme.homa_sizes");
         let e = Config::from_json(r#"{"scheme": {"name": "homa"}, "transport": {"connections": "per_host_pair"}}"#)

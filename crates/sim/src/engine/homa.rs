@@ -6,7 +6,8 @@
 //!   `flows + host`) wakes the host when its NIC will be free.
 //! - the **receiver's** list of messages that still need grants, kept in SRPT order (fewest bytes left to
 //!   receive). After every data packet it receives, the receiver offers a grant to each of the first
-//!   `overcommit` messages of the list (each is sent only if it lets the message send more).
+//!   `overcommit` messages of the list from distinct senders (each is sent only if it lets the message send
+//!   more).
 //!
 //! Control packets leave at once at the highest priority. Ports of this family are never FIFOs (packets of one
 //! port use several queues). The ideal FCT of a message is its data alone at line rate, as for the other
@@ -36,6 +37,8 @@ pub(crate) struct HomaState {
     inbound: Vec<Vec<u32>>,
     /// Per host: the time of its queued timer entry, or `NEVER`.
     host_timer: Vec<Ps>,
+    /// Scratch: the messages a receiver grants to now, with their senders.
+    picked: Vec<(u32, u32)>,
     /// The timer id of host 0 (the flow count): host `h`'s timer entry is `Event::Timer(base + h)`.
     base: u32,
 }
@@ -73,6 +76,7 @@ impl Family for Homa {
             ready: vec![Vec::new(); hosts],
             inbound: vec![Vec::new(); hosts],
             host_timer: vec![NEVER; hosts],
+            picked: Vec::new(),
             base: flows.len() as u32,
         }
     }
@@ -245,16 +249,20 @@ impl Sim<'_, Homa> {
     }
 
     /// Receiver `r` heard from message `flow` (`needs`: whether it still needs grants): keep its list of messages
-    /// needing grants in SRPT order, and offer a grant to each of the first `overcommit`.
+    /// needing grants in SRPT order, and offer a grant to the first `overcommit` of them from distinct senders
+    /// (a sender sends one message at a time: two grants to one sender would waste a slot; HomaSimulation's
+    /// receiver likewise grants to its most urgent senders, each for its shortest message).
     fn homa_grants(&mut self, r: u32, flow: u32, needs: bool) {
         let now = self.now;
         let list = &mut self.fam.inbound[r as usize];
-        if let Some(at) = list.iter().position(|&m| m == flow) {
-            if !needs {
+        match list.iter().position(|&m| m == flow) {
+            Some(at) if !needs => {
                 list.remove(at);
             }
-        } else if needs {
-            list.push(flow);
+            Some(_) => {}
+            None if needs => list.push(flow),
+            // not listed and needing nothing: the ranking is as it was
+            None => return,
         }
         {
             // one entry's key fell or one joined: insertion sort restores the order (fewest left first)
@@ -269,12 +277,25 @@ impl Sim<'_, Homa> {
             }
         }
         let p = &self.fam.params;
-        let m = list.len().min(p.overcommit);
+        // the granted: in rank order, the first message of each sender, at most `overcommit`
+        let picked = &mut self.fam.picked;
+        picked.clear();
+        for &id in list.iter() {
+            if picked.len() == p.overcommit {
+                break;
+            }
+            let src = self.conns[id as usize].as_deref().expect("listed messages are open").src;
+            if !picked.iter().any(|&(_, s)| s == src) {
+                picked.push((id, src));
+            }
+        }
+        let m = picked.len();
         self.out.clear();
-        for (rank, &id) in list.iter().enumerate() {
+        for &id in list.iter() {
+            let rank = picked.iter().position(|&(k, _)| k == id);
             let c = self.conns[id as usize].as_deref_mut().expect("listed messages are open");
-            c.set_active(now, rank < m);
-            if rank < m {
+            c.set_active(now, rank.is_some());
+            if let Some(rank) = rank {
                 c.grant(p, now, p.sched_prio(rank, m), &mut self.out);
             }
         }
@@ -286,8 +307,8 @@ impl Sim<'_, Homa> {
         }
         self.out.clear();
         // the granted messages' receivers now expect more: their timers may move
-        for rank in 0..m {
-            let id = self.fam.inbound[r as usize][rank];
+        for k in 0..m {
+            let id = self.fam.picked[k].0;
             self.homa_sync_timer(id);
         }
     }
@@ -302,7 +323,7 @@ impl Sim<'_, Homa> {
             return self.homa_host_timer(h, busy);
         }
         let list = &mut self.fam.ready[h as usize];
-        let mut best: Option<(u32, u32)> = None;
+        let mut best: Option<(u64, u32)> = None;
         let mut i = 0;
         while i < list.len() {
             let m = list[i];

@@ -6,7 +6,9 @@
 //!   blind, at an unscheduled priority chosen from the message's length by the cutoffs (see [`cutoffs`]).
 //! - **Grants** (§3.3-3.5): every data packet that reaches the receiver may trigger a GRANT. The receiver ranks
 //!   the messages it is receiving that still need grants by bytes left to receive (fewest first: SRPT) and
-//!   grants only to the first `overcommit` of them ("controlled overcommitment"); each granted message is kept
+//!   grants only to the first `overcommit` of them from distinct senders ("controlled overcommitment"; a
+//!   sender sends one message at a time, and the authors' simulator, HomaSimulation, grants to its most urgent
+//!   senders, each for its shortest message); each granted message is kept
 //!   `rtt_bytes` ahead of what has arrived (a grant to received + `rtt_bytes`). A grant names the priority of
 //!   the scheduled packets it allows: with m messages granted and S scheduled levels, the receiver uses the m
 //!   lowest scheduled levels, the most urgent message on the highest of them (§3.4: leaving the higher
@@ -41,10 +43,10 @@
 //!   message's length as the sender announces it (in every data packet) is the trace's estimate, lower or
 //!   upper bound instead of its true size; it sets the unscheduled priority, the sender's SRPT order and the
 //!   receiver's grant order. The unscheduled bytes stay the first `rtt_bytes` of the data the sender has
-//!   (it knows what it holds, not the message's final length). Once more bytes than announced have been sent
-//!   (received), the message ranks as having none left: first at the sender and the receiver, as pFabric by
-//!   estimate does once its estimate is passed. The receiver learns the true end from the LAST flag of the
-//!   final segment and grants up to it.
+//!   (it knows what it holds, not the message's final length). Once more bytes than announced have been sent,
+//!   every packet announces RTTbytes beyond itself, so the message ranks as having RTTbytes left at the sender
+//!   and the receiver, and the receiver grants on; it learns the true end from the LAST flag of the final
+//!   segment and grants up to it.
 
 #[cfg(test)]
 mod tests;
@@ -57,8 +59,8 @@ use crate::units::{Ps, NEVER, PS_PER_US};
 /// Homa's header beyond the common fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct HomaHdr {
-    /// Data: the message's length in segments as the sender announces it (see the module docs).
-    pub len: u32,
+    /// Data: the message's length in bytes as the sender announces it (see the module docs).
+    pub len: u64,
     /// Data: how many of the message's first segments are unscheduled.
     pub unsched: u32,
     /// What the packet is ([`kind`]).
@@ -133,7 +135,9 @@ impl HomaParams {
             } else {
                 unscheduled_levels(sizes, rtt_bytes, levels)
             };
-            (u, cutoffs(sizes, rtt_bytes, u))
+            // (equal cutoffs merge: the levels they would have left empty go to the scheduled packets)
+            let c = cutoffs(sizes, rtt_bytes, u);
+            ((c.len() + 1).min(u as usize) as u8, c)
         };
         let sched = (levels - unsched_levels).max(1) as usize;
         HomaParams {
@@ -233,6 +237,8 @@ pub struct HomaMsg {
     pub segs: u32,
     /// The length the sender announces, in segments (the true one unless `homa_sizes` says otherwise).
     pub announced: u32,
+    /// The announced length in bytes (the SRPT keys count bytes, as the paper's "fewest remaining bytes").
+    pub announced_bytes: u64,
     pub unsched: u32,
     pub unsched_prio: u8,
     // ---- sender
@@ -253,6 +259,9 @@ pub struct HomaMsg {
     got: BitSet,
     pub received: u32,
     pub r_len: u32,
+    /// The announced length in bytes, and the payload bytes received (distinct segments).
+    r_len_bytes: u64,
+    received_bytes: u64,
     r_unsched: u32,
     /// The true end (LAST seen, or the length in exact mode); `u32::MAX` until known.
     r_end: u32,
@@ -265,8 +274,6 @@ pub struct HomaMsg {
     /// in low-priority queues for as long as more urgent messages keep the link busy).
     r_active: bool,
     pub complete: bool,
-    /// In its receiver's list of messages that need grants.
-    pub inbound: bool,
     /// Time of the flow's queued timer entry (lazy timers), or `NEVER`.
     pub timer_queued_at: Ps,
     pub counters: HomaCounters,
@@ -303,6 +310,7 @@ impl HomaMsg {
             size,
             segs,
             announced,
+            announced_bytes: view.max(1),
             unsched,
             unsched_prio: p.unsched_prio(view.max(1)),
             next_seg: 0,
@@ -315,13 +323,14 @@ impl HomaMsg {
             got: BitSet::default(),
             received: 0,
             r_len: 0,
+            r_len_bytes: 0,
+            received_bytes: 0,
             r_unsched: 0,
             r_end: NONE,
             r_granted: 0,
             receiver_active: now,
             r_active: false,
             complete: false,
-            inbound: false,
             timer_queued_at: NEVER,
             counters: HomaCounters::default(),
         }
@@ -347,30 +356,30 @@ impl HomaMsg {
     /// more data than it announced (imprecise sizes): then RTTbytes beyond the segment, and on the last
     /// segment the segment's own end.
     #[inline]
-    fn len_at(&self, p: &HomaParams, seg: u32) -> u32 {
+    fn len_at(&self, p: &HomaParams, seg: u32) -> u64 {
         if seg + 1 < self.announced {
-            self.announced
+            self.announced_bytes
         } else if seg + 1 == self.segs {
-            self.announced.max(seg + 1)
+            self.announced_bytes.max(self.size)
         } else {
-            seg + 1 + p.rtt_segs
+            (seg + 1 + p.rtt_segs) as u64 * p.mss as u64
         }
     }
 
-    /// The sender's SRPT key: segments left to send by its announcement (RTTbytes once it is passed).
+    /// The sender's SRPT key: bytes left to send by its announcement (RTTbytes once it is passed).
     #[inline]
-    pub fn send_key(&self, p: &HomaParams) -> u32 {
+    pub fn send_key(&self, p: &HomaParams) -> u64 {
         if self.next_seg < self.announced {
-            self.announced - self.next_seg
+            self.announced_bytes.saturating_sub(self.next_seg as u64 * p.mss as u64)
         } else {
-            p.rtt_segs
+            p.rtt_segs as u64 * p.mss as u64
         }
     }
 
-    /// The receiver's SRPT key: segments left to receive by the length the packets announce.
+    /// The receiver's SRPT key: bytes left to receive by the length the packets announce.
     #[inline]
-    pub fn recv_key(&self) -> u32 {
-        self.r_len.saturating_sub(self.received)
+    pub fn recv_key(&self) -> u64 {
+        self.r_len_bytes.saturating_sub(self.received_bytes)
     }
 
     /// Does the receiver still have grants to give this message? (With imprecise sizes, until the LAST flag
@@ -449,17 +458,17 @@ impl HomaMsg {
         pkt: &Packet<HomaHdr>,
         out: &mut Vec<Packet<HomaHdr>>,
     ) -> HomaOutcome {
+        self.r_len_bytes = self.r_len_bytes.max(pkt.hdr.len);
+        self.r_len = self.r_len_bytes.div_ceil(p.mss as u64).clamp(1, u32::MAX as u64 - 1) as u32;
         if !self.known {
             self.known = true;
-            self.r_len = pkt.hdr.len;
             self.r_unsched = pkt.hdr.unsched;
             if p.sizes == HomaSizes::Exact {
-                self.r_end = pkt.hdr.len;
+                self.r_end = self.r_len;
             }
             // (sized by what the receiver knows: the announced length; grown if the message turns out longer)
-            self.got = BitSet::new(pkt.hdr.len.max(pkt.seq + 1));
+            self.got = BitSet::new(self.r_len.max(pkt.seq + 1));
         }
-        self.r_len = self.r_len.max(pkt.hdr.len);
         if pkt.hdr.arg & LAST != 0 {
             self.r_end = pkt.seq + 1;
         }
@@ -475,6 +484,7 @@ impl HomaMsg {
         self.receiver_active = now;
         self.got_set(seg);
         self.received += 1;
+        self.received_bytes += (pkt.wire as u32).saturating_sub(p.header) as u64;
         if self.r_end != NONE && self.received >= self.r_end {
             self.complete = true;
             out.push(self.ctrl(p, now, kind::DONE, false, 0, 0, 0));
@@ -540,7 +550,7 @@ impl HomaMsg {
                 self.granted = self.granted.max(to);
                 let sent_to = to.min(self.next_seg);
                 if from < sent_to {
-                    self.resend.push((from, sent_to));
+                    self.add_resend(from, sent_to);
                 }
                 if to > self.next_seg {
                     // the rest was never sent: the sender is busy with more urgent messages
@@ -552,12 +562,29 @@ impl HomaMsg {
                 // every packet it sent was lost: the unscheduled ones go again
                 let sent = self.next_seg.min(self.unsched);
                 if sent > 0 {
-                    self.resend.push((0, sent));
+                    self.add_resend(0, sent);
                 }
             }
             _ => {}
         }
         HomaOutcome { ready: !could && self.can_send(), ..HomaOutcome::default() }
+    }
+
+    /// Queue segments [from, to) to be sent again, less what is queued already (a RESEND repeated before the
+    /// sender got to the first one must not send the segments twice).
+    fn add_resend(&mut self, from: u32, to: u32) {
+        let mut a = from;
+        while a < to {
+            // skip what a queued range covers
+            if let Some(&(_, e)) = self.resend.iter().find(|&&(s, e)| s <= a && a < e) {
+                a = e;
+                continue;
+            }
+            // up to the next queued range's start
+            let b = self.resend.iter().map(|&(s, _)| s).filter(|&s| s > a).min().unwrap_or(to).min(to);
+            self.resend.push((a, b));
+            a = b;
+        }
     }
 
     /// The receiver: a control packet from the sender (BUSY, PING).
@@ -601,7 +628,8 @@ impl HomaMsg {
     /// granting to the message now, up to the end.
     #[inline]
     fn expected(&self) -> u32 {
-        let granted = if self.r_active { self.r_granted } else { 0 };
+        // (a message granted to its end leaves the receiver's list, active or not: all of it is expected)
+        let granted = if self.r_active || self.r_granted >= self.cap() { self.r_granted } else { 0 };
         granted.max(self.r_unsched).min(self.cap())
     }
 

@@ -73,7 +73,7 @@ fn one_message_by_hand() {
     let sent: Vec<_> = (0..3).map(|t| m.next_packet(&p, t)).collect();
     assert!(!m.can_send());
     assert_eq!(sent.iter().map(|k| k.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
-    assert!(sent.iter().all(|k| k.hdr.len == 10 && k.hdr.unsched == 3 && k.wire == 1_040));
+    assert!(sent.iter().all(|k| k.hdr.len == 10_000 && k.hdr.unsched == 3 && k.wire == 1_040));
     // segment 1 is lost; 0 and 2 arrive; the receiver grants 2 + 3 = 5
     assert_eq!(m.on_data(&p, 10, &sent[0], &mut out), HomaOutcome { grants: true, ..Default::default() });
     m.on_data(&p, 11, &sent[2], &mut out);
@@ -165,11 +165,63 @@ fn a_message_longer_than_announced() {
     let mut out = Vec::new();
     m.granted = 6;
     let pk: Vec<_> = (0..6).map(|t| m.next_packet(&p, t)).collect();
-    assert_eq!(pk.iter().map(|k| k.hdr.len).collect::<Vec<_>>(), vec![3, 3, 5, 6, 7, 6]);
+    assert_eq!(pk.iter().map(|k| k.hdr.len).collect::<Vec<_>>(), vec![3_000, 3_000, 5_000, 6_000, 7_000, 6_000]);
     assert_eq!(pk[5].hdr.arg & LAST, LAST);
     for k in &pk[..5] {
         assert!(!m.on_data(&p, 10, k, &mut out).complete);
     }
     assert!(m.needs_grants(), "the end is not known yet");
     assert!(m.on_data(&p, 11, &pk[5], &mut out).complete);
+}
+
+/// A RESEND repeated before the sender got to the first one queues nothing twice.
+#[test]
+fn repeated_resends_queue_each_segment_once() {
+    let mut p = params(&[]);
+    p.rtt_segs = 8;
+    p.mss = 1_000;
+    let mut m = HomaMsg::new(&p, 0, 1, 2, 8_000, 8_000, 0);
+    let mut out = Vec::new();
+    for t in 0..8 {
+        m.next_packet(&p, t);
+    }
+    let resend = |a, b| Packet {
+        seq: a,
+        sack: b,
+        hdr: HomaHdr { kind: kind::RESEND, ..HomaHdr::default() },
+        flags: flags::ACK,
+        ..Packet::default()
+    };
+    m.on_ctrl_at_sender(&p, 10, &resend(2, 5), &mut out);
+    m.on_ctrl_at_sender(&p, 11, &resend(1, 7), &mut out);
+    let mut again: Vec<u32> = std::iter::from_fn(|| m.can_send().then(|| m.next_packet(&p, 20).seq)).collect();
+    again.sort();
+    assert_eq!(again, vec![1, 2, 3, 4, 5, 6]);
+}
+
+/// A message granted to its end that the receiver then passes over (a shorter one arrived) still expects its
+/// granted data: a lost segment is asked for after the timeout.
+#[test]
+fn a_fully_granted_message_passed_over_still_expects_its_data() {
+    let mut p = params(&[]);
+    p.rtt_segs = 3;
+    p.mss = 1_000;
+    p.resend_timeout = 1_000;
+    let mut m = HomaMsg::new(&p, 0, 1, 2, 6_000, 6_000, 0);
+    let mut out = Vec::new();
+    m.granted = 6;
+    let pk: Vec<_> = (0..6).map(|t| m.next_packet(&p, t)).collect();
+    m.set_active(0, true);
+    for k in &pk[..3] {
+        m.on_data(&p, 10, k, &mut out);
+    }
+    m.grant(&p, 10, 7, &mut out);
+    assert_eq!(out.pop().map(|k| k.seq), Some(6), "granted to its end");
+    m.set_active(11, false);
+    // segment 3 is lost; 4 and 5 arrive
+    m.on_data(&p, 20, &pk[4], &mut out);
+    m.on_data(&p, 21, &pk[5], &mut out);
+    assert!(m.deadline(&p) <= 21 + 1_000);
+    m.on_timer(&p, 1_021, &mut out);
+    assert!(out.iter().any(|k| k.hdr.kind == kind::RESEND && k.seq == 3 && k.sack == 4), "{out:?}");
 }
