@@ -46,7 +46,8 @@ Setup (what the paper gives, and what fctlab chose where it is silent or where f
 
 Not run: pHost and NDP (fctlab has neither); Homa with estimated sizes (``scheme.homa_sizes = "estimate"``)
 needs an ``estimate_bytes`` per message, which fctlab makes only for application traces with a trained
-predictor (:mod:`fctlab.predict`, the QCLIMB recipes), not for messages drawn from a size CDF such as W1-W5.
+predictor (:mod:`fctlab.predict`), not for messages drawn from a size CDF such as W1-W5; the QCLIMB simulation
+recipe runs it on PageRank (:mod:`fctlab.reproduce_qclimb`).
 
 The series are one constant, :data:`SCHEMES`; a series whose scheme the engine does not have is left out, with
 a note. Scales: ``tiny`` (a smoke test, seconds), ``small`` (one seed, fewer messages; under 15 minutes on 2
@@ -185,7 +186,8 @@ def available(schemes: Sequence[Series]) -> tuple[list[Series], list[str]]:
 
 NOT_IN_FCTLAB = ("pHost and NDP, the paper's other baselines, are not in fctlab: not run",
                  "Homa with estimated sizes not run: W1-W5 are drawn from size CDFs, and fctlab makes estimate_bytes "
-                 "only for application traces with a trained predictor (fctlab.predict)")
+                 "only for application traces with a trained predictor (fctlab.predict); reproduce qclimb-sim runs "
+                 "it on PageRank")
 
 
 def homa_sweep(scale: str = "small", out_dir: str | Path | None = None, schemes: Sequence[Series] | None = None) -> Any:
