@@ -364,6 +364,18 @@ def _pdq(name: str) -> Callable[..., Any]:
     return call
 
 
+def _homa(name: str) -> Callable[..., Any]:
+    """A function of fctlab.reproduce_homa, imported when called."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from fctlab import reproduce_homa
+
+        return getattr(reproduce_homa, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
 RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], str]] = {
     "pias": (pias_sweep, pias_claims, "PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric"),
     "demo": (demo_sweep, no_claims, "a small DCTCP vs PIAS vs pFabric comparison (the README's main job)"),
@@ -376,15 +388,19 @@ RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], 
     "pdq": (_pdq("pdq_sweep"), _pdq("pdq_claims"),
             "PDQ (SIGCOMM 2012) section 5: PDQ and its variants, D3, RCP, TCP on query aggregation and sending "
             "patterns; application throughput, FCT against the optimum, loss, inaccurate sizes"),
+    "homa": (_homa("homa_sweep"), _homa("homa_claims"),
+             "Homa (SIGCOMM 2018) section 5.2: Homa, pFabric, PIAS, DCTCP on W1-W5 at 80% load on the 144-host "
+             "fabric; slowdown by message size, and against load"),
 }
 
 #: Recipes that need their results folder to build their sweep (they prepare trace files there first).
-_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim", "pdq")
+_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim", "pdq", "homa")
 #: Recipes with their own result tables (default: :func:`comparison_tables`).
 RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
     "qclimb-testbed": _qclimb("testbed_tables"),
     "qclimb-sim": _qclimb("sim_tables"),
     "pdq": _pdq("pdq_tables"),
+    "homa": _homa("homa_tables"),
 }
 #: Recipes with runs that depend on earlier results (binary searches): (scale, out_dir) -> the sweeps to run after
 #: the recipe's own, one at a time (each made from what the previous ones wrote).

@@ -1,0 +1,96 @@
+"""The Homa recipe: its points carry the paper's fabric and workloads, its size bins follow the size CDFs, and it
+runs end to end at tiny scale (two of its series, to keep the test short)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from fctlab import reproduce_homa as rh
+from fctlab.cli import app
+from fctlab.reproduce import RECIPES
+
+#: A shorter list of series for the end-to-end test: Homa, and PIAS (which also takes derived thresholds).
+TWO = (rh.SCHEMES[0], rh.SCHEMES[2])
+
+
+def test_recipe_is_registered():
+    assert "homa" in RECIPES
+
+
+def test_points_carry_the_papers_fabric_and_workloads():
+    sweep = rh.homa_sweep("small")
+    by = {(p.values["workload"], p.values["load"], p.values["variant"], p.values["seed"]): p.experiment
+          for p in sweep.points}
+    exp = by[("W5", 0.8, "Homa", 1)]
+    topo = exp.engine["topology"]
+    assert (topo["kind"], topo["leaves"], topo["hosts_per_leaf"], topo["spines"]) == ("leaf_spine", 9, 16, 4)
+    assert (topo["host_link_gbps"], topo["core_link_gbps"]) == (10.0, 40.0)
+    assert (topo["host_link_delay_ns"], topo["core_link_delay_ns"]) == (1000.0, 200.0)
+    assert exp.engine["routing"]["mode"] == "spray"
+    assert exp.engine["switch"]["queues"] == 8
+    assert exp.engine["switch"]["buffer_bytes"] == rh.BUFFER_BYTES
+    w = exp.workload
+    assert (w.pattern, w.cdf, w.load, w.load_bytes) == ("all_to_all", "homa_w5_dctcp_websearch", 0.8, "wire")
+    # pFabric keeps its preset's small queues; PIAS gets thresholds for its workload and load; DCTCP one queue
+    assert by[("W5", 0.8, "pFabric", 1)].engine["switch"]["buffer_bytes"] == 36_000
+    pias = by[("W4", 0.5, "PIAS", 1)].engine
+    assert len(pias["scheme"]["thresholds_bytes"]) == 7 and pias["switch"]["ecn_threshold_bytes"] == 22_500
+    assert by[("W4", 0.8, "DCTCP", 1)].engine["switch"]["queues"] == 1
+    # every workload at 0.8, the sweep workload at the other loads too
+    assert {k[0] for k in by if k[1] == 0.8} == set(rh.WORKLOADS)
+    assert {k[1] for k in by if k[0] == "W4"} == {0.5, 0.6, 0.7, 0.8}
+    assert any("pHost" in n for n in sweep.notes) and any("estimate" in n for n in sweep.notes)
+
+
+def test_size_bins_are_the_deciles_of_the_size_cdf():
+    from fctlab.workloads import load_cdf
+
+    for w, name in rh.WORKLOADS.items():
+        bins = rh.size_bins(w)
+        assert bins[0][0] == 0 and math.isinf(bins[-1][1])
+        assert all(a[1] == b[0] for a, b in zip(bins, bins[1:]))
+        assert len(bins) <= 10
+        cdf = load_cdf(name)
+        assert bins[0][1] == cdf.quantile(0.1)
+
+
+def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
+    monkeypatch.setattr(rh, "SCHEMES", TWO)
+    out = tmp_path / "homa"
+    result = CliRunner().invoke(app, ["reproduce", "homa", "--scale", "tiny", "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert (out / "report" / "index.html").is_file()
+    for w in rh.WORKLOADS:
+        assert (out / "report" / "figures" / f"homa-{w}.png").is_file()
+    assert (out / "report" / "figures" / "homa-load.png").is_file()
+    assert json.loads((out / rh.RECIPE_FILE).read_text()) == {"scale": "tiny", "series": ["Homa", "PIAS"]}
+    data = rh.figure_data(out)
+    for w in rh.WORKLOADS:
+        for label in ("Homa", "PIAS"):
+            rows = data["bins"][w][label]
+            assert len(rows) == len(rh.size_bins(w))
+            assert sum(r["n"] for r in rows) == data["all"][w][label]["n"]
+            assert all(r["p99"] is None or r["p99"] >= r["p50"] >= 1.0 - 1e-9 for r in rows)
+    assert set(data["load"]["W4"]["Homa"]) == {0.5, 0.8}
+    claims = {c.statement: c for c in rh.homa_claims(out)}
+    assert len(claims) == 6
+    short = next(c for s, c in claims.items() if "short messages" in s)
+    assert isinstance(short.value, float) and short.value >= 1.0
+    assert next(c for s, c in claims.items() if "pFabric across" in s).value is None  # no pFabric series here
+    assert "W1 (homa_w1_fb_memcached_etc)" in result.output and "pHost" in result.output
+    # resumable: a second run runs nothing again
+    again = CliRunner().invoke(app, ["reproduce", "homa", "--scale", "tiny", "--out", str(out), "--workers", "1"])
+    assert again.exit_code == 0 and "0 to run" in again.output
+
+
+def test_bad_scale_fails_before_running(tmp_path):
+    with pytest.raises(ValueError, match="scale: must be one of tiny, small, paper"):
+        rh.homa_sweep("huge")
+    result = CliRunner().invoke(app, ["reproduce", "homa", "--scale", "huge", "--out", str(tmp_path / "x")])
+    assert result.exit_code != 0
+    assert "--scale" in result.output and "huge" in result.output
+    assert not (tmp_path / "x").exists()
