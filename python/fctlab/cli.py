@@ -398,7 +398,7 @@ def schemes() -> None:
 @app.command()
 def reproduce(
     recipe: Annotated[
-        str, typer.Argument(help="Which paper's comparison: pias, qclimb-testbed, qclimb-sim or pdq (or demo).")
+        str, typer.Argument(help="Which paper's comparison: pias, qclimb-testbed, qclimb-sim, pdq or rax (or demo).")
     ],
     scale: Annotated[
         str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")
