@@ -346,10 +346,6 @@ pub struct Conn {
     size: u64,
     /// Estimated size (pFabric ranked by estimate).
     estimate: u64,
-    /// ns per byte at the smaller of the generation rate and the line rate (pFabric ranked by remaining time).
-    ns_per_byte: f64,
-    /// The application model (unused while `avail_segs == n_segs` from the start).
-    app: App,
     /// Predicted bounds and estimate (QCLIMB's tagging).
     bounds: Bounds,
     /// QCLIMB: the priority each received segment carried (how many are held out of order: `ooo_held`).
@@ -367,6 +363,12 @@ pub struct Conn {
     /// this flow counts (raised to the high-water mark when consecutive timeouts restart the count).
     pias_base: u64,
     pias_reset_at: u64,
+
+    // --- last, so that the fields above keep their places: the application model's ---
+    /// ns per byte at the smaller of the generation rate and the line rate (pFabric ranked by remaining time).
+    ns_per_byte: f64,
+    /// The application model (unused while `avail_segs == n_segs` from the start).
+    app: App,
 }
 
 /// A flow's application (the application model): what it has written into the send buffer, and RAX's measure of
@@ -575,7 +577,10 @@ impl Conn {
     }
 
     /// Bring the application's written bytes up to `now` under the send buffer's current bound (call before the
-    /// bound moves), and the segments available to the sender with them.
+    /// bound moves), and the segments available to the sender with them. (Out of line and cold: only
+    /// application-limited flows come here, and the per-packet paths of the others stay as small as they were.)
+    #[cold]
+    #[inline(never)]
     fn app_advance(&mut self, p: &TcpParams, now: Ps) {
         let bound = self.app_bound(p);
         let a = &mut self.app;
@@ -620,8 +625,22 @@ impl Conn {
             if self.app.written >= self.size { self.n_segs } else { (self.app.written / p.mss as u64) as u32 };
     }
 
-    /// The sender has sent every written segment and its windows would allow more: when will the next one be
-    /// written? (No timer while the buffer blocks the application: an ACK will free space.)
+    /// The sender has sent every written segment and its windows would allow more: whether the application has
+    /// written more since; if not, set the timer for the instant it will have.
+    #[cold]
+    #[inline(never)]
+    fn app_refill(&mut self, p: &TcpParams, now: Ps) -> bool {
+        let before = self.avail_segs;
+        self.app_advance(p, now);
+        if self.avail_segs > before {
+            return true;
+        }
+        self.app_schedule(p);
+        false
+    }
+
+    /// When will the next segment be written? (No timer while the buffer blocks the application: an ACK will
+    /// free space.)
     fn app_schedule(&mut self, p: &TcpParams) {
         let target = ((self.avail_segs as u64 + 1) * p.mss as u64).min(self.size);
         let a = &self.app;
@@ -644,6 +663,7 @@ impl Conn {
 
     /// RAX, before a data segment: the written bytes up to date, a copy-rate sample if the interval has passed
     /// (while the application writes), and the priority from the remaining time.
+    #[inline(never)]
     fn rax_update(&mut self, p: &TcpParams, r: &RaxParams, now: Ps) {
         if self.avail_segs < self.n_segs {
             self.app_advance(p, now);
@@ -849,14 +869,9 @@ impl Conn {
                 self.snd_nxt += 1;
                 self.send_segment(p, s, now, false, out);
             } else {
-                if self.avail_segs < self.n_segs && self.snd_nxt >= self.avail_segs {
-                    // application-limited: take what has been written since, else wait for it
-                    let before = self.avail_segs;
-                    self.app_advance(p, now);
-                    if self.avail_segs > before {
-                        continue;
-                    }
-                    self.app_schedule(p);
+                // application-limited: take what has been written since, else wait for it
+                if self.avail_segs < self.n_segs && self.snd_nxt >= self.avail_segs && self.app_refill(p, now) {
+                    continue;
                 }
                 break;
             }
@@ -1644,7 +1659,7 @@ mod tests {
         c.start(&p, 0, &mut out);
         assert_eq!(out.len(), 3, "the buffer holds three segments; the window would allow four");
         assert_eq!(c.app_deadline, NEVER, "blocked: no timer, the ACKs will free space");
-        let first: Vec<Packet> = out.drain(..).collect();
+        let first: Vec<Packet> = std::mem::take(&mut out);
         let a = deliver(&p, &mut rx, &first[0]);
         c.on_ack(&p, 1_000, &a, &mut out);
         assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![3], "one acknowledged, one written");
