@@ -49,10 +49,15 @@ def run(
     threads: int = 1,
     conn: npt.NDArray[np.uint32] | None = None,
     deadline_ps: npt.NDArray[np.uint64] | None = None,
+    gen_rate_bps: npt.NDArray[np.uint64] | None = None,
+    cached_bytes: npt.NDArray[np.uint64] | None = None,
 ) -> tuple[dict[str, npt.NDArray[np.generic]], str]:
     """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON).
 
     ``after_flow[i]`` is the earlier flow that flow i waits for (0xFFFFFFFF: none); ``qclimb[i]`` False hands flow
     i to PIAS in a qclimb run; ``deadline_ps[i]`` is flow i's absolute deadline (2**64 - 1: none; after its
-    start). The columns include ``start_ps``, the actual start (2**64 - 1 if never started), and ``terminated``
-    (a flow a deadline-aware scheme gave up on)."""
+    start). ``gen_rate_bps[i]`` is flow i's data generation rate (0: every byte ready at its start) and
+    ``cached_bytes[i]`` the bytes of it available at once (the application model). The columns include
+    ``start_ps``, the actual start (2**64 - 1 if never started), ``terminated`` (a flow a deadline-aware scheme
+    gave up on), ``app_done_ps`` (when its application finished writing) and ``copy_rate_bps`` (RAX's measured
+    copy rate; 0 for other schemes)."""

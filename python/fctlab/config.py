@@ -130,6 +130,20 @@ class WorkloadConfig(_Section):
     #: Hosts allowed to send / receive (default: every host).
     senders: list[int] | None = None
     receivers: list[int] | None = None
+    #: The application model (TCP-family schemes): each flow's data generation rate r_g, drawn per flow after
+    #: the flows (and their deadlines): ``"fixed"`` (``gen_rate_bps``), ``"uniform"`` or ``"log_uniform"`` on
+    #: [``gen_rate_min_bps``, ``gen_rate_max_bps``], or ``"cdf"`` (``gen_rate_cdf``: a shipped rate CDF such as
+    #: ``"fileserver"``, or a file), times ``gen_rate_scale``. Unset: every byte is ready at the flow's start
+    #: (a trace may give a ``gen_rate_bps`` column instead).
+    gen_rate_dist: Literal["fixed", "uniform", "log_uniform", "cdf"] | None = None
+    gen_rate_bps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    gen_rate_min_bps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    gen_rate_max_bps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    gen_rate_cdf: str | None = None
+    gen_rate_scale: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    #: The fraction of each rate-limited flow's bytes available at once (cached), written at its start; the rest
+    #: is generated at its rate.
+    cached_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
 
     @field_validator("load")
     @classmethod
@@ -708,6 +722,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
         if key in given and "deadline_mean_ms" not in given:
             raise ConfigError(f"workload.{key}", "shapes the deadlines of workload.deadline_mean_ms, which is not "
                               "given")
+    _check_gen_rate(w, given, base, update)
     if w.trace is None:
         _check_flow_count(n_flows, "workload.queries" if w.pattern == "incast" else "workload.flows")
     if w.warmup_flows >= n_flows:
@@ -744,6 +759,41 @@ def _check_flow_count(n_flows: int, key: str) -> None:
             f"{n_flows:,} flows need about {need / 2**30:,.1f} GiB of memory (about {BYTES_PER_FLOW} bytes a flow), "
             f"more than this machine's {memory / 2**30:,.1f} GiB: use fewer flows, or split the run by seed",
         )
+
+
+def _check_gen_rate(w: WorkloadConfig, given: set[str], base: Path, update: dict[str, Any]) -> None:
+    """The application model's keys of [workload]: each distribution with its own keys; the rate CDF opened."""
+    from fctlab import workloads
+
+    own = {"fixed": ("gen_rate_bps",), "uniform": ("gen_rate_min_bps", "gen_rate_max_bps"),
+           "log_uniform": ("gen_rate_min_bps", "gen_rate_max_bps"), "cdf": ("gen_rate_cdf",)}
+    keys = ("gen_rate_bps", "gen_rate_min_bps", "gen_rate_max_bps", "gen_rate_cdf", "gen_rate_scale")
+    dist = w.gen_rate_dist
+    if dist is None:
+        for k in keys:
+            if k in given:
+                raise ConfigError(f"workload.{k}", "needs workload.gen_rate_dist (fixed, uniform, log_uniform, cdf)")
+        if "cached_fraction" in given and w.trace is None:
+            raise ConfigError("workload.cached_fraction", "applies to rate-limited flows: give workload.gen_rate_dist")
+        return
+    for k in keys[:4]:
+        if k in given and k not in own[dist]:
+            raise ConfigError(f"workload.{k}", f"not used by workload.gen_rate_dist = {dist!r}")
+    for k in own[dist]:
+        if k not in given:
+            raise ConfigError(f"workload.{k}",
+                              f"missing: workload.gen_rate_dist = {dist!r} needs {', '.join(own[dist])}")
+    if dist in ("uniform", "log_uniform") and (w.gen_rate_max_bps or 0) < (w.gen_rate_min_bps or 0):
+        raise ConfigError("workload.gen_rate_max_bps", f"must be >= gen_rate_min_bps ({w.gen_rate_min_bps:g})")
+    if dist == "cdf":
+        assert w.gen_rate_cdf is not None
+        path = _resolve(base, w.gen_rate_cdf)
+        target = str(path) if path.is_file() else w.gen_rate_cdf
+        try:
+            workloads.load_rate_cdf(Path(target) if target == str(path) else target)
+        except (ValueError, OSError) as e:
+            raise ConfigError("workload.gen_rate_cdf", _one_line(str(e))) from None
+        update["gen_rate_cdf"] = target
 
 
 def _resolve_cdf(value: str, base: Path) -> str:

@@ -376,6 +376,18 @@ def _homa(name: str) -> Callable[..., Any]:
     return call
 
 
+def _rax(name: str) -> Callable[..., Any]:
+    """A function of fctlab.reproduce_rax, imported when called."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from fctlab import reproduce_rax
+
+        return getattr(reproduce_rax, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
 RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], str]] = {
     "pias": (pias_sweep, pias_claims, "PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric"),
     "demo": (demo_sweep, no_claims, "a small DCTCP vs PIAS vs pFabric comparison (the README's main job)"),
@@ -391,6 +403,9 @@ RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], 
     "homa": (_homa("homa_sweep"), _homa("homa_claims"),
              "Homa (SIGCOMM 2018) section 5.2: Homa, pFabric, PIAS, DCTCP on W1-W5 at 80% load on the 144-host "
              "fabric; slowdown by message size, and against load"),
+    "rax": (_rax("rax_sweep"), _rax("rax_claims"),
+            "RAX section V: DCTCP, PIAS, RAX (and RAX+, pFabric by remaining time) with application data generation "
+            "rates, on the 1 GbE testbed and the 144-host 10/40 Gbps simulation"),
 }
 
 #: Recipes that need their results folder to build their sweep (they prepare trace files there first).
@@ -401,6 +416,7 @@ RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
     "qclimb-sim": _qclimb("sim_tables"),
     "pdq": _pdq("pdq_tables"),
     "homa": _homa("homa_tables"),
+    "rax": _rax("rax_tables"),
 }
 #: Recipes with runs that depend on earlier results (binary searches): (scale, out_dir) -> the sweeps to run after
 #: the recipe's own, one at a time (each made from what the previous ones wrote).

@@ -31,7 +31,8 @@ FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
     "finished", "started", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
     "ecn_marked", "probes", "fast_recoveries", "priority_losses", "spurious_retransmits", "ooo_max_segments",
-    "priority", "warmup", "cooldown", "size_bin", "deadline_ns", "met_deadline", "terminated",
+    "priority", "warmup", "cooldown", "size_bin", "deadline_ns", "met_deadline", "terminated", "app_done_ns",
+    "copy_rate_bps",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority", "deadline_ns")
 
@@ -122,6 +123,19 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
                 fraction=w.deadline_fraction, max_bytes=w.deadline_max_bytes,
             )
             flows = FlowColumns({**{c: column(flows, c) for c in flows.columns}, "deadline_ns": d_ns})
+        if w.gen_rate_dist is not None:  # drawn after the flows and deadlines: it leaves their draws as they were
+            key = "workload.gen_rate_dist"
+            rate_cdf = workloads.load_rate_cdf(w.gen_rate_cdf) if w.gen_rate_cdf is not None else None
+            rates = workloads.gen_rates(
+                rng, len(flows), dist=w.gen_rate_dist, rate_bps=w.gen_rate_bps, min_bps=w.gen_rate_min_bps,
+                max_bps=w.gen_rate_max_bps, cdf=rate_cdf, scale=w.gen_rate_scale or 1.0,
+            )
+            flows = FlowColumns({**{c: column(flows, c) for c in flows.columns},
+                                 "gen_rate_bps": rates.astype(np.float64)})
+        if w.cached_fraction is not None and "gen_rate_bps" in flows.columns:
+            size = column(flows, "size_bytes", np.float64)
+            cached = np.floor(size * w.cached_fraction).astype(np.int64)
+            flows = FlowColumns({**{c: column(flows, c) for c in flows.columns}, "cached_bytes": cached})
         workloads.check_hosts(flows, exp.hosts)
     except ValueError as e:
         if isinstance(e, ConfigError):
@@ -276,6 +290,9 @@ def flow_table(
         deadline_ns = np.full(n, np.nan)
         met_deadline = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
         met_deadline[:] = pd.NA
+    # RAX's measured copy rate (0 from the engine for flows it does not measure: NaN here)
+    copy_rate = np.asarray(take("copy_rate_bps", np.zeros(n)), dtype=np.float64)
+    copy_rate = np.where(copy_rate > 0, copy_rate, np.nan)
     data: dict[str, Any] = {
         "flow_id": column(workload, "flow_id", np.int64),
         "src": column(workload, "src", np.int64),
@@ -307,6 +324,8 @@ def flow_table(
         "deadline_ns": deadline_ns,
         "met_deadline": met_deadline,
         "terminated": terminated,
+        "app_done_ns": _ns(np.asarray(take("app_done_ps", np.full(n, NEVER_PS)), dtype=np.uint64)),
+        "copy_rate_bps": copy_rate,
     }
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
@@ -395,6 +414,13 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
             start = column(flows, "start_ps", np.uint64)
             deadline = np.ascontiguousarray(
                 np.where(has, start + deadline_ps(np.where(has, d, 0.0)), NEVER_PS).astype(np.uint64))
+    # the application model: generation rates (bit/s; NaN or 0: all bytes ready at the start), cached bytes
+    gen_rate = cached = None
+    if "gen_rate_bps" in flows.columns:
+        g = column(flows, "gen_rate_bps", np.float64)
+        gen_rate = np.ascontiguousarray(np.where(np.isnan(g), 0.0, np.round(g)).astype(np.uint64))
+        if "cached_bytes" in flows.columns:
+            cached = np.ascontiguousarray(column(flows, "cached_bytes", np.uint64))
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(column(flows, "src", np.uint32)),
@@ -411,6 +437,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         threads,
         conn,
         deadline,
+        gen_rate,
+        cached,
     )
     stats = json.loads(stats_json)
     table = flow_table(

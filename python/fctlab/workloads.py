@@ -63,6 +63,9 @@ __all__ = [
     "staggered",
     "UniformSizes",
     "deadlines",
+    "gen_rates",
+    "load_rate_cdf",
+    "list_rate_cdfs",
     "wire_bytes",
     "read_trace",
     "check_hosts",
@@ -77,6 +80,8 @@ NS2_PACKET_BYTES = 1460
 SMALL_FLOW_BYTES = 100_000
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "workloads"
+#: Data generation rate CDFs (the application model): ``rate_bps cumulative_probability`` per line.
+RATE_DIR = Path(__file__).resolve().parent / "data" / "rates"
 CDF_SUFFIX = ".cdf"
 
 # A last probability this close to 1 is taken as 1 (published tables are rounded to a few digits).
@@ -881,6 +886,66 @@ def deadlines(
     if max_bytes is not None:
         keep &= size <= _check_int("deadline_max_bytes", max_bytes, minimum=1)
     return np.where(keep, d_ns, np.nan)
+
+
+def load_rate_cdf(name_or_path: str | Path) -> Cdf:
+    """A data generation rate CDF: a shipped name (``"fileserver"``, see :func:`list_rate_cdfs`) or a file of
+    ``#`` comment lines and ``rate_bps cumulative_probability`` pairs, read like a flow-size CDF (values
+    non-decreasing, last probability 1) and sampled the same way (linear interpolation between points)."""
+    if isinstance(name_or_path, str) and (RATE_DIR / f"{name_or_path}{CDF_SUFFIX}").is_file():
+        return _parse_cdf_file(RATE_DIR / f"{name_or_path}{CDF_SUFFIX}", name_or_path)
+    if isinstance(name_or_path, str):
+        looks_like_path = any(c in name_or_path for c in "/\\") or name_or_path.endswith(CDF_SUFFIX)
+        if not looks_like_path and not Path(name_or_path).is_file():
+            known = ", ".join(c.name for c in list_rate_cdfs())
+            raise WorkloadError(f"unknown rate CDF {name_or_path!r}; known names: {known} (or give a file path)")
+    path = Path(name_or_path)
+    return _parse_cdf_file(path, path.stem)
+
+
+def list_rate_cdfs() -> list[Cdf]:
+    """The data generation rate CDFs shipped with fctlab, sorted by name."""
+    return [_parse_cdf_file(p, p.stem) for p in sorted(RATE_DIR.glob(f"*{CDF_SUFFIX}"))]
+
+
+#: How :func:`gen_rates` draws a flow's data generation rate.
+GEN_RATE_DISTS = ("fixed", "uniform", "log_uniform", "cdf")
+
+
+def gen_rates(
+    rng: np.random.Generator,
+    n: int,
+    *,
+    dist: str,
+    rate_bps: float | None = None,
+    min_bps: float | None = None,
+    max_bps: float | None = None,
+    cdf: Cdf | None = None,
+    scale: float = 1.0,
+) -> np.ndarray:
+    """Each of ``n`` flows' data generation rate in bit/s (uint64, >= 1), the application model's ``r_g``:
+    ``"fixed"`` (``rate_bps``), ``"uniform"`` on [min_bps, max_bps], ``"log_uniform"`` (uniform in log rate on
+    [min_bps, max_bps]) or ``"cdf"`` (drawn from a rate CDF, see :func:`load_rate_cdf`), times ``scale`` (the
+    RAX paper scales its 1 Gbps testbed rates by 10 for its 10 Gbps simulation). Draws ``n`` uniforms from
+    ``rng`` whatever the distribution (none for "fixed"), in flow order."""
+    n = _check_int("n", n, minimum=0)
+    sc = _check_positive("gen_rate_scale", scale)
+    if dist == "fixed":
+        r = np.full(n, _check_positive("gen_rate_bps", rate_bps))
+    elif dist in ("uniform", "log_uniform"):
+        lo = _check_positive("gen_rate_min_bps", min_bps)
+        hi = _check_positive("gen_rate_max_bps", max_bps)
+        if hi < lo:
+            raise WorkloadError(f"gen_rate_max_bps ({_fmt(hi)}) must be >= gen_rate_min_bps ({_fmt(lo)})")
+        u = rng.random(n)
+        r = lo + u * (hi - lo) if dist == "uniform" else np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo)))
+    elif dist == "cdf":
+        if not isinstance(cdf, Cdf):
+            raise WorkloadError("gen_rate_dist 'cdf' needs a rate CDF (gen_rate_cdf)")
+        r = cdf.sample(rng, n).astype(np.float64)
+    else:
+        raise WorkloadError(f"gen_rate_dist must be one of {', '.join(GEN_RATE_DISTS)}, got {dist!r}")
+    return np.maximum(np.round(r * sc), 1).astype(np.uint64)
 
 
 def _derangement(rng: np.random.Generator, n: int) -> np.ndarray:

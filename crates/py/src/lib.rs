@@ -117,7 +117,11 @@ fn optional<T: numpy::Element + Copy>(a: &Option<PyReadonlyArray1<'_, T>>) -> Py
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None, upper_bytes=None, after_flow=None, qclimb=None, threads=1, conn=None, deadline_ps=None))]
+#[pyo3(signature = (
+    config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None,
+    upper_bytes=None, after_flow=None, qclimb=None, threads=1, conn=None, deadline_ps=None, gen_rate_bps=None,
+    cached_bytes=None
+))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -136,6 +140,8 @@ fn run<'py>(
     threads: usize,
     conn: Option<PyReadonlyArray1<'py, u32>>,
     deadline_ps: Option<PyReadonlyArray1<'py, u64>>,
+    gen_rate_bps: Option<PyReadonlyArray1<'py, u64>>,
+    cached_bytes: Option<PyReadonlyArray1<'py, u64>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     if threads < 1 {
@@ -154,6 +160,8 @@ fn run<'py>(
         qclimb: optional(&qclimb)?,
         conn: optional(&conn)?,
         deadline_ps: optional(&deadline_ps)?,
+        gen_rate_bps: optional(&gen_rate_bps)?,
+        cached_bytes: optional(&cached_bytes)?,
     };
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());
@@ -194,6 +202,8 @@ fn run<'py>(
     d.set_item("spurious_retransmits", r.duplicate_data.into_pyarray(py))?;
     d.set_item("ooo_max_segments", r.ooo_max_segments.into_pyarray(py))?;
     d.set_item("terminated", r.terminated.into_pyarray(py))?;
+    d.set_item("app_done_ps", r.app_done_ps.into_pyarray(py))?;
+    d.set_item("copy_rate_bps", r.copy_rate_bps.into_pyarray(py))?;
     Ok((d, serde_json::to_string(&out.stats).unwrap()))
 }
 

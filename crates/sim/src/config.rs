@@ -389,6 +389,14 @@ pub struct TransportConfig {
     pub delayed_ack_timeout_us: f64,
     /// Which flows share a TCP connection (see [`Connections`]); a connection's state outlives its flows.
     pub connections: Connections,
+    /// The application model's per-flow send buffer in bytes (Linux's per-socket `SO_SNDBUF` / `tcp_wmem`):
+    /// the application writes a flow's bytes into it, at once or at the flow's generation rate
+    /// (`gen_rate_bps`), and the transport sends only bytes written. It holds the bytes not yet acknowledged
+    /// (cumulatively); a full buffer blocks the application, whose generation pauses until ACKs free space.
+    /// 0 (the default) means unbounded: every byte a flow's application has produced is written at once, and a
+    /// flow without a generation rate has all its bytes ready at its start, as before the application model.
+    /// Must be 0 or at least `mss_bytes`.
+    pub send_buffer_bytes: u64,
 }
 
 /// How flows map to TCP connections. Every flow has its own sequence space, scoreboards and counters whatever
@@ -442,6 +450,7 @@ impl Default for TransportConfig {
             delayed_ack_segments: 1,
             delayed_ack_timeout_us: 40_000.0,
             connections: Connections::PerFlow,
+            send_buffer_bytes: 0,
         }
     }
 }
@@ -466,6 +475,9 @@ pub enum SchemeName {
     #[serde(rename = "pdq-es-et")]
     PdqEsEt,
     Homa,
+    Rax,
+    #[serde(rename = "rax-plus")]
+    RaxPlus,
 }
 
 /// The transport families (see `engine::family`): one run uses one.
@@ -481,7 +493,7 @@ pub enum FamilyName {
 
 impl SchemeName {
     /// Every scheme the engine runs, with a one-line description.
-    pub const ALL: [(&'static str, &'static str); 14] = [
+    pub const ALL: [(&'static str, &'static str); 16] = [
         ("tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow"),
         ("dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts"),
         (
@@ -526,6 +538,13 @@ impl SchemeName {
             "Homa: the first RTTbytes of each message sent blind at a priority chosen by its size; the rest only \
              against the receiver's grants, SRPT over a few messages at once on the scheduled priorities",
         ),
+        (
+            "rax",
+            "RAX: hosts tag packets by the estimated remaining time (b_s + b_b) / min(r_c, C) + b_b / C, r_c being \
+             the measured copy rate into the send buffer, over exponential thresholds; DCTCP; no fast retransmit \
+             while a flow's priority rises",
+        ),
+        ("rax-plus", "RAX+: RAX tagging by the true remaining time (true size and generation rate)"),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -544,6 +563,8 @@ impl SchemeName {
             SchemeName::PdqEs => "pdq-es",
             SchemeName::PdqEsEt => "pdq-es-et",
             SchemeName::Homa => "homa",
+            SchemeName::Rax => "rax",
+            SchemeName::RaxPlus => "rax-plus",
         }
     }
 
@@ -668,6 +689,10 @@ pub enum RankBy {
     /// Remaining size by the flow's estimated size (`estimate_bytes` in the trace): estimate minus bytes
     /// acknowledged, floored at 0 (pFabric with imprecise sizes, QCLIMB App. A).
     Estimate,
+    /// Remaining time (the RAX paper's section II-B variant of pFabric): the remaining size (as for
+    /// `remaining_size`) divided by the smaller of the flow's generation rate and the host link rate, in ns
+    /// (saturating at about 4.3 s). Without a generation rate this orders flows as `remaining_size` does.
+    RemainingTime,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -756,6 +781,19 @@ pub struct SchemeConfig {
     pub homa_resend_timeout_us: f64,
     /// Homa: what the sender announces as a message's length (see [`HomaSizes`]).
     pub homa_sizes: HomaSizes,
+    /// RAX's first threshold Q_1 in us: a flow whose estimated remaining time is below it is in the top queue.
+    /// 0 (the default) takes the paper's value for the host link rate: 1,280 us up to 1 Gbps, 160 us above.
+    pub rax_q1_us: f64,
+    /// RAX's threshold base E: Q_i = Q_1 E^(i-1) for i = 1 .. switch.queues - 1 (the paper's 2).
+    pub rax_base: f64,
+    /// RAX's EWMA gain for the copy rate (the paper's alpha = 0.25): r_c <- alpha sample + (1 - alpha) r_c.
+    pub rax_alpha: f64,
+    /// RAX's copy-rate sampling interval in us. The paper's kernel hook takes a sample at each call that copies
+    /// data into the send buffer (bytes copied over the time since the previous call); the simulated
+    /// application writes continuously, so a sample is taken at the first of the flow's data packets at least
+    /// this long after the previous sample, over the time since it, while the application has bytes left to
+    /// write. 100 us: a few samples per Q_1 at 10 Gbps, a dozen at 1 Gbps.
+    pub rax_rate_interval_us: f64,
 }
 
 /// What a Homa sender announces as its message's length (QCLIMB paper, App. D: Homa with imprecise sizes). The
@@ -829,6 +867,10 @@ impl Default for SchemeConfig {
             homa_overcommit: 0,
             homa_resend_timeout_us: 10_000.0,
             homa_sizes: HomaSizes::Exact,
+            rax_q1_us: 0.0,
+            rax_base: 2.0,
+            rax_alpha: 0.25,
+            rax_rate_interval_us: 100.0,
         }
     }
 }
@@ -1021,6 +1063,7 @@ impl Config {
         self.transport.kind.unwrap_or(match self.scheme.name {
             SchemeName::Tcp | SchemeName::Pfabric | SchemeName::Las => TransportKind::Tcp,
             SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct | SchemeName::Qclimb => TransportKind::Dctcp,
+            SchemeName::Rax | SchemeName::RaxPlus => TransportKind::Dctcp,
             // (the explicit-rate family has its own transport; TCP's kind is not used)
             _ => TransportKind::Tcp,
         })
@@ -1119,6 +1162,12 @@ impl Config {
         check_pos("transport.delayed_ack_timeout_us", t.delayed_ack_timeout_us, 1e9)?;
         if !(0.0..=1.0).contains(&t.dctcp_alpha_init) {
             return err("transport.dctcp_alpha_init", format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init));
+        }
+        if t.send_buffer_bytes != 0 && t.send_buffer_bytes < t.mss_bytes as u64 {
+            return err(
+                "transport.send_buffer_bytes",
+                format!("must be 0 (unbounded) or at least mss_bytes ({}) (got {})", t.mss_bytes, t.send_buffer_bytes),
+            );
         }
         check_pos("run.time_limit_ms", self.run.time_limit_ms, 1e12)?;
         check_pos("run.monitor_interval_us", self.run.monitor_interval_us, 1e9)?;
@@ -1220,6 +1269,18 @@ impl Config {
             if self.link_loss.probability > 0.0 {
                 return err("link_loss.probability", "the flow level has no packets to lose");
             }
+        }
+        if !(sc.rax_q1_us.is_finite() && (0.0..=1e9).contains(&sc.rax_q1_us)) {
+            return err("scheme.rax_q1_us", format!("must be between 0 and 1e9 us (got {})", sc.rax_q1_us));
+        }
+        if !(sc.rax_base.is_finite() && sc.rax_base > 1.0 && sc.rax_base <= 1000.0) {
+            return err("scheme.rax_base", format!("must be > 1 and <= 1000 (got {})", sc.rax_base));
+        }
+        check_pos("scheme.rax_alpha", sc.rax_alpha, 1.0)?;
+        check_pos("scheme.rax_rate_interval_us", sc.rax_rate_interval_us, 1e9)?;
+        if sc.rank == RankBy::RemainingTime && sc.name != SchemeName::Pfabric {
+            return err("scheme.rank", format!(
+                "\"remaining_time\" ranks pFabric's packets: scheme {} has no rank queue", sc.name.as_str()));
         }
         let ll = &self.link_loss;
         if !(ll.probability.is_finite() && (0.0..1.0).contains(&ll.probability)) {

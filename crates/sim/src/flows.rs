@@ -31,7 +31,16 @@ pub struct FlowSet {
     /// no flow has one. Deadline-aware schemes (D3, PDQ) schedule by them and may terminate a flow that cannot
     /// meet its own; the others ignore them (the results say whether each flow met it).
     pub deadline_ps: Vec<Ps>,
+    /// The application model (TCP family; see `transport::tcp`): each flow's data generation rate in bit/s, or
+    /// [`NO_RATE`] for a flow whose bytes are all ready at its start. Empty when no flow has one.
+    pub gen_rate_bps: Vec<u64>,
+    /// Bytes of each flow available at once (cached), written at its start before the generation at
+    /// `gen_rate_bps` produces the rest; at most the flow's size. Empty means none cached.
+    pub cached_bytes: Vec<u64>,
 }
+
+/// `FlowSet::gen_rate_bps` of a flow whose bytes are all ready at its start.
+pub const NO_RATE: u64 = 0;
 
 /// `FlowSet::deadline_ps` of a flow without a deadline.
 pub const NO_DEADLINE: Ps = crate::units::NEVER;
@@ -144,6 +153,20 @@ impl FlowSet {
                 }
             }
         }
+        if !self.gen_rate_bps.is_empty() {
+            same("gen_rate_bps", self.gen_rate_bps.len())?;
+        }
+        if !self.cached_bytes.is_empty() {
+            same("cached_bytes", self.cached_bytes.len())?;
+            for i in 0..n {
+                if self.cached_bytes[i] > self.size_bytes[i] {
+                    return Err(FlowError(format!(
+                        "flow {i} has cached_bytes {} > size_bytes {}",
+                        self.cached_bytes[i], self.size_bytes[i]
+                    )));
+                }
+            }
+        }
         if n > MAX_FLOWS {
             return Err(FlowError(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));
         }
@@ -202,6 +225,12 @@ pub struct FlowResults {
     pub ooo_max_segments: Vec<u32>,
     /// The scheme gave up on the flow (D3's and PDQ's Early Termination): it never finishes.
     pub terminated: Vec<bool>,
+    /// When the flow's application finished writing its bytes into the send buffer (TCP family): its start
+    /// for a flow whose bytes are all ready and that fit the send buffer; `NEVER` if it never finished.
+    pub app_done_ps: Vec<Ps>,
+    /// RAX's measured copy rate r_c (bit/s) when the flow closed (or the run ended); 0 for flows of other
+    /// schemes (not NaN: results compare equal run to run).
+    pub copy_rate_bps: Vec<f64>,
 }
 
 impl FlowResults {
@@ -223,6 +252,8 @@ impl FlowResults {
             duplicate_data: vec![0; n],
             ooo_max_segments: vec![0; n],
             terminated: vec![false; n],
+            app_done_ps: vec![crate::units::NEVER; n],
+            copy_rate_bps: vec![0.0; n],
         }
     }
 
@@ -246,6 +277,8 @@ impl FlowResults {
             duplicate_data: Vec::new(),
             ooo_max_segments: Vec::new(),
             terminated: Vec::new(),
+            app_done_ps: Vec::new(),
+            copy_rate_bps: Vec::new(),
         }
     }
 }

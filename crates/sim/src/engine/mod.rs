@@ -103,6 +103,10 @@ pub struct RunStats {
     pub ooo_host_max_bytes: Vec<u64>,
     pub ooo_host_mean_bytes: Vec<f64>,
     pub ooo_host_insert_mean_bytes: Vec<f64>,
+    /// RAX: times flows' priorities rose, and fast retransmits suppressed while a priority rose (reorderings
+    /// the duplicate ACKs stood for; section III-B of the RAX paper).
+    pub rax_priority_rises: u64,
+    pub rax_reorderings: u64,
     /// `run.monitor_host`: the time series (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<Monitor>,

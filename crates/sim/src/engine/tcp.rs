@@ -6,11 +6,11 @@ use super::family::Family;
 use super::queue::Event;
 use super::{RunStats, Sim};
 use crate::config::{Config, Connections, QclimbInfo, SchemeName};
-use crate::flows::FlowSet;
+use crate::flows::{FlowSet, NO_RATE};
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
 use crate::net::Network;
-use crate::transport::tcp::{Conn, ConnState, TcpParams};
+use crate::transport::tcp::{time_to_generate, Conn, ConnState, TcpParams};
 use crate::units::{tx_time, Ps, NEVER};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
@@ -191,6 +191,24 @@ impl Sim<'_, Tcp> {
         if self.flows.qclimb.get(i) == Some(&false) {
             conn.use_pias();
         }
+        // the application model: a generation rate (after the cached bytes), and the send buffer
+        let rate = self.flows.gen_rate_bps.get(i).copied().unwrap_or(NO_RATE);
+        let cached = self.flows.cached_bytes.get(i).copied().unwrap_or(0).min(size);
+        if rate != NO_RATE {
+            // the last segment cannot leave before its last byte is generated
+            let hops: Vec<(u64, Ps)> = self
+                .net
+                .ecmp_path(src, dst, fwd)
+                .iter()
+                .map(|&p| (self.net.ports[p as usize].rate_bps, self.net.ports[p as usize].delay_ps))
+                .collect();
+            let mss = self.fam.params.mss as u64;
+            let last = size - (size - 1) / mss * mss;
+            let after_gen = time_to_generate(size - cached, rate)
+                + super::ideal_fct(&hops, last, self.fam.params.mss, self.fam.params.header);
+            self.results.ideal_fct_ps[i] = self.results.ideal_fct_ps[i].max(after_gen);
+        }
+        conn.set_app(&self.fam.params, rate, cached, self.now);
         self.out.clear();
         conn.start(&self.fam.params, self.now, &mut self.out);
         self.conns[i] = Some(conn);
@@ -240,6 +258,14 @@ impl Sim<'_, Tcp> {
             self.out.clear();
             c.on_delack_timer(&self.fam.params, now, &mut self.out);
             self.after_transport(flow, dst);
+        }
+        let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
+        if c.app_deadline <= now {
+            // the application has written the next segment (application model)
+            let src = c.src;
+            self.out.clear();
+            c.on_app_timer(&self.fam.params, now, &mut self.out);
+            self.after_transport(flow, src);
         }
         let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
         if c.rto_deadline > now {
@@ -360,6 +386,12 @@ impl Sim<'_, Tcp> {
         // (plus any copies that arrived after the flow closed, counted as they came)
         self.results.duplicate_data[f] += c.counters.duplicate_data;
         self.results.ooo_max_segments[f] = c.counters.ooo_max_segments;
+        self.results.app_done_ps[f] = c.app().done_ps;
+        if self.fam.params.rax.is_some() {
+            self.results.copy_rate_bps[f] = c.app().copy_rate_bps;
+            self.stats.rax_priority_rises += c.counters.priority_rises as u64;
+            self.stats.rax_reorderings += c.counters.reorderings as u64;
+        }
     }
 
     /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path; with

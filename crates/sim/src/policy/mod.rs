@@ -20,6 +20,12 @@
 //!   and LAS's bytes sent. Measured at the packet's own offset by default (remaining = size - offset, bytes
 //!   sent = offset: the ns-2 code), or at the sender's state (`scheme.rank_at = "ack"`: remaining = size -
 //!   bytes acknowledged, bytes sent = the highest byte sent); the caller passes the two positions.
+//! - Remaining time (pFabric by remaining time, the RAX paper's section II-B): the remaining size divided by the
+//!   flow's generation rate (at most the line rate), in ns; the caller passes the flow's ns per byte.
+//! - RAX (`rax`): one priority per flow that the transport recomputes from the flow's estimated remaining time
+//!   before each data packet (see [`rax`]).
+
+pub mod rax;
 
 use crate::config::{Config, QclimbInfo, RankBy, SchemeName};
 
@@ -34,6 +40,8 @@ pub enum Tagging {
     Qclimb { thresholds: Vec<u64>, slack: u64 },
     /// One priority for the whole flow, from its point estimate (QCLIMB-FP).
     PointFixed { thresholds: Vec<u64> },
+    /// RAX and RAX+: the flow's priority, which the transport keeps up to date from its remaining time.
+    Rax,
 }
 
 /// The queue whose size range holds `v`: queue j for alpha_j < v <= alpha_{j+1} (alpha_0 = 0).
@@ -61,6 +69,7 @@ pub enum Rank {
     RemainingSize,
     RemainingEstimate,
     BytesSent,
+    RemainingTime,
 }
 
 impl Tagging {
@@ -78,6 +87,7 @@ impl Tagging {
                     }
                 }
             }
+            SchemeName::Rax | SchemeName::RaxPlus => Tagging::Rax,
             _ => Tagging::Fixed,
         }
     }
@@ -87,7 +97,7 @@ impl Tagging {
     #[inline]
     pub fn priority(&self, flow_prio: u8, offset: u64, b: &Bounds) -> u8 {
         match self {
-            Tagging::Fixed => flow_prio,
+            Tagging::Fixed | Tagging::Rax => flow_prio,
             Tagging::Pias { thresholds } => queue_for(thresholds, offset),
             Tagging::Qclimb { thresholds, .. } | Tagging::PointFixed { thresholds } if b.pias => {
                 queue_for(thresholds, offset)
@@ -115,20 +125,24 @@ impl Rank {
             SchemeName::Pfabric => match cfg.scheme.rank {
                 RankBy::RemainingSize => Rank::RemainingSize,
                 RankBy::Estimate => Rank::RemainingEstimate,
+                RankBy::RemainingTime => Rank::RemainingTime,
             },
             SchemeName::Las => Rank::BytesSent,
             _ => Rank::None,
         }
     }
 
-    /// The rank of a data packet, from its flow's state when it is sent (saturating at u32::MAX).
+    /// The rank of a data packet, from its flow's state when it is sent (saturating at u32::MAX); `ns_per_byte`
+    /// is the flow's time per byte at the smaller of its generation rate and the line rate (remaining time only).
     #[inline]
-    pub fn of(&self, size: u64, estimate: u64, bytes_acked: u64, bytes_sent: u64) -> u32 {
+    pub fn of(&self, size: u64, estimate: u64, bytes_acked: u64, bytes_sent: u64, ns_per_byte: f64) -> u32 {
         let r = match self {
             Rank::None => 0,
             Rank::RemainingSize => size.saturating_sub(bytes_acked),
             Rank::RemainingEstimate => estimate.saturating_sub(bytes_acked),
             Rank::BytesSent => bytes_sent,
+            // (the cast saturates)
+            Rank::RemainingTime => (size.saturating_sub(bytes_acked) as f64 * ns_per_byte) as u64,
         };
         r.min(u32::MAX as u64 - 1) as u32
     }
@@ -182,9 +196,11 @@ mod tests {
 
     #[test]
     fn ranks() {
-        assert_eq!(Rank::RemainingSize.of(10_000, 0, 4_000, 6_000), 6_000);
-        assert_eq!(Rank::RemainingEstimate.of(10_000, 3_000, 4_000, 6_000), 0);
-        assert_eq!(Rank::BytesSent.of(10_000, 0, 4_000, 6_000), 6_000);
-        assert_eq!(Rank::RemainingSize.of(u64::MAX, 0, 0, 0), u32::MAX - 1);
+        assert_eq!(Rank::RemainingSize.of(10_000, 0, 4_000, 6_000, 0.0), 6_000);
+        assert_eq!(Rank::RemainingEstimate.of(10_000, 3_000, 4_000, 6_000, 0.0), 0);
+        assert_eq!(Rank::BytesSent.of(10_000, 0, 4_000, 6_000, 0.0), 6_000);
+        assert_eq!(Rank::RemainingSize.of(u64::MAX, 0, 0, 0, 0.0), u32::MAX - 1);
+        // 6,000 bytes left at 5 Gbit/s (1.6 ns per byte): 9.6 us
+        assert_eq!(Rank::RemainingTime.of(10_000, 0, 4_000, 6_000, 1.6), 9_600);
     }
 }

@@ -33,11 +33,28 @@
 //! - DCTCP: data is ECN-capable; alpha <- (1 - g) alpha + g F once per window of data, F being the fraction
 //!   of ACKs in that window that echoed a mark; on an echoed mark, at most once per window of data,
 //!   cwnd <- cwnd (1 - alpha / 2) and ssthresh <- cwnd. A loss is handled as TCP handles it.
+//! - The application model (the RAX paper, section II): a flow's application may generate its bytes at a rate
+//!   r_g (`gen_rate_bps`), after a part available at once (`cached_bytes`), and writes them into a send buffer
+//!   of `transport.send_buffer_bytes` that holds the bytes not yet cumulatively acknowledged. A full buffer
+//!   blocks the application: its generation pauses until ACKs free space (Linux's blocking `send()`), and the
+//!   written bytes then grow at the smaller of r_g and the rate ACKs free space. The transport sends only
+//!   whole segments whose every byte is written (`avail_segs`), except the flow's last; when it runs out of
+//!   written data with its windows open it sets a timer for the instant the next segment will be written,
+//!   or waits for an ACK when the buffer blocks. The generation is computed exactly in integers (bytes =
+//!   floor(rate x elapsed)), lazily: at each timer, at every ACK that moves the cumulative ACK (before the
+//!   buffer's bound moves with it), and when the sender runs out of written data. A flow without a rate whose
+//!   bytes fit the buffer has `avail_segs = n_segs` from its start and never takes these paths.
+//! - RAX (`policy::rax`): before each data segment a RAX flow brings its written bytes up to date, samples its
+//!   copy rate when the interval has passed, and sets its priority from its remaining time. While a segment
+//!   sent before the latest priority rise is unacknowledged (the segments sent after it, at a higher
+//!   priority, may overtake it), duplicate ACKs do not start fast recovery (the paper, section III-B); each
+//!   such suppressed fast retransmit is counted as a reordering.
 
 use super::bitset::BitSet;
 use crate::config::{
     Config, L2dctIncrease, OooHandling, PiasCount, PriorityLossRepair, RankAt, SchemeName, TransportKind,
 };
+use crate::policy::rax::RaxParams;
 use crate::policy::{Bounds, Rank, Tagging};
 use crate::net::packet::{flags, since, stamp, Packet, NO_SACK};
 use crate::units::{Ps, NEVER, PS_PER_US};
@@ -98,6 +115,12 @@ pub struct TcpParams {
     /// Delayed ACKs: acknowledge every this many in-order segments (1: every segment), or after `delack_timeout`.
     pub delack_segments: u32,
     pub delack_timeout: Ps,
+    /// The application model's per-flow send buffer in bytes (u64::MAX when unbounded).
+    pub send_buffer: u64,
+    /// The host link rate in bit/s (the line rate C of ranks by remaining time and of RAX).
+    pub line_rate_bps: f64,
+    /// RAX's (and RAX+'s) tagging, when the scheme is one of them.
+    pub rax: Option<RaxParams>,
 }
 
 /// L2DCT's weight w_c of a flow as a function of the bytes it has sent: w_max up to `size_min`, w_min from
@@ -174,6 +197,13 @@ impl TcpParams {
             handshake: t.handshake,
             delack_segments: t.delayed_ack_segments,
             delack_timeout: us(t.delayed_ack_timeout_us),
+            send_buffer: if t.send_buffer_bytes == 0 { u64::MAX } else { t.send_buffer_bytes },
+            line_rate_bps: cfg.topology.host_link_gbps() * 1e9,
+            rax: match cfg.scheme.name {
+                SchemeName::Rax => Some(RaxParams::from_config(cfg, false)),
+                SchemeName::RaxPlus => Some(RaxParams::from_config(cfg, true)),
+                _ => None,
+            },
             l2dct: (cfg.scheme.name == SchemeName::L2dct).then(|| L2dct {
                 w_min: cfg.scheme.l2dct_w_min,
                 w_max: cfg.scheme.l2dct_w_max,
@@ -211,6 +241,9 @@ pub struct ConnCounters {
     pub duplicate_data: u32,
     /// Most segments the receiver held out of order at once.
     pub ooo_max_segments: u32,
+    /// RAX: times the flow's priority rose, and fast retransmits suppressed meanwhile (reorderings).
+    pub priority_rises: u32,
+    pub reorderings: u32,
 }
 
 /// `x.round() as Ps` for x >= 0 (half away from zero) without the libm call that baseline x86-64 makes for
@@ -249,6 +282,8 @@ pub struct Conn {
     pub delack_deadline: Ps,
     pub rcv_nxt: u32,
     ooo_held: u32,
+    /// When the application will have written the next segment (NEVER when no such timer runs).
+    pub app_deadline: Ps,
 
     // --- line 1: the sender, every ACK ---
     pub cwnd: f64,
@@ -284,6 +319,10 @@ pub struct Conn {
     consecutive_timeouts: u32,
     /// Bytes of the last segment.
     last_payload: u32,
+    /// New segments the application has written whole (the flow's last counts once written): `n_segs` from
+    /// the start for a flow whose bytes are all ready and fit the send buffer; below it while the application
+    /// model limits the sender.
+    avail_segs: u32,
     pub recovery: Option<Recovery>,
     have_rtt: bool,
     /// In probe mode: retransmissions are held; probes go out every RTO until an ACK comes back.
@@ -324,6 +363,50 @@ pub struct Conn {
     /// this flow counts (raised to the high-water mark when consecutive timeouts restart the count).
     pias_base: u64,
     pias_reset_at: u64,
+
+    // --- last, so that the fields above keep their places: the application model's ---
+    /// ns per byte at the smaller of the generation rate and the line rate (pFabric ranked by remaining time).
+    ns_per_byte: f64,
+    /// The application model (unused while `avail_segs == n_segs` from the start).
+    app: App,
+}
+
+/// A flow's application (the application model): what it has written into the send buffer, and RAX's measure of
+/// the copy rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct App {
+    /// Generation rate in bit/s (0: everything at once).
+    pub rate_bps: u64,
+    /// Bytes available at once, written before the generation at `rate_bps` starts.
+    pub cached: u64,
+    /// The generation's reference point: `base` bytes written at `t0`; at a later time t, base + floor(rate
+    /// (t - t0)) unless the buffer blocked it.
+    base: u64,
+    t0: Ps,
+    /// Bytes written so far (as of the last update).
+    pub written: u64,
+    /// When the last byte was written (NEVER until then).
+    pub done_ps: Ps,
+    /// RAX: the copy rate (bit/s), and the time and written bytes of the last sample.
+    pub copy_rate_bps: f64,
+    rc_t: Ps,
+    rc_written: u64,
+    /// RAX: new segments below this were sent before the latest rise of the flow's priority.
+    rise_upto: u32,
+}
+
+/// Bytes generated in `dt` ps at `rate_bps` bit/s (rounded down).
+#[inline]
+fn bytes_in(dt: Ps, rate_bps: u64) -> u64 {
+    let b = dt as u128 * rate_bps as u128 / 8_000_000_000_000u128;
+    b.min(u64::MAX as u128) as u64
+}
+
+/// Time in ps to generate `bytes` at `rate_bps` bit/s (rounded up: the instant the last byte exists).
+#[inline]
+pub fn time_to_generate(bytes: u64, rate_bps: u64) -> Ps {
+    let t = (bytes as u128 * 8_000_000_000_000u128).div_ceil(rate_bps as u128);
+    t.min(Ps::MAX as u128) as Ps
 }
 
 /// What a connection carries from one flow to the next (`transport.connections` other than "per_flow"; see
@@ -375,6 +458,21 @@ impl Conn {
             size,
             estimate,
             bounds: Bounds { lower: estimate, upper: estimate, estimate, pias: false },
+            ns_per_byte: 8e9 / p.line_rate_bps,
+            avail_segs: n_segs,
+            app_deadline: NEVER,
+            app: App {
+                rate_bps: 0,
+                cached: size,
+                base: size,
+                t0: 0,
+                written: size,
+                done_ps: NEVER,
+                copy_rate_bps: p.line_rate_bps,
+                rc_t: 0,
+                rc_written: 0,
+                rise_upto: 0,
+            },
             prio,
             snd_una: 0,
             snd_nxt: 0,
@@ -446,6 +544,151 @@ impl Conn {
         }
     }
 
+    /// The application model: the flow's application starts writing at `now`, its bytes generated at
+    /// `rate_bps` (0: all at once) after `cached` bytes available at once. Call before [`Conn::start`]. A flow
+    /// whose bytes are all ready and fit the send buffer is not limited at all (and writes at `now`).
+    pub fn set_app(&mut self, p: &TcpParams, rate_bps: u64, cached: u64, now: Ps) {
+        let size = self.size;
+        let cached = if rate_bps == 0 { size } else { cached.min(size) };
+        self.app = App { rate_bps, cached, base: 0, t0: now, written: 0, rc_t: now, ..self.app };
+        if rate_bps > 0 {
+            self.ns_per_byte = 8e9 / (rate_bps as f64).min(p.line_rate_bps);
+        }
+        if rate_bps == 0 && size <= p.send_buffer {
+            self.app.base = size;
+            self.app.written = size;
+            self.app.done_ps = now;
+            return;
+        }
+        self.avail_segs = 0;
+        self.app_advance(p, now);
+    }
+
+    /// The flow's application so far.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    /// The most bytes the send buffer lets the application have written: the bytes acknowledged plus the buffer.
+    #[inline]
+    fn app_bound(&self, p: &TcpParams) -> u64 {
+        let acked = (self.snd_una as u64 * p.mss as u64).min(self.size);
+        acked.saturating_add(p.send_buffer).min(self.size)
+    }
+
+    /// Bring the application's written bytes up to `now` under the send buffer's current bound (call before the
+    /// bound moves), and the segments available to the sender with them. (Out of line and cold: only
+    /// application-limited flows come here, and the per-packet paths of the others stay as small as they were.)
+    #[cold]
+    #[inline(never)]
+    fn app_advance(&mut self, p: &TcpParams, now: Ps) {
+        let bound = self.app_bound(p);
+        let a = &mut self.app;
+        if a.base < a.cached {
+            // the cached bytes are written as fast as the buffer takes them; the generation starts after them
+            let w = a.cached.min(bound);
+            a.base = w;
+            a.t0 = now;
+            a.written = w;
+            if w == self.size && a.done_ps == NEVER {
+                a.done_ps = now;
+            }
+            if w < a.cached {
+                self.refresh_avail(p);
+                return;
+            }
+        }
+        let generated =
+            if a.rate_bps == 0 { self.size } else { a.base.saturating_add(bytes_in(now - a.t0, a.rate_bps)) };
+        if generated >= bound {
+            if bound == self.size && a.done_ps == NEVER {
+                // the last byte was written when it was generated (the buffer had room for it)
+                a.done_ps = if a.rate_bps == 0 {
+                    now
+                } else {
+                    (a.t0 + time_to_generate(self.size - a.base, a.rate_bps)).min(now)
+                };
+            }
+            // blocked (or done): nothing more is generated until the bound moves, from then on
+            a.base = bound;
+            a.t0 = now;
+            a.written = bound;
+        } else {
+            a.written = generated;
+        }
+        self.refresh_avail(p);
+    }
+
+    #[inline]
+    fn refresh_avail(&mut self, p: &TcpParams) {
+        self.avail_segs =
+            if self.app.written >= self.size { self.n_segs } else { (self.app.written / p.mss as u64) as u32 };
+    }
+
+    /// The sender has sent every written segment and its windows would allow more: whether the application has
+    /// written more since; if not, set the timer for the instant it will have.
+    #[cold]
+    #[inline(never)]
+    fn app_refill(&mut self, p: &TcpParams, now: Ps) -> bool {
+        let before = self.avail_segs;
+        self.app_advance(p, now);
+        if self.avail_segs > before {
+            return true;
+        }
+        self.app_schedule(p);
+        false
+    }
+
+    /// When will the next segment be written? (No timer while the buffer blocks the application: an ACK will
+    /// free space.)
+    fn app_schedule(&mut self, p: &TcpParams) {
+        let target = ((self.avail_segs as u64 + 1) * p.mss as u64).min(self.size);
+        let a = &self.app;
+        self.app_deadline = if target > self.app_bound(p) || a.base < a.cached || a.rate_bps == 0 {
+            NEVER
+        } else {
+            a.t0 + time_to_generate(target - a.base, a.rate_bps)
+        };
+    }
+
+    /// The application timer fired: send what has been written since.
+    pub fn on_app_timer(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        self.app_deadline = NEVER;
+        if !self.established || self.sender_done() || self.avail_segs >= self.n_segs {
+            return;
+        }
+        self.app_advance(p, now);
+        self.send_more(p, now, out);
+    }
+
+    /// RAX, before a data segment: the written bytes up to date, a copy-rate sample if the interval has passed
+    /// (while the application writes), and the priority from the remaining time.
+    #[inline(never)]
+    fn rax_update(&mut self, p: &TcpParams, r: &RaxParams, now: Ps) {
+        if self.avail_segs < self.n_segs {
+            self.app_advance(p, now);
+        }
+        let a = &mut self.app;
+        // (no sample once everything is written: as the kernel hook, which samples at the application's writes)
+        if now >= a.rc_t + r.interval_ps && a.written < self.size {
+            a.copy_rate_bps = r.smooth(a.copy_rate_bps, a.written - a.rc_written, now - a.rc_t);
+            a.rc_t = now;
+            a.rc_written = a.written;
+        }
+        let sent = (self.snd_nxt as u64 * p.mss as u64).min(self.size);
+        let t = if r.plus {
+            r.true_remaining_ps(self.size, a.written, sent, a.rate_bps)
+        } else {
+            r.estimate_ps(a.written, sent, a.copy_rate_bps)
+        };
+        let prio = r.priority(t);
+        if prio < self.prio && self.snd_nxt > 0 {
+            self.counters.priority_rises += 1;
+            a.rise_upto = self.snd_nxt;
+        }
+        self.prio = prio;
+    }
+
     /// The state this connection hands to the next flow on it (the flow started at `started`).
     pub fn carry(&self, p: &TcpParams, started: Ps) -> ConnState {
         let hwm = (self.snd_nxt as u64 * p.mss as u64).min(self.size);
@@ -514,7 +757,7 @@ impl Conn {
     /// The earliest of the flow's timers (retransmission, delayed ACK); `NEVER` when none runs.
     #[inline]
     pub fn deadline(&self) -> Ps {
-        self.rto_deadline.min(self.delack_deadline)
+        self.rto_deadline.min(self.delack_deadline).min(self.app_deadline)
     }
 
     /// The SYN: no payload, the priority and rank of the first segment, `ack_bytes` on the wire.
@@ -548,7 +791,7 @@ impl Conn {
         Packet {
             flow: self.flow,
             seq: seg,
-            sack: p.rank.of(self.size, self.estimate, acked, sent),
+            sack: p.rank.of(self.size, self.estimate, acked, sent, self.ns_per_byte),
             dst: self.dst,
             wire: (payload + p.header) as u16,
             prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, count, &self.bounds) },
@@ -568,6 +811,9 @@ impl Conn {
     }
 
     fn send_segment(&mut self, p: &TcpParams, seg: u32, now: Ps, retx: bool, out: &mut Vec<Packet>) {
+        if let Some(r) = &p.rax {
+            self.rax_update(p, r, now);
+        }
         let pkt = self.data_packet(p, seg, now, retx);
         self.counters.bytes_sent += (pkt.wire as u32 - p.header) as u64;
         if retx {
@@ -618,11 +864,15 @@ impl Conn {
             if let Some(s) = self.next_lost() {
                 self.send_segment(p, s, now, true, out);
                 self.retx_ptr = s + 1;
-            } else if self.snd_nxt < self.n_segs && self.rwnd_allows(p, self.snd_nxt) {
+            } else if self.snd_nxt < self.avail_segs && self.rwnd_allows(p, self.snd_nxt) {
                 let s = self.snd_nxt;
                 self.snd_nxt += 1;
                 self.send_segment(p, s, now, false, out);
             } else {
+                // application-limited: take what has been written since, else wait for it
+                if self.avail_segs < self.n_segs && self.snd_nxt >= self.avail_segs && self.app_refill(p, now) {
+                    continue;
+                }
                 break;
             }
         }
@@ -763,6 +1013,10 @@ impl Conn {
                     }
                 }
             }
+            if self.avail_segs < self.n_segs {
+                // the application's writes up to now, under the buffer's bound before this ACK moves it
+                self.app_advance(p, now);
+            }
             self.snd_una = cum;
             let delivered = newly;
             self.dupacks = 0;
@@ -844,7 +1098,14 @@ impl Conn {
                 self.mark_lost_upto(self.fack - thresh);
             }
         } else if thresh > 0 && self.dupacks >= thresh {
-            self.enter_fast_recovery(p, now, out);
+            if self.snd_una < self.app.rise_upto {
+                // RAX: the priority rose; the duplicate ACKs may come from reordering, not loss
+                if self.dupacks == thresh {
+                    self.counters.reorderings += 1;
+                }
+            } else {
+                self.enter_fast_recovery(p, now, out);
+            }
         }
         self.send_more(p, now, out);
         if new_window {
@@ -1361,6 +1622,48 @@ mod tests {
         assert_eq!(c.cwnd, 4.0, "cwnd = ssthresh when fast recovery ends");
         assert_eq!(c.scoreboard(), (0, 0, 0));
         assert_eq!(c.counters.retransmits, 1);
+    }
+
+    #[test]
+    fn an_application_limited_sender_sends_what_is_written_and_waits_for_the_rest() {
+        let p = params(false);
+        let mut c = conn(&p, 10);
+        let mut out = Vec::new();
+        // 1 Gbit/s, two segments cached: they go at once, the third is written 11.68 us later
+        c.set_app(&p, 1_000_000_000, 2 * 1460, 0);
+        c.start(&p, 0, &mut out);
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(c.app_deadline, 11_680_000);
+        assert_eq!(c.deadline(), c.app_deadline, "the application's timer comes before the RTO");
+        out.clear();
+        c.on_app_timer(&p, 11_680_000 - 1, &mut out);
+        assert!(out.is_empty(), "one picosecond early: the segment is not written yet");
+        c.on_app_timer(&p, 11_680_000, &mut out);
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(c.app().done_ps, NEVER);
+        // the rest, late: everything generated by now is written and sent at once, up to the window
+        out.clear();
+        c.on_app_timer(&p, time_to_generate(8 * 1460, 1_000_000_000), &mut out);
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(c.app().done_ps, time_to_generate(8 * 1460, 1_000_000_000));
+    }
+
+    #[test]
+    fn a_full_send_buffer_blocks_until_an_ack_frees_space() {
+        let mut p = params(false);
+        p.send_buffer = 3 * 1460;
+        let mut c = conn(&p, 10);
+        let mut rx = conn(&p, 10);
+        let mut out = Vec::new();
+        c.set_app(&p, 0, 0, 0);
+        c.start(&p, 0, &mut out);
+        assert_eq!(out.len(), 3, "the buffer holds three segments; the window would allow four");
+        assert_eq!(c.app_deadline, NEVER, "blocked: no timer, the ACKs will free space");
+        let first: Vec<Packet> = std::mem::take(&mut out);
+        let a = deliver(&p, &mut rx, &first[0]);
+        c.on_ack(&p, 1_000, &a, &mut out);
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![3], "one acknowledged, one written");
+        assert_eq!(c.app().written, 4 * 1460);
     }
 
     #[test]
