@@ -117,6 +117,13 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             have.join(", ")
         )));
     };
+    if flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
+        return Err(FlowError(
+            "run.level = \"flow\": flows with a data generation rate (gen_rate_bps) are not modelled at the flow \
+             level yet; run them at the packet level"
+                .into(),
+        ));
+    }
     // the packet level's ECMP salts: the first draw of the same seeder
     let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
     let t = &cfg.transport;

@@ -53,4 +53,9 @@ fn a_workload_finishes_deterministically() {
     let e = Config::from_json(r#"{"scheme": {"name": "pias", "thresholds_bytes": [1000]}, "run": {"level": "flow"}}"#)
         .unwrap_err();
     assert_eq!(e.key, "run.level");
+    // generation rates (the application model) are not modelled at the flow level: refused, not ignored
+    let mut f = flows(&[(0, 1, 10_000, 0)]);
+    f.gen_rate_bps = vec![1_000_000_000];
+    let e = engine::run(&cfg("dctcp", Level::Flow), &f, None).unwrap_err();
+    assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
 }

@@ -139,6 +139,10 @@ fn estimated_sizes() {
     assert_eq!(poor.stats.flows_finished, 500);
     let e = engine::run(&homa(r#", "homa_sizes": "upper""#), &f, None).unwrap_err();
     assert!(e.0.contains("upper_bytes"), "{}", e.0);
+    // the application model's generation rates are the TCP family's: refused here, not ignored
+    f.gen_rate_bps = vec![1_000_000_000; f.len()];
+    let e = engine::run(&homa(""), &f, None).unwrap_err();
+    assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
 }
 
 /// Loss into a few receivers with one message granted at a time: a message granted to its end and then passed

@@ -269,6 +269,12 @@ fn run_with(
                 .into(),
         ));
     }
+    if cfg.scheme.name.family() != FamilyName::Tcp && flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
+        return Err(FlowError(format!(
+            "flows: scheme {} does not model data generation rates (gen_rate_bps); the TCP-family schemes do",
+            cfg.scheme.name.as_str()
+        )));
+    }
     match cfg.scheme.name.family() {
         FamilyName::Tcp => {
             let params = TcpParams::from_config(cfg);
