@@ -217,8 +217,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             let i = id as usize;
             let (src, dst, size) = (flows.src[i], flows.dst[i], flows.size_bytes[i]);
             let hops = net.ecmp_path(src, dst, flow_hash(id, false));
-            let hop_list: Vec<(u64, Ps)> =
-                hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
+            let hop_list = net.path_hops(src, dst, flow_hash(id, false));
             let ideal = ideal_fct(&hop_list, size, mss, header);
             let rtt: Ps =
                 hop_list.iter().map(|&(r, d)| tx_time(mss + header, r) + tx_time(t.ack_bytes, r) + 2 * d).sum();

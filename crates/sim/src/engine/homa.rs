@@ -128,12 +128,7 @@ impl Sim<'_, Homa> {
             HomaSizes::Upper => self.flows.upper_bytes[i],
         };
         let (header, mss) = (self.fam.params.header, self.fam.params.mss);
-        let hops: Vec<(u64, Ps)> = self
-            .net
-            .ecmp_path(src, dst, flow_hash(id, false))
-            .iter()
-            .map(|&p| (self.net.ports[p as usize].rate_bps, self.net.ports[p as usize].delay_ps))
-            .collect();
+        let hops = self.net.path_hops(src, dst, flow_hash(id, false));
         self.results.ideal_fct_ps[i] = super::ideal_fct(&hops, size, mss, header);
         self.stats.connections_opened += 1;
         let mut msg = Box::new(HomaMsg::new(&self.fam.params, id, src, dst, size, view, now));

@@ -22,7 +22,7 @@ use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
 use crate::net::Network;
 use crate::transport::rate::{RateAgent, RateFlow, RateHdr, RateOutcome, RateParams};
-use crate::units::{Ps, NEVER};
+use crate::units::NEVER;
 use rand::RngCore;
 use std::sync::atomic::Ordering;
 
@@ -108,12 +108,7 @@ impl Sim<'_, Rate> {
         let random = self.rng.next_u64();
         let mut flow = Box::new(RateFlow::new(&self.fam.params, id, src, dst, size, deadline, line_rate, random));
         let (fwd, header, mss) = (flow_hash(id, false), self.fam.params.header, self.fam.params.mss);
-        let hops: Vec<(u64, Ps)> = self
-            .net
-            .ecmp_path(src, dst, fwd)
-            .iter()
-            .map(|&p| (self.net.ports[p as usize].rate_bps, self.net.ports[p as usize].delay_ps))
-            .collect();
+        let hops = self.net.path_hops(src, dst, fwd);
         self.results.ideal_fct_ps[i] = super::ideal_fct(&hops, size, mss, header);
         self.stats.connections_opened += 1;
         self.out.clear();

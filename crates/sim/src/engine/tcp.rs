@@ -196,12 +196,7 @@ impl Sim<'_, Tcp> {
         let cached = self.flows.cached_bytes.get(i).copied().unwrap_or(0).min(size);
         if rate != NO_RATE {
             // the last segment cannot leave before its last byte is generated
-            let hops: Vec<(u64, Ps)> = self
-                .net
-                .ecmp_path(src, dst, fwd)
-                .iter()
-                .map(|&p| (self.net.ports[p as usize].rate_bps, self.net.ports[p as usize].delay_ps))
-                .collect();
+            let hops = self.net.path_hops(src, dst, fwd);
             let mss = self.fam.params.mss as u64;
             let last = size - (size - 1) / mss * mss;
             let after_gen = time_to_generate(size - cached, rate)

@@ -441,6 +441,12 @@ impl<H: Header> Network<H> {
         path
     }
 
+    /// The (rate, propagation delay) of every port on that path: what an ideal FCT is computed from.
+    pub fn path_hops(&self, src: u32, dst: u32, hash: u32) -> Vec<(u64, Ps)> {
+        let hop = |p: &u32| (self.ports[*p as usize].rate_bps, self.ports[*p as usize].delay_ps);
+        self.ecmp_path(src, dst, hash).iter().map(hop).collect()
+    }
+
     pub fn is_host(&self, node: u32) -> bool {
         node < self.hosts
     }
