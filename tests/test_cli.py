@@ -209,3 +209,16 @@ def test_real_process_success_writes_and_prints_everything(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [
         ".fctlab.lock", "catalog.duckdb", "config.json", "flows.parquet", "summary.json"
     ]
+
+
+def test_calibrate_prints_both_levels_and_writes_nothing(tmp_path):
+    exp = exp_file(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = invoke("calibrate", exp)
+    assert result.exit_code == 0, result.stderr
+    for needle in ("flow level against packet level", "small", "all", "time: packet level"):
+        assert needle in result.stdout, result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    # a scheme the flow level has no model for: the key is named, nothing runs
+    bad = invoke("calibrate", exp, "--set", "scheme.name=homa")
+    assert bad.exit_code == 2 and "run.level" in bad.stderr, bad.stderr

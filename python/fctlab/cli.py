@@ -331,6 +331,62 @@ def compare(
 
 
 @app.command()
+def calibrate(
+    experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
+    sets: _SetOption = None,
+    threads: _ThreadsOption = None,
+) -> None:
+    """Run one experiment at the packet level and at the flow level (run.level = "flow") on the same flows and
+    print, per size bin, how far the flow level is from the packet level (mean and p99 FCT, mean slowdown) and
+    the time each took. Writes nothing."""
+    import time
+
+    from fctlab.config import ConfigError
+
+    _check_threads(threads)
+    try:
+        base, flows = _prepare(experiment, sets)
+        packet = base.with_overrides(["run.level=packet"])
+        flow = base.with_overrides(["run.level=flow"])
+        notes = _notes(base, flows)
+    except ConfigError as e:
+        raise _fail(str(e), EXIT_BAD_INPUT) from None
+    _say_notes(notes)
+    from fctlab.analyze import SUMMARY_BINS, _fmt, bins_text, format_table
+
+    summaries, walls = {}, {}
+    for label, exp in (("packet", packet), ("flow", flow)):
+        start = time.perf_counter()
+        try:
+            result = _run_with_progress(exp, flows, f"{exp.name} ({label} level)", _threads(threads, exp))
+        except typer.Exit:
+            raise
+        except (ValueError, RuntimeError) as e:
+            raise _fail(f"engine ({label} level): {e}", EXIT_FAILED) from None
+        walls[label] = time.perf_counter() - start
+        summaries[label] = result.summary
+
+    def err(a: Any, b: Any) -> str:
+        return "-" if a in (None, 0) or b is None else f"{100 * (b / a - 1):+.1f}%"
+
+    rows = []
+    for name in SUMMARY_BINS:
+        p, f = summaries["packet"]["bins"][name], summaries["flow"]["bins"][name]
+        row = [name, f"{p['count']:,}"]
+        for key, scale in (("mean_fct_ns", 1000.0), ("p99_fct_ns", 1000.0), ("mean_slowdown", 1.0)):
+            row += [_fmt(p.get(key), scale, 1 if scale > 1 else 2), _fmt(f.get(key), scale, 1 if scale > 1 else 2),
+                    err(p.get(key), f.get(key))]
+        rows.append(row)
+    header = ["bin", "flows", "mean FCT packet (us)", "flow", "error", "p99 FCT packet (us)", "flow", "error",
+              "mean slowdown packet", "flow", "error"]
+    _print(f"{base.name}: {len(flows):,} flows, seed {base.seed}, scheme {base.raw.get('scheme', {}).get('name')}; "
+           f"flow level against packet level ({bins_text(base.output.bins)})")
+    _print(format_table(header, rows, "lr" + "r" * 9))
+    _print(f"time: packet level {walls['packet']:.2f} s, flow level {walls['flow']:.2f} s "
+           f"({walls['packet'] / max(walls['flow'], 1e-9):.1f}x)")
+
+
+@app.command()
 def workloads() -> None:
     """List the flow-size CDFs shipped with fctlab: mean and median size, share of small flows, source."""
     from fctlab.analyze import format_table
