@@ -285,6 +285,8 @@ fn pooled_path(net: &Network, src: u32, dst: u32, res: &mut Resources) -> Vec<u3
 
 #[derive(Default)]
 struct Scratch {
+    heap: BinaryHeap<Reverse<(OrdF64, u32)>>,
+    to_freeze: Vec<usize>,
     residual: Vec<f64>,
     count: Vec<u32>,
     frozen: Vec<bool>,
@@ -330,13 +332,15 @@ fn max_min(open: &mut [Open], s: &mut Scratch) {
             s.users[l as usize].push(k);
         }
     }
-    // a heap of (share, link), refreshed lazily: an entry is current if its share equals the link's now
-    let mut heap: BinaryHeap<Reverse<(OrdF64, u32)>> = BinaryHeap::new();
-    for l in 0..links {
-        if s.count[l] > 0 {
-            heap.push(Reverse((OrdF64(s.residual[l] / s.count[l] as f64), l as u32)));
-        }
-    }
+    // A heap of (share, link), refreshed lazily. Freezing flows at the least share (or a lower cap) never lowers
+    // another link's share (it removes flows at no more than that link's average), so an entry can only be
+    // stale low: the first entry at the top whose share is still the link's is the least share.
+    let mut buf = std::mem::take(&mut s.heap).into_vec();
+    buf.clear();
+    buf.extend(
+        (0..links).filter(|&l| s.count[l] > 0).map(|l| Reverse((OrdF64(s.residual[l] / s.count[l] as f64), l as u32))),
+    );
+    let mut heap = BinaryHeap::from(buf);
     // flows by their own cap
     s.order.clear();
     s.order.extend(0..open.len());
@@ -364,19 +368,20 @@ fn max_min(open: &mut [Open], s: &mut Scratch) {
             next_cap += 1;
         }
         let cap = if next_cap < s.order.len() { open[s.order[next_cap]].cap } else { f64::INFINITY };
-        let to_freeze: Vec<usize>;
+        s.to_freeze.clear();
         let rate;
         if cap <= link_share {
-            to_freeze = vec![s.order[next_cap]];
+            s.to_freeze.push(s.order[next_cap]);
             rate = cap;
         } else if link != u32::MAX {
-            to_freeze = s.users[link as usize].iter().copied().filter(|&k| !s.frozen[k]).collect();
+            let frozen = &s.frozen;
+            s.to_freeze.extend(s.users[link as usize].iter().copied().filter(|&k| !frozen[k]));
             rate = link_share;
             heap.pop();
         } else {
             break;
         }
-        for k in to_freeze {
+        for &k in &s.to_freeze {
             s.frozen[k] = true;
             open[k].rate = rate.max(0.0);
             left -= 1;
@@ -384,12 +389,10 @@ fn max_min(open: &mut [Open], s: &mut Scratch) {
                 let li = l as usize;
                 s.residual[li] -= rate;
                 s.count[li] -= 1;
-                if s.count[li] > 0 {
-                    heap.push(Reverse((OrdF64(s.residual[li] / s.count[li] as f64), l)));
-                }
             }
         }
     }
+    s.heap = heap;
 }
 
 /// An f64 ordered totally (for the heap).
