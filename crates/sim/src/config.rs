@@ -968,7 +968,7 @@ pub struct RunConfig {
     pub monitor_host: Option<u32>,
     pub monitor_interval_us: f64,
     /// `"packet"` (the default) or `"flow"`: rates from the scheme's allocation rule instead of packets
-    /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT).
+    /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT, pias as MLFQ).
     pub level: Level,
 }
 

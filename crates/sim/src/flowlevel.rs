@@ -14,6 +14,9 @@
 //!   each flow's own cap (see slow start) is a resource of its own.
 //! - **SRPT** for pfabric: flows in order of remaining bytes (then id) each take what their path has left, so a
 //!   link serves its most urgent flow at full rate (pFabric's ideal, strict priority by remaining size).
+//! - **MLFQ** for pias: a flow's queue is the number of demotion thresholds its bytes sent have passed (bytes on
+//!   the wire: a segment's headers ride with its payload; one event per threshold passed); queues in strict
+//!   priority, each max-min on what the more urgent ones left.
 //!
 //! What the packet level has and an isolated flow needs to take the same time at both levels:
 //! - **Bytes on the wire**: payload plus `transport.header_bytes` per `mss_bytes` segment.
@@ -43,19 +46,29 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 /// The schemes the flow level has a model for, with the model's name.
-pub const SCHEMES: [(&str, &str); 5] =
-    [("tcp", "max-min"), ("dctcp", "max-min"), ("l2dct", "max-min"), ("rcp", "max-min"), ("pfabric", "SRPT")];
+pub const SCHEMES: [(&str, &str); 6] = [
+    ("tcp", "max-min"),
+    ("dctcp", "max-min"),
+    ("l2dct", "max-min"),
+    ("rcp", "max-min"),
+    ("pfabric", "SRPT"),
+    ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Model {
     MaxMin,
     Srpt,
+    /// PIAS: a flow's queue is the number of demotion thresholds its bytes sent have passed; queues are served
+    /// in strict priority, flows within a queue max-min fairly.
+    Mlfq,
 }
 
 fn model_of(name: SchemeName) -> Option<Model> {
     match name {
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
         SchemeName::Pfabric => Some(Model::Srpt),
+        SchemeName::Pias => Some(Model::Mlfq),
         _ => None,
     }
 }
@@ -86,6 +99,9 @@ struct Open {
     rtt: Ps,
     /// Added to the time the last bit leaves: the path's pipeline latency.
     tail: Ps,
+    /// MLFQ: wire bits sent, and the queue (thresholds passed).
+    sent: f64,
+    class: u8,
 }
 
 /// Resources: ports, or pooled sets of ports under spraying; built once per run.
@@ -129,8 +145,17 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     let t = &cfg.transport;
     let (mss, header) = (t.mss_bytes, t.header_bytes);
     let spray = cfg.routing.mode == RoutingMode::Spray;
-    let window =
-        matches!(cfg.scheme.name, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Pfabric);
+    // PIAS's thresholds (payload bytes) in wire bits: a segment's headers ride with its payload
+    let th_bits: Vec<f64> = if model == Model::Mlfq {
+        let per_byte = 8.0 * (mss + header) as f64 / mss as f64;
+        cfg.scheme.thresholds_bytes.iter().map(|&b| b as f64 * per_byte).collect()
+    } else {
+        Vec::new()
+    };
+    let window = matches!(
+        cfg.scheme.name,
+        SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Pfabric | SchemeName::Pias
+    );
     let setup_rtts = u64::from(t.handshake && window) + u64::from(cfg.scheme.name == SchemeName::Rcp);
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     let n = flows.len();
@@ -159,11 +184,14 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
         }
         for f in &open {
             if f.rate > 0.0 {
-                let dt = (f.left / f.rate * 1e12).ceil() as Ps;
-                next = next.min(now + dt);
+                next = next.min(after(now, f.left, f.rate));
                 if f.round_at != NEVER && f.allow > 0.0 {
                     // the window runs out
-                    next = next.min(now + (f.allow / f.rate * 1e12).ceil() as Ps);
+                    next = next.min(after(now, f.allow, f.rate));
+                }
+                if let Some(&th) = th_bits.get(f.class as usize) {
+                    // the flow passes its queue's threshold
+                    next = next.min(after(now, (th - f.sent).max(0.0), f.rate));
                 }
             }
             next = next.min(f.round_at);
@@ -181,6 +209,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             let f = &mut open[k];
             f.left -= f.rate * dt;
             f.allow -= f.rate * dt;
+            f.sent += f.rate * dt;
             if f.left <= 1e-6 || (f.rate > 0.0 && f.left / f.rate * 1e12 < 1.0) {
                 let id = f.id as usize;
                 results.finish_ps[id] = now + f.tail;
@@ -205,6 +234,10 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             }
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
                 f.allow = 0.0; // (less than a picosecond's worth: used up)
+            }
+            // (a flow within a picosecond's worth of a threshold has passed it)
+            while th_bits.get(f.class as usize).is_some_and(|&th| f.sent * 1e12 + f.line > th * 1e12) {
+                f.class += 1;
             }
             f.cap = if f.round_at != NEVER && f.allow <= 0.0 { 0.0 } else { f.line };
         }
@@ -242,8 +275,21 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             results.start_ps[i] = at;
             results.ideal_fct_ps[i] = ideal;
             stats.connections_opened += 1;
-            let f =
-                Open { id, path, left: wire_bits, rate: 0.0, cap: line, line, win, allow: win, round_at, rtt, tail };
+            let f = Open {
+                id,
+                path,
+                left: wire_bits,
+                rate: 0.0,
+                cap: line,
+                line,
+                win,
+                allow: win,
+                round_at,
+                rtt,
+                tail,
+                sent: 0.0,
+                class: 0,
+            };
             // (the set-up round trips are a wait before the data: header-only packets both ways)
             held.push((now + setup_rtts * ctrl_rtt, f));
             stats.max_concurrent_flows = stats.max_concurrent_flows.max((open.len() + held.len()) as u64);
@@ -263,6 +309,14 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
     Ok(RunOutput { results, stats })
+}
+
+/// When `bits` at `rate` (bit/s) are sent, from `now` (rounded up to the picosecond); NEVER if not within the
+/// clock's range (a rate that float rounding left a hair above zero must not wrap the clock around).
+#[inline]
+fn after(now: Ps, bits: f64, rate: f64) -> Ps {
+    let t = (bits / rate * 1e12).ceil();
+    if t.is_finite() && t < (NEVER - now) as f64 { now + t as Ps } else { NEVER }
 }
 
 /// Under spraying: at each hop, every port a packet of the flow may take, pooled (see the module docs).
@@ -312,13 +366,20 @@ fn allocate(model: Model, open: &mut [Open], capacity: &[f64], s: &mut Scratch) 
                 open[k].rate = r;
             }
         }
-        Model::MaxMin => max_min(open, s),
+        Model::MaxMin => max_min(open, s, |_| true),
+        Model::Mlfq => {
+            // queue by queue, each on what the more urgent ones left
+            let last = open.iter().map(|f| f.class).max().unwrap_or(0);
+            for c in 0..=last {
+                max_min(open, s, |f| f.class == c);
+            }
+        }
     }
 }
 
 /// Progressive filling: repeatedly the most constrained resource (a link's residual over its unfrozen flows, or
 /// a flow's own cap) fixes the rates of its flows.
-fn max_min(open: &mut [Open], s: &mut Scratch) {
+fn max_min(open: &mut [Open], s: &mut Scratch, take: impl Fn(&Open) -> bool) {
     let links = s.residual.len();
     s.count.clear();
     s.count.resize(links, 0);
@@ -326,7 +387,13 @@ fn max_min(open: &mut [Open], s: &mut Scratch) {
     s.users.resize(links, Vec::new());
     s.frozen.clear();
     s.frozen.resize(open.len(), false);
+    let mut left = 0;
     for (k, f) in open.iter().enumerate() {
+        if !take(f) {
+            s.frozen[k] = true; // (not this round's: left as it is)
+            continue;
+        }
+        left += 1;
         for &l in &f.path {
             s.count[l as usize] += 1;
             s.users[l as usize].push(k);
@@ -346,7 +413,6 @@ fn max_min(open: &mut [Open], s: &mut Scratch) {
     s.order.extend(0..open.len());
     s.order.sort_by(|&a, &b| open[a].cap.total_cmp(&open[b].cap));
     let mut next_cap = 0;
-    let mut left = open.len();
     while left > 0 {
         // the least link share that is current
         let mut link_share = f64::INFINITY;
@@ -427,6 +493,8 @@ mod tests {
             round_at: NEVER,
             rtt: 1,
             tail: 0,
+            sent: 0.0,
+            class: 0,
         }
     }
 
@@ -453,6 +521,22 @@ mod tests {
         let r = rates(Model::MaxMin, &[10.0, 4.0], &mut f);
         let want = [4.0 / 3.0, 10.0 - 4.0 / 3.0, 4.0 / 3.0, 4.0 / 3.0];
         for (a, b) in r.iter().zip(want) {
+            assert!((a - b).abs() < 1e-12, "{r:?}");
+        }
+    }
+
+    /// MLFQ: the more urgent queue takes what it can; the next shares what it leaves, max-min.
+    #[test]
+    fn mlfq_serves_queues_in_strict_priority() {
+        let mut f = vec![flow(0, &[0], 9.0), flow(1, &[0], 9.0), flow(2, &[0, 1], 0.3), flow(3, &[1], 9.0)];
+        f[0].class = 1;
+        f[1].class = 1;
+        f[2].class = 0;
+        f[3].class = 2;
+        // queue 0: flow 2 at its cap 0.3 on links 0 and 1; queue 1: flows 0, 1 share link 0's 0.7; queue 2:
+        // flow 3 takes link 1's remaining 0.7
+        let r = rates(Model::Mlfq, &[1.0, 1.0], &mut f);
+        for (a, b) in r.iter().zip([0.35, 0.35, 0.3, 0.7]) {
             assert!((a - b).abs() < 1e-12, "{r:?}");
         }
     }

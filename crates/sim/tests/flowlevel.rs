@@ -10,7 +10,11 @@ use fctlab_sim::engine;
 /// The reference fabric with `scheme`; pFabric as the PIAS paper ran it (its native preset's 45 us RTO is for a
 /// 12 us fabric and times out spuriously on this one's 85 us).
 fn cfg(scheme: &str, level: Level) -> Config {
-    let preset = if scheme == "pfabric" { r#", "preset": "pias""# } else { "" };
+    let preset = match scheme {
+        "pfabric" => r#", "preset": "pias""#,
+        "pias" => r#", "thresholds_bytes": [14600, 100000, 1000000]"#,
+        _ => "",
+    };
     let mut c = Config::from_json(&format!(r#"{{"scheme": {{"name": "{scheme}"{preset}}}}}"#)).unwrap();
     c.run.level = level;
     c
@@ -20,7 +24,7 @@ fn cfg(scheme: &str, level: Level) -> Config {
 /// (its set-up, slow start's rounds, wire bytes, pipeline latency) is the packet level's within 0.2%.
 #[test]
 fn an_isolated_flow_takes_the_same_time_at_both_levels() {
-    for scheme in ["dctcp", "tcp", "pfabric", "rcp"] {
+    for scheme in ["dctcp", "tcp", "pfabric", "rcp", "pias"] {
         for size in [1_000u64, 14_600, 100_000, 1_000_000, 10_000_000] {
             let f = flows(&[(0, 143, size, 0)]);
             let p = engine::run(&cfg(scheme, Level::Packet), &f, None).unwrap();
@@ -39,7 +43,7 @@ fn an_isolated_flow_takes_the_same_time_at_both_levels() {
 /// A workload: every flow finishes, at least its ideal time, the same bits twice.
 #[test]
 fn a_workload_finishes_deterministically() {
-    for scheme in ["dctcp", "pfabric"] {
+    for scheme in ["dctcp", "pfabric", "pias"] {
         let f = random_flows(5_000, 144, 2_000_000, 20_000_000, 11);
         let a = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
         let b = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
@@ -50,12 +54,24 @@ fn a_workload_finishes_deterministically() {
             assert!(fct >= a.results.ideal_fct_ps[i], "flow {i}: {fct} < ideal {}", a.results.ideal_fct_ps[i]);
         }
     }
-    let e = Config::from_json(r#"{"scheme": {"name": "pias", "thresholds_bytes": [1000]}, "run": {"level": "flow"}}"#)
-        .unwrap_err();
+    let e = Config::from_json(r#"{"scheme": {"name": "homa"}, "run": {"level": "flow"}}"#).unwrap_err();
     assert_eq!(e.key, "run.level");
     // generation rates (the application model) are not modelled at the flow level: refused, not ignored
     let mut f = flows(&[(0, 1, 10_000, 0)]);
     f.gen_rate_bps = vec![1_000_000_000];
     let e = engine::run(&cfg("dctcp", Level::Flow), &f, None).unwrap_err();
     assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
+}
+
+/// PIAS at the flow level: short flows, in the top queue, finish sooner than under DCTCP's max-min sharing.
+#[test]
+fn pias_favours_short_flows() {
+    let f = random_flows(3_000, 144, 3_000_000, 20_000_000, 5);
+    let mean = |scheme: &str, small: bool| {
+        let out = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
+        assert_eq!(out.stats.flows_finished, 3_000);
+        let sel: Vec<usize> = (0..f.len()).filter(|&i| (f.size_bytes[i] <= 100_000) == small).collect();
+        sel.iter().map(|&i| (out.results.finish_ps[i] - out.results.start_ps[i]) as f64).sum::<f64>() / sel.len() as f64
+    };
+    assert!(mean("pias", true) < 0.9 * mean("dctcp", true), "{} vs {}", mean("pias", true), mean("dctcp", true));
 }
