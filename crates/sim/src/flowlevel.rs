@@ -14,6 +14,10 @@
 //!   each flow's own cap (see slow start) is a resource of its own.
 //! - **SRPT** for pfabric: flows in order of remaining bytes (then id) each take what their path has left, so a
 //!   link serves its most urgent flow at full rate (pFabric's ideal, strict priority by remaining size).
+//! - **Criticality order** for pdq (PDQ(Full)'s ideal): earliest deadline first (flows without one after), then
+//!   fewest bytes left; each flow takes what its path has left, so a link serves its most critical flow at full
+//!   rate. Not modelled: Early Start's overlap, Early Termination, the rate controller's queue. Set-up: PDQ's
+//!   request round trip.
 //! - **MLFQ** for pias: a flow's queue is the number of demotion thresholds its bytes sent have passed (bytes on
 //!   the wire: a segment's headers ride with its payload; one event per threshold passed); queues in strict
 //!   priority, each max-min on what the more urgent ones left.
@@ -37,7 +41,7 @@
 
 use crate::config::{Config, RoutingMode, SchemeName};
 use crate::engine::{ideal_fct, RunOutput, RunStats};
-use crate::flows::{FlowError, FlowResults, FlowSet};
+use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
 use crate::net::{flow_hash, Network};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use rand::{RngCore, SeedableRng};
@@ -46,19 +50,23 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 /// The schemes the flow level has a model for, with the model's name.
-pub const SCHEMES: [(&str, &str); 6] = [
+pub const SCHEMES: [(&str, &str); 7] = [
     ("tcp", "max-min"),
     ("dctcp", "max-min"),
     ("l2dct", "max-min"),
     ("rcp", "max-min"),
     ("pfabric", "SRPT"),
     ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
+    ("pdq", "criticality order: earliest deadline, then fewest bytes left, each taking what its path has left"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Model {
     MaxMin,
     Srpt,
+    /// PDQ: flows in order of criticality (earliest deadline first, flows without one after; then fewest bytes
+    /// left), each taking what its path has left.
+    Critical,
     /// PIAS: a flow's queue is the number of demotion thresholds its bytes sent have passed; queues are served
     /// in strict priority, flows within a queue max-min fairly.
     Mlfq,
@@ -69,6 +77,7 @@ fn model_of(name: SchemeName) -> Option<Model> {
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
         SchemeName::Pfabric => Some(Model::Srpt),
         SchemeName::Pias => Some(Model::Mlfq),
+        SchemeName::Pdq => Some(Model::Critical),
         _ => None,
     }
 }
@@ -102,6 +111,8 @@ struct Open {
     /// MLFQ: wire bits sent, and the queue (thresholds passed).
     sent: f64,
     class: u8,
+    /// PDQ: the flow's deadline (absolute; NO_DEADLINE if none).
+    deadline: Ps,
 }
 
 /// Resources: ports, or pooled sets of ports under spraying; built once per run.
@@ -156,7 +167,8 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
         cfg.scheme.name,
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Pfabric | SchemeName::Pias
     );
-    let setup_rtts = u64::from(t.handshake && window) + u64::from(cfg.scheme.name == SchemeName::Rcp);
+    let setup_rtts =
+        u64::from(t.handshake && window) + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::Pdq));
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     let n = flows.len();
     let mut results = FlowResults::new(n);
@@ -289,6 +301,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 tail,
                 sent: 0.0,
                 class: 0,
+                deadline: flows.deadline_ps.get(i).copied().unwrap_or(NO_DEADLINE),
             };
             // (the set-up round trips are a wait before the data: header-only packets both ways)
             held.push((now + setup_rtts * ctrl_rtt, f));
@@ -316,7 +329,11 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
 #[inline]
 fn after(now: Ps, bits: f64, rate: f64) -> Ps {
     let t = (bits / rate * 1e12).ceil();
-    if t.is_finite() && t < (NEVER - now) as f64 { now + t as Ps } else { NEVER }
+    if t.is_finite() && t < (NEVER - now) as f64 {
+        now + t as Ps
+    } else {
+        NEVER
+    }
 }
 
 /// Under spraying: at each hop, every port a packet of the flow may take, pooled (see the module docs).
@@ -353,10 +370,15 @@ fn allocate(model: Model, open: &mut [Open], capacity: &[f64], s: &mut Scratch) 
     s.residual.clear();
     s.residual.extend_from_slice(capacity);
     match model {
-        Model::Srpt => {
+        Model::Srpt | Model::Critical => {
             s.order.clear();
             s.order.extend(0..open.len());
-            s.order.sort_by(|&a, &b| open[a].left.total_cmp(&open[b].left).then(open[a].id.cmp(&open[b].id)));
+            let by_deadline = model == Model::Critical;
+            s.order.sort_by(|&a, &b| {
+                let (fa, fb) = (&open[a], &open[b]);
+                let d = if by_deadline { fa.deadline.cmp(&fb.deadline) } else { std::cmp::Ordering::Equal };
+                d.then(fa.left.total_cmp(&fb.left)).then(fa.id.cmp(&fb.id))
+            });
             for &k in &s.order {
                 let f = &open[k];
                 let r = f.path.iter().map(|&l| s.residual[l as usize]).fold(f.cap, f64::min).max(0.0);
@@ -495,6 +517,7 @@ mod tests {
             tail: 0,
             sent: 0.0,
             class: 0,
+            deadline: NO_DEADLINE,
         }
     }
 
@@ -539,6 +562,21 @@ mod tests {
         for (a, b) in r.iter().zip([0.35, 0.35, 0.3, 0.7]) {
             assert!((a - b).abs() < 1e-12, "{r:?}");
         }
+    }
+
+    /// PDQ's criticality: an earlier deadline goes first even with more left; without deadlines, SRPT.
+    #[test]
+    fn criticality_puts_deadlines_first() {
+        let mut f = vec![flow(0, &[0], 9.0), flow(1, &[0], 9.0), flow(2, &[0], 9.0)];
+        f[0].left = 9.0;
+        f[0].deadline = 5;
+        f[1].left = 1.0;
+        f[1].deadline = 7;
+        f[2].left = 0.5;
+        assert_eq!(rates(Model::Critical, &[1.0], &mut f), vec![1.0, 0.0, 0.0]);
+        f[0].deadline = NO_DEADLINE;
+        f[1].deadline = NO_DEADLINE;
+        assert_eq!(rates(Model::Critical, &[1.0], &mut f), vec![0.0, 0.0, 1.0]);
     }
 
     /// SRPT: the flow with the fewest bits left takes its path's capacity; the rest share what is left in that

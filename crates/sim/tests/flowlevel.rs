@@ -24,7 +24,7 @@ fn cfg(scheme: &str, level: Level) -> Config {
 /// (its set-up, slow start's rounds, wire bytes, pipeline latency) is the packet level's within 0.2%.
 #[test]
 fn an_isolated_flow_takes_the_same_time_at_both_levels() {
-    for scheme in ["dctcp", "tcp", "pfabric", "rcp", "pias"] {
+    for scheme in ["dctcp", "tcp", "pfabric", "rcp", "pias", "pdq"] {
         for size in [1_000u64, 14_600, 100_000, 1_000_000, 10_000_000] {
             let f = flows(&[(0, 143, size, 0)]);
             let p = engine::run(&cfg(scheme, Level::Packet), &f, None).unwrap();
@@ -43,7 +43,7 @@ fn an_isolated_flow_takes_the_same_time_at_both_levels() {
 /// A workload: every flow finishes, at least its ideal time, the same bits twice.
 #[test]
 fn a_workload_finishes_deterministically() {
-    for scheme in ["dctcp", "pfabric", "pias"] {
+    for scheme in ["dctcp", "pfabric", "pias", "pdq"] {
         let f = random_flows(5_000, 144, 2_000_000, 20_000_000, 11);
         let a = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
         let b = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
