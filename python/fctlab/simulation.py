@@ -32,7 +32,7 @@ FLOW_COLUMNS = (
     "finished", "started", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
     "ecn_marked", "probes", "fast_recoveries", "priority_losses", "spurious_retransmits", "ooo_max_segments",
     "priority", "warmup", "cooldown", "size_bin", "deadline_ns", "met_deadline", "terminated", "app_done_ns",
-    "copy_rate_bps",
+    "copy_rate_bps", "man_wait_ns", "man_stopped_ns", "man_preemptions",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority", "deadline_ns")
 
@@ -293,6 +293,14 @@ def flow_table(
     # RAX's measured copy rate (0 from the engine for flows it does not measure: NaN here)
     copy_rate = np.asarray(take("copy_rate_bps", np.zeros(n)), dtype=np.float64)
     copy_rate = np.where(copy_rate > 0, copy_rate, np.nan)
+    # HyLine's manager: time to the first CTS (NaN for flows it never scheduled), time stopped, preemptions
+    if "man_wait_ps" in columns:
+        man_wait = _ns(np.asarray(take("man_wait_ps"), dtype=np.uint64))
+        man_stopped = np.asarray(take("man_stopped_ps"), dtype=np.float64) / 1000.0
+        man_stopped[np.isnan(man_wait)] = np.nan
+        man_preemptions = np.asarray(take("man_preemptions"), dtype=np.int64)
+    else:
+        man_wait, man_stopped, man_preemptions = np.full(n, np.nan), np.full(n, np.nan), np.zeros(n, np.int64)
     data: dict[str, Any] = {
         "flow_id": column(workload, "flow_id", np.int64),
         "src": column(workload, "src", np.int64),
@@ -326,6 +334,9 @@ def flow_table(
         "terminated": terminated,
         "app_done_ns": _ns(np.asarray(take("app_done_ps", np.full(n, NEVER_PS)), dtype=np.uint64)),
         "copy_rate_bps": copy_rate,
+        "man_wait_ns": man_wait,
+        "man_stopped_ns": man_stopped,
+        "man_preemptions": man_preemptions,
     }
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:

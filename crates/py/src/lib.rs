@@ -204,6 +204,11 @@ fn run<'py>(
     d.set_item("terminated", r.terminated.into_pyarray(py))?;
     d.set_item("app_done_ps", r.app_done_ps.into_pyarray(py))?;
     d.set_item("copy_rate_bps", r.copy_rate_bps.into_pyarray(py))?;
+    if !r.man_wait_ps.is_empty() {
+        d.set_item("man_wait_ps", r.man_wait_ps.into_pyarray(py))?;
+        d.set_item("man_stopped_ps", r.man_stopped_ps.into_pyarray(py))?;
+        d.set_item("man_preemptions", r.man_preemptions.into_pyarray(py))?;
+    }
     Ok((d, serde_json::to_string(&out.stats).unwrap()))
 }
 

@@ -478,6 +478,7 @@ pub enum SchemeName {
     Rax,
     #[serde(rename = "rax-plus")]
     RaxPlus,
+    Hyline,
 }
 
 /// The transport families (see `engine::family`): one run uses one.
@@ -489,11 +490,13 @@ pub enum FamilyName {
     Rate,
     /// Receiver-driven message transport over priority queues (`transport::homa`): Homa.
     Homa,
+    /// TCP under a central manager that admits, routes and stops large flows (`engine::hyline`): HyLine.
+    Hyline,
 }
 
 impl SchemeName {
     /// Every scheme the engine runs, with a one-line description.
-    pub const ALL: [(&'static str, &'static str); 16] = [
+    pub const ALL: [(&'static str, &'static str); 17] = [
         ("tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow"),
         ("dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts"),
         (
@@ -545,6 +548,11 @@ impl SchemeName {
              while a flow's priority rises",
         ),
         ("rax-plus", "RAX+: RAX tagging by the true remaining time (true size and generation rate)"),
+        (
+            "hyline",
+            "HyLine: flows up to H bytes at line rate in the high-priority queue over ECMP; larger flows ask a \
+             central manager, which admits, source-routes and stops them with path-aware preemption (TCP underneath)",
+        ),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -565,6 +573,7 @@ impl SchemeName {
             SchemeName::Homa => "homa",
             SchemeName::Rax => "rax",
             SchemeName::RaxPlus => "rax-plus",
+            SchemeName::Hyline => "hyline",
         }
     }
 
@@ -578,6 +587,7 @@ impl SchemeName {
             | SchemeName::PdqEs
             | SchemeName::PdqEsEt => FamilyName::Rate,
             SchemeName::Homa => FamilyName::Homa,
+            SchemeName::Hyline => FamilyName::Hyline,
             _ => FamilyName::Tcp,
         }
     }
@@ -794,6 +804,22 @@ pub struct SchemeConfig {
     /// this long after the previous sample, over the time since it, while the application has bytes left to
     /// write. 100 us: a few samples per Q_1 at 10 Gbps, a dozen at 1 Gbps.
     pub rax_rate_interval_us: f64,
+    /// HyLine (`engine::hyline`): the threshold H in bytes; flows larger than H are second-class (the manager
+    /// schedules them), the others first-class (the paper's 1 MB, from its §IV-E band).
+    pub hyline_threshold_bytes: u64,
+    /// HyLine: T_cost in us, the time from a second-class flow's arrival to its request's decision at the manager
+    /// (network and computation delay of reaching the MAN; the paper's 100 us, which the authors' ns-2 agent
+    /// waits before it calls the manager).
+    pub hyline_tcost_us: f64,
+    /// HyLine: the time the manager's signals (CTS, STS) take to reach the hosts, and a FIN the manager, in us
+    /// (0: instantaneous, as in the authors' ns-2 code, where T_cost covers the whole exchange).
+    pub hyline_signal_us: f64,
+    /// HyLine: second-class flows' initial window in packets (also the window they restart from at each CTS),
+    /// RTO floor in us (Table I: 25 packets, 1 s) and window cap in packets (the authors' scripts: the queue size
+    /// less one, 225); first-class flows use `transport.*`.
+    pub hyline_large_init_cwnd_packets: f64,
+    pub hyline_large_rto_min_us: f64,
+    pub hyline_large_max_cwnd_packets: f64,
 }
 
 /// What a Homa sender announces as its message's length (QCLIMB paper, App. D: Homa with imprecise sizes). The
@@ -871,6 +897,12 @@ impl Default for SchemeConfig {
             rax_base: 2.0,
             rax_alpha: 0.25,
             rax_rate_interval_us: 100.0,
+            hyline_threshold_bytes: 1_000_000,
+            hyline_tcost_us: 100.0,
+            hyline_signal_us: 0.0,
+            hyline_large_init_cwnd_packets: 25.0,
+            hyline_large_rto_min_us: 1_000_000.0,
+            hyline_large_max_cwnd_packets: 225.0,
         }
     }
 }
@@ -937,6 +969,12 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
         }}),
         // Homa reads no ECN marks and has no window to cut
         (SchemeName::Homa, _) => json!({"switch": {"ecn": "off"}}),
+        // HyLine's Table I (first class: initial window 25, RTO floor 4 ms) and the authors' scripts (first-class
+        // window cap 50 packets); TCP NewReno with SACK, no ECN
+        (SchemeName::Hyline, _) => json!({
+            "switch": {"ecn": "off"},
+            "transport": {"init_cwnd_packets": 25, "max_cwnd_packets": 50, "rto_min_us": 4000.0},
+        }),
         _ => json!({}),
     }
 }
@@ -1239,6 +1277,24 @@ impl Config {
         check_int("scheme.homa_unscheduled_levels", sc.homa_unscheduled_levels as u64, 0, most)?;
         check_int("scheme.homa_overcommit", sc.homa_overcommit as u64, 0, 1 << 16)?;
         check_pos("scheme.homa_resend_timeout_us", sc.homa_resend_timeout_us, 1e9)?;
+        check_int("scheme.hyline_threshold_bytes", sc.hyline_threshold_bytes, 1, 1 << 50)?;
+        for (key, v) in [("scheme.hyline_tcost_us", sc.hyline_tcost_us), ("scheme.hyline_signal_us", sc.hyline_signal_us)] {
+            if !(v.is_finite() && (0.0..=1e9).contains(&v)) {
+                return err(key, format!("must be between 0 and 1e9 us (got {v})"));
+            }
+        }
+        check_pos("scheme.hyline_large_init_cwnd_packets", sc.hyline_large_init_cwnd_packets, 1e6)?;
+        check_pos("scheme.hyline_large_rto_min_us", sc.hyline_large_rto_min_us, 1e9)?;
+        check_pos("scheme.hyline_large_max_cwnd_packets", sc.hyline_large_max_cwnd_packets, 1e9)?;
+        if sc.name == SchemeName::Hyline {
+            if self.switch.queues < 2 {
+                return err("switch.queues", "hyline needs 2 queues at least: first-class flows in queue 0, second-class in 1");
+            }
+            if self.routing.mode != RoutingMode::Ecmp {
+                return err("routing.mode", "hyline: first-class flows use flow-based ECMP (the paper's setting), and \
+                    the manager routes the others; only \"ecmp\" is allowed");
+            }
+        }
         let c = &sc.homa_unscheduled_cutoffs_bytes;
         if c.windows(2).any(|w| w[0] >= w[1]) || c.first() == Some(&0) {
             return err("scheme.homa_unscheduled_cutoffs_bytes", "must be positive and strictly ascending");

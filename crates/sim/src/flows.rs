@@ -231,6 +231,12 @@ pub struct FlowResults {
     /// RAX's measured copy rate r_c (bit/s) when the flow closed (or the run ended); 0 for flows of other
     /// schemes (not NaN: results compare equal run to run).
     pub copy_rate_bps: Vec<f64>,
+    /// HyLine (empty for other schemes): the time from a flow's arrival to its first CTS (`NEVER` for
+    /// first-class flows and for flows never let in), the time it spent stopped after having been let in, and how
+    /// often the manager preempted it.
+    pub man_wait_ps: Vec<Ps>,
+    pub man_stopped_ps: Vec<Ps>,
+    pub man_preemptions: Vec<u32>,
 }
 
 impl FlowResults {
@@ -254,6 +260,9 @@ impl FlowResults {
             terminated: vec![false; n],
             app_done_ps: vec![crate::units::NEVER; n],
             copy_rate_bps: vec![0.0; n],
+            man_wait_ps: Vec::new(),
+            man_stopped_ps: Vec::new(),
+            man_preemptions: Vec::new(),
         }
     }
 
@@ -279,6 +288,9 @@ impl FlowResults {
             terminated: Vec::new(),
             app_done_ps: Vec::new(),
             copy_rate_bps: Vec::new(),
+            man_wait_ps: Vec::new(),
+            man_stopped_ps: Vec::new(),
+            man_preemptions: Vec::new(),
         }
     }
 }

@@ -27,6 +27,9 @@ pub(crate) trait Family: Sized + 'static {
     type State: Send;
     /// Does the family run an agent at every egress port ([`Family::at_port`])?
     const AGENTS: bool;
+    /// Does the family route some packets itself ([`Family::route`]: HyLine's source-routed flows)? Otherwise
+    /// switches route by ECMP or spraying; as a constant, the hook costs the other families nothing.
+    const ROUTED: bool = false;
 
     /// The state of a run (`hosts_here`: this side simulates the hosts; false on the switches' side of a
     /// two-thread run).
@@ -48,6 +51,13 @@ pub(crate) trait Family: Sized + 'static {
     /// A packet is offered to egress port `port` (before admission). Called only when `AGENTS`.
     #[inline(always)]
     fn at_port(_sim: &mut Sim<'_, Self>, _port: u32, _pkt: &mut Packet<Self::Hdr>) {}
+
+    /// The egress port switch `node` sends `pkt` to (which it may rewrite), or None for the usual routing. Called
+    /// only when `ROUTED`.
+    #[inline(always)]
+    fn route(_sim: &mut Sim<'_, Self>, _node: u32, _pkt: &mut Packet<Self::Hdr>) -> Option<u32> {
+        None
+    }
 
     /// The run is over: record what the flows still open have counted, and the family's own statistics.
     fn finish(sim: &mut Sim<'_, Self>);

@@ -23,6 +23,7 @@
 
 pub(crate) mod family;
 mod homa;
+mod hyline;
 pub mod parallel;
 pub mod queue;
 mod rate;
@@ -107,6 +108,12 @@ pub struct RunStats {
     /// the duplicate ACKs stood for; section III-B of the RAX paper).
     pub rax_priority_rises: u64,
     pub rax_reorderings: u64,
+    /// HyLine's manager: requests (RTS) received, flows let in (first CTS or a later one), flows preempted, and
+    /// STS signals sent (to preempted flows and to new ones that must wait).
+    pub hyline_requests: u64,
+    pub hyline_admissions: u64,
+    pub hyline_preemptions: u64,
+    pub hyline_stops: u64,
     /// `run.monitor_host`: the time series (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<Monitor>,
@@ -283,6 +290,8 @@ fn run_with(
                 .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1));
             Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo, threads))
         }
+        // (its ports are never FIFOs: its two classes use two queues)
+        FamilyName::Hyline => Ok(run_family::<hyline::Hyline>(cfg, flows, progress, None, threads)),
         // (its ports are never FIFOs: its agents read their exact occupancy)
         FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
         // (its ports are never FIFOs either: one port's packets use several priority queues)
@@ -810,7 +819,8 @@ impl<F: Family> Sim<'_, F> {
     #[inline(always)]
     fn on_arrive(&mut self, port: u32) {
         let p = self.net.port_mut(port);
-        let pkt = p.take_arrival();
+        #[allow(unused_mut)]
+        let mut pkt = p.take_arrival();
         let node = p.peer;
         if let Some(&(at, _)) = p.wire.front() {
             self.schedule_arrival(port, at);
@@ -819,7 +829,10 @@ impl<F: Family> Sim<'_, F> {
         if self.net.is_host(node) {
             F::deliver(self, node, pkt);
         } else {
-            let out = if self.spray {
+            let routed = if F::ROUTED { F::route(self, node, &mut pkt) } else { None };
+            let out = if let Some(port) = routed {
+                port
+            } else if self.spray {
                 let rng = &mut self.rng;
                 self.net.next_port(node, pkt.dst, |n| crate::net::fast_range(rng.next_u64(), n))
             } else {

@@ -34,6 +34,40 @@ pub(crate) struct TcpState {
     handed_over: Vec<bool>,
 }
 
+/// What the TCP code (`impl Sim<F: TcpHosts>` below) needs of a family whose hosts run the TCP state machine:
+/// the TCP family itself, and HyLine's (TCP under a central manager, `engine::hyline`). Monomorphised per
+/// family: for the TCP family every hook is the identity or a constant, and its code is what it was.
+pub(crate) trait TcpHosts: Family<Hdr = (), Flow = Conn> {
+    /// The TCP part of the family's state.
+    fn tcp(st: &Self::State) -> &TcpState;
+    fn tcp_mut(st: &mut Self::State) -> &mut TcpState;
+    /// The parameters flow `flow` runs with (HyLine's two classes differ in initial window and RTO floor).
+    fn params(st: &Self::State, flow: u32) -> &TcpParams;
+    /// Does the family look at each flow after its transport acted ([`TcpHosts::watch`])?
+    const WATCH: bool = false;
+    /// Flow `flow`'s transport just acted (its packets are sent and its timer is in step).
+    #[inline(always)]
+    fn watch(_sim: &mut Sim<'_, Self>, _flow: u32) {}
+    /// A packet a host is about to send (called only when `WATCH`).
+    #[inline(always)]
+    fn stamp(_st: &Self::State, _pkt: &mut Packet) {}
+}
+
+impl TcpHosts for Tcp {
+    #[inline(always)]
+    fn tcp(st: &TcpState) -> &TcpState {
+        st
+    }
+    #[inline(always)]
+    fn tcp_mut(st: &mut TcpState) -> &mut TcpState {
+        st
+    }
+    #[inline(always)]
+    fn params(st: &TcpState, _flow: u32) -> &TcpParams {
+        &st.params
+    }
+}
+
 impl Family for Tcp {
     type Hdr = ();
     type Flow = Conn;
@@ -41,24 +75,7 @@ impl Family for Tcp {
     const AGENTS: bool = false;
 
     fn state(cfg: &Config, flows: &FlowSet, hosts_here: bool, _net: &Network) -> TcpState {
-        TcpState {
-            params: TcpParams::from_config(cfg),
-            default_prio: cfg.scheme.priority,
-            bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
-                (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
-                (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
-                _ => BoundsFrom::Estimate,
-            },
-            ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
-            connections: cfg.transport.connections,
-            idle_conns: HashMap::new(),
-            open_on: HashMap::new(),
-            handed_over: if hosts_here && cfg.transport.connections == Connections::Trace {
-                vec![false; flows.len()]
-            } else {
-                Vec::new()
-            },
-        }
+        TcpState::new(cfg, flows, hosts_here)
     }
 
     fn header_bytes(st: &TcpState) -> u32 {
@@ -81,13 +98,30 @@ impl Family for Tcp {
     }
 
     fn finish(sim: &mut Sim<'_, Self>) {
-        for f in 0..sim.conns.len() {
-            if let Some(c) = sim.conns[f].take() {
-                sim.record_counters(&c);
-            }
+        sim.finish_tcp()
+    }
+}
+
+impl TcpState {
+    pub(super) fn new(cfg: &Config, flows: &FlowSet, hosts_here: bool) -> TcpState {
+        TcpState {
+            params: TcpParams::from_config(cfg),
+            default_prio: cfg.scheme.priority,
+            bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
+                (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
+                (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
+                _ => BoundsFrom::Estimate,
+            },
+            ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
+            connections: cfg.transport.connections,
+            idle_conns: HashMap::new(),
+            open_on: HashMap::new(),
+            handed_over: if hosts_here && cfg.transport.connections == Connections::Trace {
+                vec![false; flows.len()]
+            } else {
+                Vec::new()
+            },
         }
-        let end = sim.now;
-        sim.fam.ooo.write(end, &mut sim.stats);
     }
 }
 
@@ -151,27 +185,34 @@ enum BoundsFrom {
     Estimate,
 }
 
-impl Sim<'_, Tcp> {
+impl<F: TcpHosts> Sim<'_, F> {
     pub(super) fn start_flow(&mut self, id: u32) {
+        let prio = self.flows.priority.get(id as usize).copied().unwrap_or(F::tcp(&self.fam).default_prio);
+        let conn = self.open_conn(id, prio);
+        self.launch(id, conn);
+    }
+
+    /// Flow `id` starts now at priority `prio`: its connection (new, or from its pool), its ideal FCT, QCLIMB's
+    /// bounds and its application; nothing sent yet.
+    pub(super) fn open_conn(&mut self, id: u32, prio: u8) -> Box<Conn> {
         let i = id as usize;
         self.results.start_ps[i] = self.now;
         let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
         let (fwd, rev) = (flow_hash(id, false), flow_hash(id, true));
-        let prio = self.flows.priority.get(i).copied().unwrap_or(self.fam.default_prio);
         let estimate = self.flows.estimate_bytes.get(i).copied().unwrap_or(size);
-        let mut conn = Box::new(Conn::new(&self.fam.params, id, src, dst, size, estimate, prio));
+        let mut conn = Box::new(Conn::new(F::params(&self.fam, id), id, src, dst, size, estimate, prio));
         let mut reused = false;
-        if self.fam.connections != Connections::PerFlow {
+        if F::tcp(&self.fam).connections != Connections::PerFlow {
             let key = self.pool_key(i);
-            let mut st = self.fam.idle_conns.get_mut(&key).and_then(|q| q.pop_front());
-            if self.fam.connections == Connections::Trace {
+            let mut st = F::tcp_mut(&mut self.fam).idle_conns.get_mut(&key).and_then(|q| q.pop_front());
+            if F::tcp(&self.fam).connections == Connections::Trace {
                 if st.is_none() {
                     st = self.take_over(key);
                 }
-                self.fam.open_on.entry(key).or_default().push(id);
+                F::tcp_mut(&mut self.fam).open_on.entry(key).or_default().push(id);
             }
             if let Some(st) = st {
-                conn.resume(&self.fam.params, &st, self.now);
+                conn.resume(F::params(&self.fam, id), &st, self.now);
                 reused = true;
             }
         }
@@ -182,7 +223,7 @@ impl Sim<'_, Tcp> {
         }
         self.results.ideal_fct_ps[i] = self.ideal_fct(src, dst, size, fwd, rev, reused);
         // QCLIMB's bounds: the predicted ones, the true size (QCLIMB-PS), or the estimate (PP, FP)
-        let (lower, upper) = match self.fam.bounds_from {
+        let (lower, upper) = match F::tcp(&self.fam).bounds_from {
             BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
             BoundsFrom::Size => (size, size),
             BoundsFrom::Estimate => (estimate, estimate),
@@ -197,18 +238,24 @@ impl Sim<'_, Tcp> {
         if rate != NO_RATE {
             // the last segment cannot leave before its last byte is generated
             let hops = self.net.path_hops(src, dst, fwd);
-            let mss = self.fam.params.mss as u64;
+            let mss = F::tcp(&self.fam).params.mss as u64;
             let last = size - (size - 1) / mss * mss;
             let after_gen = time_to_generate(size - cached, rate)
-                + super::ideal_fct(&hops, last, self.fam.params.mss, self.fam.params.header);
+                + super::ideal_fct(&hops, last, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
             self.results.ideal_fct_ps[i] = self.results.ideal_fct_ps[i].max(after_gen);
         }
-        conn.set_app(&self.fam.params, rate, cached, self.now);
-        self.out.clear();
-        conn.start(&self.fam.params, self.now, &mut self.out);
-        self.conns[i] = Some(conn);
+        conn.set_app(F::params(&self.fam, id), rate, cached, self.now);
         self.open_flows += 1;
         self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.open_flows);
+        conn
+    }
+
+    /// Flow `id`'s connection, opened by [`Sim::open_conn`], sends what it may.
+    pub(super) fn launch(&mut self, id: u32, mut conn: Box<Conn>) {
+        let src = conn.src;
+        self.out.clear();
+        conn.start(F::params(&self.fam, id), self.now, &mut self.out);
+        self.conns[id as usize] = Some(conn);
         self.after_transport(id, src);
     }
 
@@ -216,7 +263,11 @@ impl Sim<'_, Tcp> {
     pub(super) fn after_transport(&mut self, flow: u32, host: u32) {
         let port = self.net.host_port[host as usize];
         for k in 0..self.out.len() {
-            let pkt = self.out[k];
+            #[allow(unused_mut)]
+            let mut pkt = self.out[k];
+            if F::WATCH {
+                F::stamp(&self.fam, &mut pkt);
+            }
             if pkt.is_ack() {
                 self.stats.ack_packets_sent += 1;
             } else {
@@ -226,6 +277,9 @@ impl Sim<'_, Tcp> {
         }
         self.out.clear();
         self.sync_timer(flow);
+        if F::WATCH {
+            F::watch(self, flow);
+        }
     }
 
     /// Lazy timers: push an entry only when the deadline moved earlier than the queued one.
@@ -251,7 +305,7 @@ impl Sim<'_, Tcp> {
             // the receiver's delayed ACK is due (sent from the receiving host)
             let dst = c.dst;
             self.out.clear();
-            c.on_delack_timer(&self.fam.params, now, &mut self.out);
+            c.on_delack_timer(F::params(&self.fam, flow), now, &mut self.out);
             self.after_transport(flow, dst);
         }
         let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
@@ -259,7 +313,7 @@ impl Sim<'_, Tcp> {
             // the application has written the next segment (application model)
             let src = c.src;
             self.out.clear();
-            c.on_app_timer(&self.fam.params, now, &mut self.out);
+            c.on_app_timer(F::params(&self.fam, flow), now, &mut self.out);
             self.after_transport(flow, src);
         }
         let Some(c) = self.conns[flow as usize].as_deref_mut() else { return };
@@ -270,7 +324,7 @@ impl Sim<'_, Tcp> {
         }
         let src = c.src;
         self.out.clear();
-        c.on_timeout(&self.fam.params, now, &mut self.out);
+        c.on_timeout(F::params(&self.fam, flow), now, &mut self.out);
         self.after_transport(flow, src);
     }
 
@@ -280,7 +334,7 @@ impl Sim<'_, Tcp> {
         let f = pkt.flow as usize;
         let now = self.now;
         if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
-            self.results.bytes_delivered[f] += (pkt.wire as u32 - self.fam.params.header) as u64;
+            self.results.bytes_delivered[f] += (pkt.wire as u32 - F::tcp(&self.fam).params.header) as u64;
         }
         let Some(c) = self.conns[f].as_deref_mut() else {
             // the flow is over: a late ACK, or a late copy of data the receiver already holds
@@ -291,7 +345,7 @@ impl Sim<'_, Tcp> {
         };
         self.out.clear();
         if pkt.is_ack() {
-            let o = c.on_ack(&self.fam.params, now, &pkt, &mut self.out);
+            let o = c.on_ack(F::params(&self.fam, pkt.flow), now, &pkt, &mut self.out);
             let src = c.src;
             if o.sender_done {
                 self.results.sender_done_ps[f] = now;
@@ -301,9 +355,9 @@ impl Sim<'_, Tcp> {
             }
         } else {
             let ooo_before = c.ooo_bytes;
-            let o = c.on_data(&self.fam.params, now, &pkt, &mut self.out);
+            let o = c.on_data(F::params(&self.fam, pkt.flow), now, &pkt, &mut self.out);
             if c.ooo_bytes != ooo_before {
-                self.fam.ooo.change(host as usize, now, ooo_before, c.ooo_bytes);
+                F::tcp_mut(&mut self.fam).ooo.change(host as usize, now, ooo_before, c.ooo_bytes);
             }
             if o.receiver_done {
                 c.release_receiver();
@@ -318,24 +372,35 @@ impl Sim<'_, Tcp> {
         }
     }
 
+    /// The run is over: the open flows' counters, and the hosts' out-of-order statistics.
+    pub(super) fn finish_tcp(&mut self) {
+        for f in 0..self.conns.len() {
+            if let Some(c) = self.conns[f].take() {
+                self.record_counters(&c);
+            }
+        }
+        let end = self.now;
+        F::tcp_mut(&mut self.fam).ooo.write(end, &mut self.stats);
+    }
+
     /// The sender has every byte acknowledged: copy its counters out and free its state; a reusable connection
     /// becomes idle in its pool.
     pub(super) fn close(&mut self, flow: u32) {
         if let Some(c) = self.conns[flow as usize].take() {
             self.record_counters(&c);
             self.open_flows -= 1;
-            if self.fam.connections != Connections::PerFlow {
+            if F::tcp(&self.fam).connections != Connections::PerFlow {
                 let key = self.pool_key(flow as usize);
-                if self.fam.connections == Connections::Trace {
-                    if let Some(open) = self.fam.open_on.get_mut(&key) {
+                if F::tcp(&self.fam).connections == Connections::Trace {
+                    if let Some(open) = F::tcp_mut(&mut self.fam).open_on.get_mut(&key) {
                         open.retain(|&f| f != flow);
                     }
-                    if self.fam.handed_over[flow as usize] {
+                    if F::tcp(&self.fam).handed_over[flow as usize] {
                         return; // a later flow carries this connection on
                     }
                 }
-                let st = c.carry(&self.fam.params, self.results.start_ps[flow as usize]);
-                self.fam.idle_conns.entry(key).or_default().push_back(st);
+                let st = c.carry(F::params(&self.fam, flow), self.results.start_ps[flow as usize]);
+                F::tcp_mut(&mut self.fam).idle_conns.entry(key).or_default().push_back(st);
             }
         }
     }
@@ -345,25 +410,20 @@ impl Sim<'_, Tcp> {
     /// the earliest open flow of the connection that has sent every segment hands the connection over: the new
     /// flow starts from its state, and it closes without returning the connection to the pool.
     pub(super) fn take_over(&mut self, key: u64) -> Option<ConnState> {
-        let open = self.fam.open_on.get(&key)?;
-        for &f in open {
-            if self.fam.handed_over[f as usize] {
-                continue;
-            }
-            if let Some(c) = self.conns[f as usize].as_deref() {
-                if c.snd_nxt == c.n_segs {
-                    let st = c.carry(&self.fam.params, self.results.start_ps[f as usize]);
-                    self.fam.handed_over[f as usize] = true;
-                    return Some(st);
-                }
-            }
-        }
-        None
+        let tcp = F::tcp(&self.fam);
+        let open = tcp.open_on.get(&key)?;
+        let f = *open.iter().find(|&&f| {
+            !tcp.handed_over[f as usize] && self.conns[f as usize].as_deref().is_some_and(|c| c.snd_nxt == c.n_segs)
+        })?;
+        let c = self.conns[f as usize].as_deref().expect("found open above");
+        let st = c.carry(F::params(&self.fam, f), self.results.start_ps[f as usize]);
+        F::tcp_mut(&mut self.fam).handed_over[f as usize] = true;
+        Some(st)
     }
 
     /// The connection pool flow `i` draws from: its host pair, or its trace connection id.
     pub(super) fn pool_key(&self, i: usize) -> u64 {
-        match self.fam.connections {
+        match F::tcp(&self.fam).connections {
             Connections::Trace => self.flows.conn[i] as u64,
             _ => self.flows.src[i] as u64 * self.net.hosts as u64 + self.flows.dst[i] as u64,
         }
@@ -382,7 +442,7 @@ impl Sim<'_, Tcp> {
         self.results.duplicate_data[f] += c.counters.duplicate_data;
         self.results.ooo_max_segments[f] = c.counters.ooo_max_segments;
         self.results.app_done_ps[f] = c.app().done_ps;
-        if self.fam.params.rax.is_some() {
+        if F::tcp(&self.fam).params.rax.is_some() {
             self.results.copy_rate_bps[f] = c.app().copy_rate_bps;
             self.stats.rax_priority_rises += c.counters.priority_rises as u64;
             self.stats.rax_reorderings += c.counters.reorderings as u64;
@@ -403,12 +463,12 @@ impl Sim<'_, Tcp> {
                 })
                 .collect()
         };
-        let data = super::ideal_fct(&hops(src, dst, hash), size, self.fam.params.mss, self.fam.params.header);
-        if !self.fam.params.handshake || reused {
+        let data = super::ideal_fct(&hops(src, dst, hash), size, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
+        if !F::tcp(&self.fam).params.handshake || reused {
             return data;
         }
         let control = |path: Vec<(u64, Ps)>| -> Ps {
-            path.iter().map(|&(rate, delay)| tx_time(self.fam.params.ack_bytes, rate) + delay).sum()
+            path.iter().map(|&(rate, delay)| tx_time(F::tcp(&self.fam).params.ack_bytes, rate) + delay).sum()
         };
         control(hops(src, dst, hash)) + control(hops(dst, src, hash_rev)) + data
     }

@@ -337,6 +337,10 @@ pub struct Conn {
     retx_top: bool,
     ack_pending_retx: bool,
     ce_state: bool,
+    /// HyLine: the manager stopped this flow (STS). It sends nothing, retransmissions included, and a
+    /// retransmission timeout that falls due meanwhile is held (the paper's change to TCP: a stopped flow does
+    /// not time out), until the next CTS ([`Conn::go`]).
+    stopped: bool,
 
     // --- the scoreboards (sender), then the receiver ---
     sacked: BitSet,
@@ -514,6 +518,7 @@ impl Conn {
             ack_pending_ts: 0,
             ack_pending_retx: false,
             ce_state: false,
+            stopped: false,
             delack_deadline: NEVER,
             established: !p.handshake,
             qclimb_ooo: p.qclimb_ooo,
@@ -858,6 +863,9 @@ impl Conn {
     /// Send what the windows allow: lost segments first (congestion window only), then new data (congestion
     /// window and receive window).
     fn send_more(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        if self.stopped {
+            return;
+        }
         // cwnd >= 1 > 0, so the truncating cast is floor (without a libm call on baseline x86-64)
         let window = (self.cwnd as u32).max(1);
         while self.pipe() < window {
@@ -887,6 +895,31 @@ impl Conn {
         }
         self.send_more(p, now, out);
         self.win_end = self.snd_nxt;
+    }
+
+    /// HyLine's STS: stop sending (see `stopped`). Packets already sent are still acknowledged.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Is the flow stopped (HyLine)?
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// HyLine's CTS to a flow that [`Conn::stop`] stopped: send again, from the initial window (the authors' ns-2
+    /// agent resets its window to the initial one on every CTS), with the retransmission timer restarted if data
+    /// is outstanding.
+    pub fn go(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        self.stopped = false;
+        if !self.established {
+            return; // the handshake goes on; its SYN-ACK starts the data
+        }
+        self.cwnd = p.init_cwnd.min(p.max_cwnd);
+        if self.snd_una < self.snd_nxt && self.rto_deadline == NEVER {
+            self.rto_deadline = now + self.rto;
+        }
+        self.send_more(p, now, out);
     }
 
     /// Mark un-SACKed segments below `upto` lost (never below `snd_una`, never twice).
@@ -1216,6 +1249,11 @@ impl Conn {
 
     /// The retransmission timer fired (the engine checked `now >= rto_deadline`).
     pub fn on_timeout(&mut self, p: &TcpParams, now: Ps, out: &mut Vec<Packet>) {
+        if self.stopped {
+            // held while stopped: `go` restarts the timer
+            self.rto_deadline = NEVER;
+            return;
+        }
         if !self.established {
             // the SYN or its SYN-ACK was lost: send the SYN again, backing off
             self.counters.timeouts += 1;

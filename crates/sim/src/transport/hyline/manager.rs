@@ -9,8 +9,9 @@
 //!
 //! The rules, and where each comes from:
 //! - **Priority** is the remaining size, smaller first (§IV-C). The manager tracks it itself: an admitted flow's
-//!   remaining size falls at R from the time it was let in (as the authors' ns-2 manager updates it on every
-//!   request), a stopped flow's stays.
+//!   remaining size falls at R from the time it was let in, a stopped flow's stays; the engine replaces the
+//!   estimate with each sender's own count before every decision ([`Manager::set_remaining`]), as the authors'
+//!   ns-2 manager asks every sender for it.
 //! - **Per path** (§IV-C/D, Algorithm 1): on each link of the path without room, the flows of lower priority
 //!   than the new one (larger remaining size) are the candidates to preempt; a link without room and without
 //!   such a flow blocks the path. N is the fewest candidates that free every full link (one flow may free several
@@ -162,6 +163,16 @@ impl Manager {
             }
             Some(true) => self.reschedule(now, out),
             Some(false) => {}
+        }
+    }
+
+    /// The sender's own count of flow `flow`'s remaining bytes at `now`, replacing the manager's estimate (the
+    /// authors' ns-2 manager asks every sender for it before each decision). Unknown flows are ignored.
+    pub fn set_remaining(&mut self, flow: u32, bytes: u64, now: Ps) {
+        if let Some(&i) = self.index.get(&flow) {
+            let f = &mut self.flows[i];
+            f.remaining = bytes as f64;
+            f.at = now;
         }
     }
 
