@@ -479,6 +479,7 @@ pub enum SchemeName {
     #[serde(rename = "rax-plus")]
     RaxPlus,
     Hyline,
+    Qjump,
 }
 
 /// The transport families (see `engine::family`): one run uses one.
@@ -492,11 +493,13 @@ pub enum FamilyName {
     Homa,
     /// TCP under a central manager that admits, routes and stops large flows (`engine::hyline`): HyLine.
     Hyline,
+    /// TCP behind per-flow token buckets at the hosts (`engine::qjump`): QJump.
+    Qjump,
 }
 
 impl SchemeName {
     /// Every scheme the engine runs, with a one-line description.
-    pub const ALL: [(&'static str, &'static str); 17] = [
+    pub const ALL: [(&'static str, &'static str); 18] = [
         ("tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow"),
         ("dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts"),
         (
@@ -553,6 +556,11 @@ impl SchemeName {
             "HyLine: flows up to H bytes at line rate in the high-priority queue over ECMP; larger flows ask a \
              central manager, which admits, source-routes and stops them with path-aware preemption (TCP underneath)",
         ),
+        (
+            "qjump",
+            "QJump: TCP with a priority level per flow by its size, each level's flows rate-limited at the host by a \
+             token bucket refilled every interval (packets beyond it dropped); the smallest flows highest",
+        ),
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -574,6 +582,7 @@ impl SchemeName {
             SchemeName::Rax => "rax",
             SchemeName::RaxPlus => "rax-plus",
             SchemeName::Hyline => "hyline",
+            SchemeName::Qjump => "qjump",
         }
     }
 
@@ -588,6 +597,7 @@ impl SchemeName {
             | SchemeName::PdqEsEt => FamilyName::Rate,
             SchemeName::Homa => FamilyName::Homa,
             SchemeName::Hyline => FamilyName::Hyline,
+            SchemeName::Qjump => FamilyName::Qjump,
             _ => FamilyName::Tcp,
         }
     }
@@ -820,6 +830,16 @@ pub struct SchemeConfig {
     pub hyline_large_init_cwnd_packets: f64,
     pub hyline_large_rto_min_us: f64,
     pub hyline_large_max_cwnd_packets: f64,
+    /// QJump (`engine::qjump`): a flow of at most `qjump_size_thresholds_bytes[i]` bytes (and more than the one
+    /// before) is at level i, priority i; larger ones at the last level. Each level's flows may send
+    /// `qjump_bucket_bytes[i]` wire bytes per `qjump_interval_us` (one more bucket than thresholds). Defaults:
+    /// the QJump authors' ns-2 scripts (camsas/qjump-ns2 @2a37e60, `tcp-common-opt.tcl`), whose buckets (72,000
+    /// to 10,500,000 bits per 1.05 ms on 10 Gbps hosts) hold each level's largest flow, the last being line rate.
+    pub qjump_size_thresholds_bytes: Vec<u64>,
+    pub qjump_bucket_bytes: Vec<u64>,
+    /// QJump: the buckets' refill interval in us (0: the scripts' 1.05 ms at 10 Gbps, scaled to the host link rate,
+    /// so that every level keeps its share of the link and its flows still fit one bucket: 10.5 ms at 1 Gbps).
+    pub qjump_interval_us: f64,
 }
 
 /// What a Homa sender announces as its message's length (QCLIMB paper, App. D: Homa with imprecise sizes). The
@@ -903,6 +923,9 @@ impl Default for SchemeConfig {
             hyline_large_init_cwnd_packets: 25.0,
             hyline_large_rto_min_us: 1_000_000.0,
             hyline_large_max_cwnd_packets: 225.0,
+            qjump_size_thresholds_bytes: vec![8_760, 18_980, 27_740, 48_180, 77_380, 194_180, 973_820],
+            qjump_bucket_bytes: vec![9_000, 19_500, 28_500, 49_500, 79_500, 199_500, 1_000_500, 1_312_500],
+            qjump_interval_us: 0.0,
         }
     }
 }
@@ -971,6 +994,12 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
         (SchemeName::Homa, _) => json!({"switch": {"ecn": "off"}}),
         // HyLine's Table I (first class: initial window 25, RTO floor 4 ms) and the authors' scripts (first-class
         // window cap 50 packets); TCP NewReno with SACK, no ECN
+        // QJump in HyLine's Table I: initial window 25, RTO floor 4 ms; TCP with SACK, no ECN (the QJump
+        // scripts' `Sack` source)
+        (SchemeName::Qjump, _) => json!({
+            "switch": {"ecn": "off"},
+            "transport": {"init_cwnd_packets": 25, "rto_min_us": 4000.0},
+        }),
         (SchemeName::Hyline, _) => json!({
             "switch": {"ecn": "off"},
             "transport": {"init_cwnd_packets": 25, "max_cwnd_packets": 50, "rto_min_us": 4000.0},
@@ -1286,6 +1315,21 @@ impl Config {
         check_pos("scheme.hyline_large_init_cwnd_packets", sc.hyline_large_init_cwnd_packets, 1e6)?;
         check_pos("scheme.hyline_large_rto_min_us", sc.hyline_large_rto_min_us, 1e9)?;
         check_pos("scheme.hyline_large_max_cwnd_packets", sc.hyline_large_max_cwnd_packets, 1e9)?;
+        let (qt, qb) = (&sc.qjump_size_thresholds_bytes, &sc.qjump_bucket_bytes);
+        if qt.windows(2).any(|w| w[0] >= w[1]) || qt.first() == Some(&0) {
+            return err("scheme.qjump_size_thresholds_bytes", "must be positive and strictly ascending");
+        }
+        if qb.len() != qt.len() + 1 {
+            return err("scheme.qjump_bucket_bytes", format!(
+                "needs one bucket per level: {} thresholds make {} levels, got {} buckets", qt.len(), qt.len() + 1,
+                qb.len()));
+        }
+        if qb.iter().any(|&b| b < (self.transport.mss_bytes + self.transport.header_bytes) as u64) {
+            return err("scheme.qjump_bucket_bytes", "every bucket must hold one full packet at least");
+        }
+        if !(sc.qjump_interval_us.is_finite() && (0.0..=1e9).contains(&sc.qjump_interval_us)) {
+            return err("scheme.qjump_interval_us", format!("must be between 0 and 1e9 us (got {})", sc.qjump_interval_us));
+        }
         if sc.name == SchemeName::Hyline {
             if self.switch.queues < 2 {
                 return err("switch.queues", "hyline needs 2 queues at least: first-class flows in queue 0, second-class in 1");

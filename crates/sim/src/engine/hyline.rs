@@ -181,10 +181,11 @@ impl TcpHosts for Hyline {
 
     /// A data packet of an admitted second-class flow carries its route.
     #[inline]
-    fn stamp(st: &HylineState, pkt: &mut Packet) {
+    fn outgoing(st: &mut HylineState, _now: Ps, pkt: &mut Packet) -> bool {
         if !pkt.is_ack() && st.class2[pkt.flow as usize] {
             pkt.sack = st.large[pkt.flow as usize].route;
         }
+        true
     }
 }
 

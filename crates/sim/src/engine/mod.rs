@@ -24,6 +24,7 @@
 pub(crate) mod family;
 mod homa;
 mod hyline;
+mod qjump;
 pub mod parallel;
 pub mod queue;
 mod rate;
@@ -114,6 +115,8 @@ pub struct RunStats {
     pub hyline_admissions: u64,
     pub hyline_preemptions: u64,
     pub hyline_stops: u64,
+    /// Packets a host's rate limiter dropped before its NIC (QJump; also counted in `drops`).
+    pub host_limiter_drops: u64,
     /// `run.monitor_host`: the time series (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<Monitor>,
@@ -292,6 +295,8 @@ fn run_with(
         }
         // (its ports are never FIFOs: its two classes use two queues)
         FamilyName::Hyline => Ok(run_family::<hyline::Hyline>(cfg, flows, progress, None, threads)),
+        // (its ports are never FIFOs: its levels use several queues)
+        FamilyName::Qjump => Ok(run_family::<qjump::Qjump>(cfg, flows, progress, None, threads)),
         // (its ports are never FIFOs: its agents read their exact occupancy)
         FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
         // (its ports are never FIFOs either: one port's packets use several priority queues)
@@ -819,8 +824,7 @@ impl<F: Family> Sim<'_, F> {
     #[inline(always)]
     fn on_arrive(&mut self, port: u32) {
         let p = self.net.port_mut(port);
-        #[allow(unused_mut)]
-        let mut pkt = p.take_arrival();
+        let pkt = p.take_arrival();
         let node = p.peer;
         if let Some(&(at, _)) = p.wire.front() {
             self.schedule_arrival(port, at);
@@ -828,11 +832,10 @@ impl<F: Family> Sim<'_, F> {
         self.stats.packet_hops += 1;
         if self.net.is_host(node) {
             F::deliver(self, node, pkt);
+        } else if F::ROUTED {
+            self.forward_routed(node, pkt);
         } else {
-            let routed = if F::ROUTED { F::route(self, node, &mut pkt) } else { None };
-            let out = if let Some(port) = routed {
-                port
-            } else if self.spray {
+            let out = if self.spray {
                 let rng = &mut self.rng;
                 self.net.next_port(node, pkt.dst, |n| crate::net::fast_range(rng.next_u64(), n))
             } else {
@@ -840,6 +843,16 @@ impl<F: Family> Sim<'_, F> {
             };
             self.enqueue(out, pkt);
         }
+    }
+
+    /// A switch forwards `pkt` in a family that routes some packets itself (`Family::ROUTED`); ECMP for the rest.
+    /// (Apart from the other families' path, so that theirs stays as it was.)
+    fn forward_routed(&mut self, node: u32, mut pkt: Packet<F::Hdr>) {
+        let out = match F::route(self, node, &mut pkt) {
+            Some(port) => port,
+            None => self.net.ecmp_port(node, pkt.dst, flow_hash(pkt.flow, pkt.is_ack())),
+        };
+        self.enqueue(out, pkt);
     }
 
     /// A monitor sample (`run.monitor_host`); the next one is queued while flows are open or yet to start.

@@ -48,9 +48,12 @@ pub(crate) trait TcpHosts: Family<Hdr = (), Flow = Conn> {
     /// Flow `flow`'s transport just acted (its packets are sent and its timer is in step).
     #[inline(always)]
     fn watch(_sim: &mut Sim<'_, Self>, _flow: u32) {}
-    /// A packet a host is about to send (called only when `WATCH`).
+    /// A packet a host is about to send (called only when `WATCH`): the family may rewrite it, or drop it
+    /// (false: a host's rate limiter had no tokens for it, QJump).
     #[inline(always)]
-    fn stamp(_st: &Self::State, _pkt: &mut Packet) {}
+    fn outgoing(_st: &mut Self::State, _now: Ps, _pkt: &mut Packet) -> bool {
+        true
+    }
 }
 
 impl TcpHosts for Tcp {
@@ -263,15 +266,15 @@ impl<F: TcpHosts> Sim<'_, F> {
     pub(super) fn after_transport(&mut self, flow: u32, host: u32) {
         let port = self.net.host_port[host as usize];
         for k in 0..self.out.len() {
-            #[allow(unused_mut)]
-            let mut pkt = self.out[k];
-            if F::WATCH {
-                F::stamp(&self.fam, &mut pkt);
-            }
+            let pkt = self.out[k];
             if pkt.is_ack() {
                 self.stats.ack_packets_sent += 1;
             } else {
                 self.stats.data_packets_sent += 1;
+            }
+            if F::WATCH {
+                self.send_watched(port, pkt);
+                continue;
             }
             self.enqueue(port, pkt);
         }
@@ -370,6 +373,25 @@ impl<F: TcpHosts> Sim<'_, F> {
             }
             self.after_transport(pkt.flow, host);
         }
+    }
+
+    /// [`Sim::after_transport`] for a family that sees its packets go (`TcpHosts::WATCH`).
+    fn send_watched(&mut self, port: u32, mut pkt: Packet) {
+        if F::outgoing(&mut self.fam, self.now, &mut pkt) {
+            self.enqueue(port, pkt);
+        } else {
+            self.limiter_drop(port, &pkt);
+        }
+    }
+
+    /// A host's rate limiter dropped `pkt` before its NIC port `port` (QJump): a drop at the host, counted in
+    /// `host_limiter_drops` too.
+    #[cold]
+    #[inline(never)]
+    fn limiter_drop(&mut self, port: u32, pkt: &Packet) {
+        self.stats.host_limiter_drops += 1;
+        let q = self.net.ports[port as usize].queue_of(pkt.prio);
+        self.count_drop(port, q, pkt);
     }
 
     /// The run is over: the open flows' counters, and the hosts' out-of-order statistics.

@@ -951,7 +951,9 @@ impl Conn {
         self.rto = rto.clamp(p.rto_min, p.rto_max);
     }
 
-    /// Sender side: an ACK arrived.
+    /// Sender side: an ACK arrived. (Always inlined: with several families calling it the compiler stopped
+    /// inlining it into the TCP family's run loop, which cost 6% more instructions per run.)
+    #[inline(always)]
     pub fn on_ack(&mut self, p: &TcpParams, now: Ps, ack: &Packet, out: &mut Vec<Packet>) -> Outcome {
         let mut outcome = Outcome::default();
         if self.sender_done() {
@@ -1321,7 +1323,8 @@ impl Conn {
         self.retx_ptr = self.snd_una;
     }
 
-    /// Receiver side: a data segment arrived. Pushes the ACK into `out`.
+    /// Receiver side: a data segment arrived. Pushes the ACK into `out`. (Always inlined, as `on_ack`.)
+    #[inline(always)]
     pub fn on_data(&mut self, p: &TcpParams, now: Ps, pkt: &Packet, out: &mut Vec<Packet>) -> Outcome {
         let _ = now;
         let mut outcome = Outcome::default();
