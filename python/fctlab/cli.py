@@ -455,7 +455,7 @@ def schemes() -> None:
 def reproduce(
     recipe: Annotated[
         str,
-        typer.Argument(help="Which paper's comparison: pias, qclimb-testbed, qclimb-sim, pdq, homa or rax (or demo)."),
+        typer.Argument(help="Which paper's comparison: pias, qclimb-testbed, qclimb-sim, pdq, homa, rax or hyline (or demo)."),
     ],
     scale: Annotated[
         str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")

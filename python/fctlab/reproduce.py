@@ -376,6 +376,18 @@ def _homa(name: str) -> Callable[..., Any]:
     return call
 
 
+def _hyline(name: str) -> Callable[..., Any]:
+    """A function of fctlab.reproduce_hyline, imported when called."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from fctlab import reproduce_hyline
+
+        return getattr(reproduce_hyline, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
 def _rax(name: str) -> Callable[..., Any]:
     """A function of fctlab.reproduce_rax, imported when called."""
 
@@ -406,10 +418,13 @@ RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], 
     "rax": (_rax("rax_sweep"), _rax("rax_claims"),
             "RAX section V: DCTCP, PIAS, RAX (and RAX+, pFabric by remaining time) with application data generation "
             "rates, on the 1 GbE testbed and the 144-host 10/40 Gbps simulation"),
+    "hyline": (_hyline("hyline_sweep"), _hyline("hyline_claims"),
+               "HyLine (IFIP Networking 2018) section V: HyLine, pFabric, Qjump, DCTCP, TCP on the 256-host fat-tree; "
+               "normalised FCT by size range against load, application throughput, Light/Heavy, PFC, threshold"),
 }
 
 #: Recipes that need their results folder to build their sweep (they prepare trace files there first).
-_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim", "pdq", "homa")
+_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim", "pdq", "homa", "hyline")
 #: Recipes with their own result tables (default: :func:`comparison_tables`).
 RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
     "qclimb-testbed": _qclimb("testbed_tables"),
@@ -417,6 +432,7 @@ RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
     "pdq": _pdq("pdq_tables"),
     "homa": _homa("homa_tables"),
     "rax": _rax("rax_tables"),
+    "hyline": _hyline("hyline_tables"),
 }
 #: Recipes with runs that depend on earlier results (binary searches): (scale, out_dir) -> the sweeps to run after
 #: the recipe's own, one at a time (each made from what the previous ones wrote).
