@@ -580,12 +580,12 @@ impl<F: Family> Sim<'_, F> {
                     self.net.pools[i as usize].used -= next.wire as u64;
                 }
                 let p = &mut self.net.ports[port as usize];
-                if p.pfc_watch {
-                    self.pfc_popped(port, &next);
-                }
-                let p = &mut self.net.ports[port as usize];
+                let watch = p.pfc_watch;
                 let arrival = p.transmit(now, next);
                 self.launched(port, arrival, &next);
+                if watch {
+                    self.pfc_popped(port);
+                }
             }
             // the pending TxFree (at `now`) stays pending: it re-arms itself at the new `busy_until`
         }
@@ -608,16 +608,14 @@ impl<F: Family> Sim<'_, F> {
             if let Some(i) = p.pool() {
                 self.net.pools[i as usize].used += pkt.wire as u64;
             }
-            let p = &mut self.net.ports[port as usize];
-            if p.pfc_watch {
-                self.pfc_pushed(port, q);
-            }
-            let p = &mut self.net.ports[port as usize];
             if !p.tx_event_pending {
                 p.tx_event_pending = true;
                 // (later than now but for a port held by a PFC pause: idle, yet a packet waits)
                 let at = p.busy_until.max(now);
                 self.events.push(at, Event::TxFree(port));
+            }
+            if p.pfc_watch {
+                self.pfc_pushed(port);
             }
         }
     }
@@ -841,10 +839,6 @@ impl<F: Family> Sim<'_, F> {
             self.net.pools[i as usize].used -= pkt.wire as u64;
         }
         let p = &mut self.net.ports[port as usize];
-        if p.pfc_watch {
-            self.pfc_popped(port, &pkt);
-        }
-        let p = &mut self.net.ports[port as usize];
         let arrival = p.transmit(now, pkt);
         self.launched(port, arrival, &pkt);
         let p = &mut self.net.ports[port as usize];
@@ -852,6 +846,9 @@ impl<F: Family> Sim<'_, F> {
             p.tx_event_pending = true;
             let at = p.busy_until;
             self.events.push(at, Event::TxFree(port));
+        }
+        if p.pfc_watch {
+            self.pfc_popped(port);
         }
     }
 

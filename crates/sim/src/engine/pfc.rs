@@ -17,35 +17,42 @@ use crate::net::pfc::Frame;
 use crate::units::Ps;
 
 impl<F: Family> Sim<'_, F> {
-    /// A packet joined queue `q` of watched switch port `port`: pause the upstream ports it congests.
+    /// A packet joined a queue of watched switch port `port`: pause the upstream ports it congests. (Every
+    /// protected queue is looked at, not just the packet's: the engine's hot path then keeps no queue index
+    /// alive for this call; only the packet's queue can have changed.)
     #[cold]
     #[inline(never)]
-    pub(super) fn pfc_pushed(&mut self, port: u32, q: usize) {
-        let len = self.net.ports[port as usize].queue_len(q);
-        let pfc = self.pfc.as_mut().expect("a watched port in a run with PFC");
-        let mut out = std::mem::take(&mut pfc.scratch);
-        pfc.pushed(port, q, len, &mut out);
-        for &u in &out {
-            self.send_frame(u, q, true);
-        }
-        out.clear();
-        self.pfc.as_mut().expect("PFC state").scratch = out;
+    pub(super) fn pfc_pushed(&mut self, port: u32) {
+        self.pfc_check(port, true);
     }
 
-    /// Packet `pkt` left watched switch port `port`'s queue: release the upstream ports no longer congesting.
+    /// A packet left a queue of watched switch port `port`: release the upstream ports no longer congested.
     #[cold]
     #[inline(never)]
-    pub(super) fn pfc_popped(&mut self, port: u32, pkt: &Packet<F::Hdr>) {
-        let p = &self.net.ports[port as usize];
-        let q = p.queue_of(pkt.prio);
-        let len = p.queue_len(q);
+    pub(super) fn pfc_popped(&mut self, port: u32) {
+        self.pfc_check(port, false);
+    }
+
+    /// [`Sim::pfc_pushed`] (`pushed`) or [`Sim::pfc_popped`].
+    fn pfc_check(&mut self, port: u32, pushed: bool) {
         let pfc = self.pfc.as_mut().expect("a watched port in a run with PFC");
         let mut out = std::mem::take(&mut pfc.scratch);
-        pfc.popped(port, q, len, &mut out);
-        for &u in &out {
-            self.send_frame(u, q, false);
+        let mut queues = if pushed { pfc.protected() } else { pfc.congested(port) };
+        while queues != 0 {
+            let q = queues.trailing_zeros() as usize;
+            queues &= queues - 1;
+            let len = self.net.ports[port as usize].queue_len(q);
+            let pfc = self.pfc.as_mut().expect("PFC state");
+            if pushed {
+                pfc.pushed(port, q, len, &mut out);
+            } else {
+                pfc.popped(port, q, len, &mut out);
+            }
+            for &u in &out {
+                self.send_frame(u, q, pushed);
+            }
+            out.clear();
         }
-        out.clear();
         self.pfc.as_mut().expect("PFC state").scratch = out;
     }
 

@@ -109,6 +109,16 @@ impl Pfc {
         }
     }
 
+    /// The protected queues (bit q for queue q).
+    pub fn protected(&self) -> u64 {
+        self.mask
+    }
+
+    /// Egress port `port`'s queues that count as congested (bit q for queue q).
+    pub fn congested(&self, port: u32) -> u64 {
+        self.congested[port as usize]
+    }
+
     /// The upstream ports feeding egress port `port`.
     pub fn feeders(&self, port: u32) -> &[u32] {
         let p = port as usize;
