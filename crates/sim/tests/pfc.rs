@@ -123,6 +123,50 @@ fn backpressure_spreads_hop_by_hop() {
     assert!(last < 5_200 * PS_PER_US, "last flow done at {} us", last / PS_PER_US);
 }
 
+/// Head-of-line blocking, as real PFC has it: sender 0's NIC, paused for priority 1 because of the incast into
+/// host 8, also holds sender 0's flow to host 9, whose own path is not congested at all.
+#[test]
+fn a_pause_blocks_the_paused_class_towards_uncongested_hosts_too() {
+    let mut list: Vec<_> = (0..6u32).map(|s| (s, 8, 600_000, 0)).collect();
+    list.push((0, 9, 300_000, 20 * PS_PER_US));
+    let mut f = flows(&list);
+    f.priority = vec![1; list.len()];
+    let fct = |pfc| {
+        let out = run(&one_switch(pfc), &f, None).unwrap();
+        all_delivered(&f, &out);
+        out.results.finish_ps[6] - out.results.start_ps[6]
+    };
+    let (off, on) = (fct(false), fct(true));
+    eprintln!("flow to the uncongested host: {} us without PFC, {} us with", off / PS_PER_US, on / PS_PER_US);
+    assert!(on > off * 3 / 2, "{on} against {off}");
+}
+
+/// The other families and tagging schemes that accept PFC run it to completion with every byte accounted for:
+/// PIAS (packets of a flow move between queues), RCP and PDQ (explicit rates, event-driven agents; their
+/// queues stay short, so they pause at 4 packets here, and both queues are protected). PIAS's protected queue 1 does drop: its queue 0 (the
+/// first 100 KB of every flow) fills the ports' shared buffer, which PFC does not reserve (docs/schemes.md).
+#[test]
+fn other_strict_priority_schemes_run_with_pfc() {
+    for scheme in [SchemeName::Pias, SchemeName::Rcp, SchemeName::Pdq] {
+        let mut cfg = one_switch(true);
+        cfg.scheme.name = scheme;
+        cfg.scheme.thresholds_bytes = vec![100_000];
+        let mut f = two_incasts();
+        if scheme == SchemeName::Pias {
+            f.priority.clear();
+        } else {
+            (cfg.switch.pfc_pause_packets, cfg.switch.pfc_resume_packets) = (4, 2);
+            cfg.switch.pfc_queues = Some(vec![0, 1]);
+        }
+        let out = run(&cfg, &f, None).unwrap();
+        all_delivered(&f, &out);
+        assert!(out.stats.pfc_pause_frames > 0, "{scheme:?}");
+        let two = run_threads(&cfg, &f, None, 2).unwrap();
+        assert_eq!(out.results, two.results, "{scheme:?} on two threads");
+        eprintln!("{scheme:?}: drops {:?}, pause frames {}", out.stats.drops_per_queue, out.stats.pfc_pause_frames);
+    }
+}
+
 #[test]
 fn deterministic_and_the_same_on_two_threads() {
     let f = two_incasts();

@@ -36,9 +36,11 @@
 //!   (`pfc_paused_ps_per_tier`): for every (port, queue), the picoseconds from the PAUSE's arrival to the
 //!   RESUME's (or to the end of the run), summed over the ports of the tier and their queues.
 //!
-//! Cost: a run without PFC has no per-packet work from it beyond the ports' `paused` mask, always 0, in
-//! [`super::port::Port::pop`] and `can_send_now`, and one flag test per push and pop on event-driven ports.
-//! With PFC the FIFO fast path is off (it puts packets on the wire ahead of time, which a pause could not stop).
+//! Cost: a run without PFC has no per-packet work from it beyond the ports' paused mask, always 0, in
+//! [`super::port::Port::pop`] and `can_send_now`, and one flag test per push and pop on event-driven ports:
+//! 0.67% more instructions on PIAS's event-driven ports (cachegrind, 500 reference flows), none on the FIFO
+//! ports. With PFC the FIFO fast path is off (it puts packets on the wire ahead of time, which a pause could
+//! not stop).
 
 use super::packet::Header;
 use super::Network;
