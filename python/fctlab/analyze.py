@@ -307,6 +307,8 @@ def _totals_line(summary: Mapping[str, Any]) -> str:
         parts.append(f"drops {summary['drops']:,}")
     if summary.get("ecn_marks") is not None:
         parts.append(f"ECN marks {summary['ecn_marks']:,}")
+    if summary.get("pfc_pause_frames"):
+        parts.append(f"PFC pauses {summary['pfc_pause_frames']:,}")
     if summary.get("hit_time_limit"):
         parts.append("HIT THE TIME LIMIT")
     return "; ".join(parts)
