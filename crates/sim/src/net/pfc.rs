@@ -21,6 +21,8 @@
 //!   -> spine 2 -> leaf 2 -> spine) in which every queue waits for the next: a PFC deadlock that real switches,
 //!   which account buffers by ingress port, do not have under up-down routing. Feeding is what ingress
 //!   accounting tracks, so the dependencies stay along routable paths, which have no cycle in these fabrics.
+//!   (Measured: `tests/pfc.rs`'s fat tree under two-way load finishes all 600 flows with pauses at every tier;
+//!   with every port into the switch paused instead, not one flow finished in 200 ms of simulated time.)
 //!   (The authors' ns-2 code goes further: the upstream checks the state of the egress queue its head packet
 //!   would take downstream, like virtual output queues, which removes head-of-line blocking; not modelled.)
 //! - **Frames.** A PAUSE or RESUME takes the reverse link's serialization of `pfc_frame_bytes` (64) plus its
