@@ -271,6 +271,11 @@ pub struct SwitchConfig {
     pub pfc_queues: Option<Vec<u32>>,
     /// Size of a PAUSE or RESUME frame on the wire (an Ethernet control frame: 64 bytes).
     pub pfc_frame_bytes: u32,
+    /// Bytes a protected queue of a switch port may hold beyond `buffer_bytes` (per-port buffers only): the
+    /// lossless class's headroom, which the other queues cannot take, so that a full port still admits what
+    /// the upstream sends before a pause reaches it. 0 by default (all queues share the port's buffer); the
+    /// HyLine authors' ns-2 scripts give the protected queue 100 packets more with PFC on.
+    pub pfc_headroom_bytes: u64,
 }
 
 impl SwitchConfig {
@@ -302,6 +307,7 @@ impl Default for SwitchConfig {
             pfc_resume_packets: 205,
             pfc_queues: None,
             pfc_frame_bytes: 64,
+            pfc_headroom_bytes: 0,
         }
     }
 }
@@ -1056,6 +1062,13 @@ impl Config {
             );
         }
         check_int("switch.pfc_frame_bytes", s.pfc_frame_bytes as u64, 1, 65_535)?;
+        check_int("switch.pfc_headroom_bytes", s.pfc_headroom_bytes, 0, 1 << 40)?;
+        if s.pfc_headroom_bytes > 0 && s.buffer != BufferMode::Port {
+            return err(
+                "switch.pfc_headroom_bytes",
+                "extends a port's own buffer: it needs switch.buffer = \"port\" (a shared pool has no headroom here)",
+            );
+        }
         if let Some(qs) = &s.pfc_queues {
             if qs.is_empty() {
                 return err("switch.pfc_queues", "must name at least one queue (leave it out for every queue but 0)");
@@ -1095,6 +1108,9 @@ impl Config {
             return err("switch.pfc", "the flow level has no queues to pause (run.level = \"flow\")");
         }
         let (key, buffer) = match s.buffer {
+            BufferMode::Port if s.pfc_headroom_bytes > 0 => {
+                ("switch.buffer_bytes + pfc_headroom_bytes", s.buffer_bytes + s.pfc_headroom_bytes)
+            }
             BufferMode::Port => ("switch.buffer_bytes", s.buffer_bytes),
             BufferMode::Shared => ("switch.shared_buffer_bytes", s.shared_buffer_bytes),
         };

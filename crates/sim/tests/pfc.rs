@@ -91,6 +91,50 @@ fn the_protected_class_does_not_drop_in_an_incast_the_other_still_does() {
     all_delivered(&f, &on);
 }
 
+/// HyLine's case: both classes into the same host. The unprotected class, served first, fills the port's
+/// buffer, so protected packets still drop with PFC when the queues share the buffer; with 60 packets of
+/// headroom that only the protected queue may use, they never do.
+#[test]
+fn headroom_keeps_the_protected_class_lossless_when_the_other_fills_the_port() {
+    let mut list = Vec::new();
+    for s in 0..6u32 {
+        list.push((s, 8, 600_000, s as u64 * 100_000));
+        list.push((s, 8, 600_000, s as u64 * 100_000 + 50_000));
+    }
+    let mut f = flows(&list);
+    f.priority = (0..list.len()).map(|i| if i % 2 == 0 { 1 } else { 0 }).collect();
+    let run_with = |pfc, headroom| {
+        let mut cfg = one_switch(pfc);
+        cfg.switch.pfc_headroom_bytes = headroom;
+        let out = run(&cfg, &f, None).unwrap();
+        all_delivered(&f, &out);
+        out
+    };
+    let off = run_with(false, 0);
+    let shared = run_with(true, 0);
+    let headroom = run_with(true, 90_000);
+    let drops = |o: &RunOutput| o.stats.drops_per_queue.clone();
+    eprintln!(
+        "drops per queue: without PFC {:?}, PFC {:?}, PFC with headroom {:?}; max occupancy {} {} {}",
+        drops(&off), drops(&shared), drops(&headroom), off.stats.max_port_occupancy_bytes,
+        shared.stats.max_port_occupancy_bytes, headroom.stats.max_port_occupancy_bytes
+    );
+    assert!(off.stats.drops_per_queue[1] > 0);
+    assert!(shared.stats.drops_per_queue[1] > 0, "the unprotected class takes the whole buffer");
+    assert_eq!(headroom.stats.drops_per_queue[1], 0);
+    assert!(headroom.stats.drops_per_queue[0] > 0);
+    assert!(headroom.stats.max_port_occupancy_bytes > 150_000, "the headroom was used");
+    assert!(headroom.stats.max_port_occupancy_bytes <= 240_000);
+    let two = run_threads(&one_switch_headroom(), &f, None, 2).unwrap();
+    assert_eq!(two.results, headroom.results);
+}
+
+fn one_switch_headroom() -> Config {
+    let mut cfg = one_switch(true);
+    cfg.switch.pfc_headroom_bytes = 90_000;
+    cfg
+}
+
 /// The congestion is at the far switch's port to the receiver (4 senders at 10 Gbps, a 40 Gbps core link):
 /// PFC pauses the near switch's port onto the core link, whose queue then grows until it pauses the senders'
 /// NICs in turn. The protected class does not drop anywhere; without PFC it does.
@@ -249,6 +293,11 @@ fn bad_pfc_settings_are_refused_naming_the_key() {
     assert_eq!(k, "switch.pfc_queues");
     let (k, _) = bad(r#"{"switch": {"pfc_frame_bytes": 0}}"#);
     assert_eq!(k, "switch.pfc_frame_bytes");
+    let (k, m) = bad(r#"{"switch": {"buffer": "shared", "shared_buffer_bytes": 4000000, "pfc_headroom_bytes": 1}}"#);
+    assert_eq!(k, "switch.pfc_headroom_bytes");
+    assert!(m.contains("\"port\""), "{m}");
+    // headroom counts towards what a pause threshold may need
+    Config::from_json(r#"{"switch": {"pfc": true, "buffer_bytes": 150000, "pfc_headroom_bytes": 180000}}"#).unwrap();
     for scheme in ["pfabric", "las"] {
         let (k, m) = bad(&format!(r#"{{"scheme": {{"name": "{scheme}"}}, "switch": {{"pfc": true}}}}"#));
         assert_eq!(k, "switch.pfc");

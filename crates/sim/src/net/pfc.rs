@@ -34,6 +34,12 @@
 //!   port's own buffer: at a host's NIC the sender's transport does not know (its packets wait in the NIC
 //!   queue, or are dropped there if it fills); at a switch the queue grows and may in turn pause that switch's
 //!   upstream, so backpressure spreads hop by hop.
+//! - **Headroom** (`switch.pfc_headroom_bytes`, 0 by default). A port's queues share its buffer, so a full
+//!   port would drop protected packets whatever PFC does (HyLine's case: the high-priority class fills the
+//!   buffer, which PFC is meant to keep from dropping the low-priority class). With headroom, a protected
+//!   queue of a switch port may hold that many bytes beyond the port's buffer, which the other queues cannot
+//!   use, as a switch reserves headroom for its lossless classes; the HyLine scripts' per-queue buffers give
+//!   the protected queue 100 packets more with PFC on.
 //! - **Counters.** Frames sent (`pfc_pause_frames`, `pfc_resume_frames`), and paused time per port tier
 //!   (`pfc_paused_ps_per_tier`): for every (port, queue), the picoseconds from the PAUSE's arrival to the
 //!   RESUME's (or to the end of the run), summed over the ports of the tier and their queues.
@@ -96,6 +102,11 @@ impl Pfc {
         let (feed_start, feed_ports) = feeders(net);
         for p in net.ports.iter_mut() {
             p.pfc_watch = mask != 0 && p.owner >= net.hosts;
+            if p.pfc_watch && s.pfc_headroom_bytes > 0 {
+                for q in (0..queues).filter(|&q| mask >> q & 1 != 0) {
+                    p.add_headroom(q, s.pfc_headroom_bytes);
+                }
+            }
         }
         Pfc {
             pause_packets: s.pfc_pause_packets as usize,

@@ -90,6 +90,10 @@ pub struct QueueCounters {
 struct Fifo<H: Header = ()> {
     pkts: VecDeque<Packet<H>>,
     bytes: u64,
+    /// Event-driven admission with the port's own buffer: a packet of this queue is admitted while the port's
+    /// occupancy with it stays within this: the port's buffer limit (`u64::MAX` when unbounded), plus PFC's
+    /// headroom for a protected queue ([`Port::add_headroom`]).
+    limit: u64,
     counters: QueueCounters,
 }
 
@@ -205,7 +209,9 @@ impl<H: Header> Port<H> {
             waiting: 0,
             ecn,
             fifo: false,
-            queues: (0..k).map(|_| Fifo::default()).collect(),
+            queues: (0..k)
+                .map(|_| Fifo { limit: if buffer_limit == 0 { u64::MAX } else { buffer_limit }, ..Fifo::default() })
+                .collect(),
             nonempty: 0,
             paused_or_dropped: 0,
             pool_id: NO_POOL,
@@ -319,6 +325,13 @@ impl<H: Header> Port<H> {
         (self.nonempty | self.paused_or_dropped) == 0 && now >= self.busy_until
     }
 
+    /// PFC: let queue `q` hold `bytes` beyond the port's buffer (`switch.pfc_headroom_bytes`, a protected queue
+    /// of a switch port with its own bounded buffer; `net::pfc`): the other queues still stop at the buffer.
+    pub fn add_headroom(&mut self, q: usize, bytes: u64) {
+        assert!(self.pool().is_none() && self.buffer_limit != 0, "headroom extends a port's own bounded buffer");
+        self.queues[q].limit = self.buffer_limit + bytes;
+    }
+
     /// PFC: pause (`true`) or resume queue `q` (`net::pfc`). A packet already on the wire finishes.
     pub fn set_paused(&mut self, q: usize, pause: bool) {
         debug_assert!(!self.fifo, "PFC pauses event-driven ports only");
@@ -350,11 +363,12 @@ impl<H: Header> Port<H> {
     pub fn admit(&mut self, pkt: &mut Packet<H>, pool_free: Option<(u64, f64)>) -> Admission {
         let q = self.queue_of(pkt.prio);
         let w = pkt.wire as u64;
-        let fits = match pool_free {
-            None => self.buffer_limit == 0 || self.bytes + w <= self.buffer_limit,
-            Some((free, alpha)) => w <= free && (self.queues[q].bytes + w) as f64 <= alpha * free as f64,
-        };
         let fifo = &mut self.queues[q];
+        let fits = match pool_free {
+            // (the port's buffer limit, or more for a queue with PFC headroom)
+            None => self.bytes + w <= fifo.limit,
+            Some((free, alpha)) => w <= free && (fifo.bytes + w) as f64 <= alpha * free as f64,
+        };
         if !fits {
             fifo.counters.dropped += 1;
             return Admission::Dropped;
