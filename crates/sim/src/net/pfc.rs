@@ -47,8 +47,9 @@
 //! Cost: a run without PFC has no per-packet work from it beyond the ports' paused mask, always 0, in
 //! [`super::port::Port::pop`] and `can_send_now`, and one flag test per push and pop on event-driven ports:
 //! 0.67% more instructions on PIAS's event-driven ports (cachegrind, 500 reference flows), none on the FIFO
-//! ports. With PFC the FIFO fast path is off (it puts packets on the wire ahead of time, which a pause could
-//! not stop).
+//! ports. The per-queue admission limit that carries the headroom replaced a test for unbounded buffers, and
+//! with it PIAS runs 2.4% fewer instructions than before PFC (same flows; DCTCP's FIFO ports 0.3% fewer). With
+//! PFC the FIFO fast path is off (it puts packets on the wire ahead of time, which a pause could not stop).
 
 use super::packet::Header;
 use super::Network;
