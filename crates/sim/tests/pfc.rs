@@ -187,8 +187,9 @@ fn a_pause_blocks_the_paused_class_towards_uncongested_hosts_too() {
 
 /// The other families and tagging schemes that accept PFC run it to completion with every byte accounted for:
 /// PIAS (packets of a flow move between queues), RCP and PDQ (explicit rates, event-driven agents; their
-/// queues stay short, so they pause at 4 packets here, and both queues are protected). PIAS's protected queue 1 does drop: its queue 0 (the
-/// first 100 KB of every flow) fills the ports' shared buffer, which PFC does not reserve (docs/schemes.md).
+/// queues stay short, so they pause at 4 packets here, and both queues are protected). PIAS's protected queue 1
+/// does drop: its queue 0 (the first 100 KB of every flow) fills the ports' buffers, and there is no headroom
+/// here (`switch.pfc_headroom_bytes`, docs/schemes.md).
 #[test]
 fn other_strict_priority_schemes_run_with_pfc() {
     for scheme in [SchemeName::Pias, SchemeName::Rcp, SchemeName::Pdq] {
@@ -233,7 +234,8 @@ fn a_fat_tree_under_two_way_load_does_not_deadlock() {
     let out = run(&cfg, &f, None).unwrap();
     all_delivered(&f, &out);
     let paused: Vec<_> = out.stats.pfc_paused_ps_per_tier.iter().filter(|p| p.1 > 0).map(|p| p.0.as_str()).collect();
-    eprintln!("drops {:?}, pause frames {}, tiers paused {paused:?}", out.stats.drops_per_tier, out.stats.pfc_pause_frames);
+    let (drops, frames) = (&out.stats.drops_per_tier, out.stats.pfc_pause_frames);
+    eprintln!("drops {drops:?}, pause frames {frames}, tiers paused {paused:?}");
     for t in ["host_nic", "edge_up", "agg_up", "core_down", "agg_down"] {
         assert!(paused.contains(&t), "{t} never paused: {paused:?}");
     }
