@@ -149,6 +149,16 @@ def test_summary_table_shows_microseconds():
     assert small.split()[1:5] == ["3", "3", "0.4", "0.6"]
     assert any(line.startswith("all") for line in lines)
     assert "1 unfinished" in text and "drops 5" in text
+    assert "PFC" not in text  # no engine counter, no line on it
+
+
+def test_pfc_counters_in_the_summary_and_its_table():
+    stats = {**STATS, "pfc_pause_frames": 12, "pfc_resume_frames": 12,
+             "pfc_paused_ps_per_tier": {"host_nic": 3_000_000, "switch_down": 0}}
+    s = summarize(table(), stats)
+    assert (s["pfc_pause_frames"], s["pfc_resume_frames"]) == (12, 12)
+    assert s["pfc_paused_us_per_tier"] == {"host_nic": 3.0, "switch_down": 0.0}
+    assert "PFC pauses 12" in summary_table(s)
 
 
 def test_compare_table_lists_every_run_per_bin():

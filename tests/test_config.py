@@ -175,6 +175,33 @@ def test_errors_name_the_key(tmp_path, text, overrides, key):
     assert str(err).startswith(f"{key}:") or str(err).startswith(f"--set {key}"), str(err)
 
 
+@pytest.mark.parametrize(
+    ("extra", "key", "words"),
+    [
+        ("[switch]\npfc = true\npfc_resume_packets = 215\n", "switch.pfc_resume_packets", "below switch.pfc_pause"),
+        ("[switch]\npfc = true\nbuffer_bytes = 150000\n", "switch.pfc_pause_packets", "full packets"),
+        ("[switch]\nqueues = 2\npfc_queues = [2]\n", "switch.pfc_queues", "queue 2 does not exist"),
+        ("[switch]\npfc = true\n[scheme]\nname = 'pfabric'\n", "switch.pfc", "rank queue"),
+        ("[switch]\npfc = 'yes'\n", "switch.pfc", ""),
+    ],
+)
+def test_pfc_keys_are_checked_by_the_engine(tmp_path, extra, key, words):
+    err = error_of(tmp_path, TINY + extra)
+    assert err.key == key and words in str(err), str(err)
+
+
+def test_pfc_counters_reach_the_summary(tmp_path):
+    from fctlab import simulate
+
+    off = simulate(load_experiment(write(tmp_path, TINY)))
+    assert off.summary["pfc_pause_frames"] == 0 and off.summary["pfc_resume_frames"] == 0
+    assert set(off.summary["pfc_paused_us_per_tier"]) == set(off.summary["drops_per_tier"])
+    exp = load_experiment(write(tmp_path, TINY + "[switch]\npfc = true\nqueues = 2\n"))
+    assert exp.engine["switch"]["pfc"] is True and exp.engine["switch"]["pfc_queues"] is None
+    on = simulate(exp)
+    assert on.summary["pfc_pause_frames"] == on.summary["pfc_resume_frames"]
+
+
 def test_load_error_message_is_exact(tmp_path):
     err = error_of(tmp_path, TINY.replace("load = 0.5", "load = 1.5"))
     assert str(err) == "workload.load: must be > 0 and <= 1 (got 1.5)"

@@ -160,6 +160,19 @@ def deadline_stats(flows: pd.DataFrame, measured: np.ndarray | None = None) -> d
     }
 
 
+def _pfc_stats(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """PFC's counters (``switch.pfc``): frames sent, and the paused time per port tier in microseconds (the
+    engine counts picoseconds). Zeros in a run without PFC; absent when the engine did not report them."""
+    if "pfc_pause_frames" not in stats:
+        return {}
+    paused = stats.get("pfc_paused_ps_per_tier") or {}
+    return {
+        "pfc_pause_frames": stats.get("pfc_pause_frames"),
+        "pfc_resume_frames": stats.get("pfc_resume_frames"),
+        "pfc_paused_us_per_tier": {k: v / 1e6 for k, v in paused.items()},
+    }
+
+
 def summarize(
     flows: pd.DataFrame, engine_stats: Mapping[str, Any], config: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -210,6 +223,7 @@ def summarize(
         "drops": stats.get("drops"),
         "drops_per_tier": stats.get("drops_per_tier"),
         "ecn_marks": stats.get("ecn_marks"),
+        **_pfc_stats(stats),
         "retransmits": _column_sum(flows, "retransmits"),
         "spurious_retransmits": _column_sum(flows, "spurious_retransmits"),
         "sim_time_ns": None if sim_ps is None else sim_ps / 1000.0,
@@ -293,6 +307,8 @@ def _totals_line(summary: Mapping[str, Any]) -> str:
         parts.append(f"drops {summary['drops']:,}")
     if summary.get("ecn_marks") is not None:
         parts.append(f"ECN marks {summary['ecn_marks']:,}")
+    if summary.get("pfc_pause_frames"):
+        parts.append(f"PFC pauses {summary['pfc_pause_frames']:,}")
     if summary.get("hit_time_limit"):
         parts.append("HIT THE TIME LIMIT")
     return "; ".join(parts)

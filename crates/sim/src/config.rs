@@ -257,6 +257,39 @@ pub struct SwitchConfig {
     pub ecn: EcnMode,
     /// Marking threshold on instantaneous occupancy in bytes: 65 x 1500 B, the PIAS ns-2 value.
     pub ecn_threshold_bytes: u64,
+    /// Priority Flow Control (IEEE 802.1Qbb, on/off as the HyLine paper's ns-2 version; see `net::pfc`): a
+    /// switch whose egress queue of a protected priority reaches `pfc_pause_packets` pauses that priority on
+    /// the upstream ports feeding it, and resumes it when every such queue is below `pfc_resume_packets`.
+    pub pfc: bool,
+    /// Packets in an egress queue at which PFC pauses its priority upstream: HyLine's Table I (215 packets).
+    pub pfc_pause_packets: u32,
+    /// Packets below which the queue no longer holds its priority paused: HyLine's Table I (205 packets).
+    pub pfc_resume_packets: u32,
+    /// The queues PFC protects (lossless classes). When absent: every queue but 0 (with one queue, queue 0):
+    /// in HyLine's two classes, the low-priority class (queue 1), which PFC keeps from being dropped when the
+    /// high-priority class fills the buffer; the high-priority class stays lossy, as in the authors' scripts.
+    pub pfc_queues: Option<Vec<u32>>,
+    /// Size of a PAUSE or RESUME frame on the wire (an Ethernet control frame: 64 bytes).
+    pub pfc_frame_bytes: u32,
+    /// Bytes a protected queue of a switch port may hold beyond `buffer_bytes` (per-port buffers only): the
+    /// lossless class's headroom, which the other queues cannot take, so that a full port still admits what
+    /// the upstream sends before a pause reaches it. 0 by default (all queues share the port's buffer); the
+    /// HyLine authors' ns-2 scripts give the protected queue 100 packets more with PFC on.
+    pub pfc_headroom_bytes: u64,
+}
+
+impl SwitchConfig {
+    /// The queues PFC protects, as a bit mask (see [`SwitchConfig::pfc_queues`]); 0 when PFC is off.
+    pub fn pfc_mask(&self) -> u64 {
+        if !self.pfc {
+            return 0;
+        }
+        match &self.pfc_queues {
+            Some(qs) => qs.iter().fold(0, |m, &q| m | 1u64 << q.min(63)),
+            None if self.queues <= 1 => 1,
+            None => ((1u128 << self.queues) - 2) as u64,
+        }
+    }
 }
 
 impl Default for SwitchConfig {
@@ -269,6 +302,12 @@ impl Default for SwitchConfig {
             dt_alpha: 1.0,
             ecn: EcnMode::Port,
             ecn_threshold_bytes: 97_500,
+            pfc: false,
+            pfc_pause_packets: 215,
+            pfc_resume_packets: 205,
+            pfc_queues: None,
+            pfc_frame_bytes: 64,
+            pfc_headroom_bytes: 0,
         }
     }
 }
@@ -1076,6 +1115,86 @@ fn check_int(key: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {
 }
 
 impl Config {
+    /// The `switch.pfc*` keys (see [`SwitchConfig::pfc`]); `mtu`: a full packet's bytes on the wire.
+    fn validate_pfc(&self, mtu: u64) -> Result<(), ConfigError> {
+        let s = &self.switch;
+        check_int("switch.pfc_pause_packets", s.pfc_pause_packets as u64, 1, 1 << 24)?;
+        if s.pfc_resume_packets == 0 || s.pfc_resume_packets >= s.pfc_pause_packets {
+            return err(
+                "switch.pfc_resume_packets",
+                format!(
+                    "must be at least 1 and below switch.pfc_pause_packets ({}) (got {})",
+                    s.pfc_pause_packets, s.pfc_resume_packets
+                ),
+            );
+        }
+        check_int("switch.pfc_frame_bytes", s.pfc_frame_bytes as u64, 1, 65_535)?;
+        check_int("switch.pfc_headroom_bytes", s.pfc_headroom_bytes, 0, 1 << 40)?;
+        if s.pfc_headroom_bytes > 0 && s.buffer != BufferMode::Port {
+            return err(
+                "switch.pfc_headroom_bytes",
+                "extends a port's own buffer: it needs switch.buffer = \"port\" (a shared pool has no headroom here)",
+            );
+        }
+        if let Some(qs) = &s.pfc_queues {
+            if qs.is_empty() {
+                return err("switch.pfc_queues", "must name at least one queue (leave it out for every queue but 0)");
+            }
+            if let Some(&q) = qs.iter().find(|&&q| q >= s.queues) {
+                return err(
+                    "switch.pfc_queues",
+                    format!("queue {q} does not exist (switch.queues = {}: queues 0 to {})", s.queues, s.queues - 1),
+                );
+            }
+            if (1..qs.len()).any(|i| qs[..i].contains(&qs[i])) {
+                return err("switch.pfc_queues", format!("names a queue twice (got {qs:?})"));
+            }
+        }
+        if !s.pfc {
+            return Ok(());
+        }
+        let sc = self.scheme.name;
+        if sc.rank_queue() {
+            return err(
+                "switch.pfc",
+                format!(
+                    "is not supported with scheme {}: its rank queue has no priority queues to pause (PFC needs a \
+                     strict-priority scheme)",
+                    sc.as_str()
+                ),
+            );
+        }
+        if sc.family() == FamilyName::Homa {
+            return err(
+                "switch.pfc",
+                "is not supported with scheme homa: its senders put a packet on the NIC only when the NIC is idle, \
+                 which a paused NIC queue would stall",
+            );
+        }
+        if self.run.level == Level::Flow {
+            return err("switch.pfc", "the flow level has no queues to pause (run.level = \"flow\")");
+        }
+        let (key, buffer) = match s.buffer {
+            BufferMode::Port if s.pfc_headroom_bytes > 0 => {
+                ("switch.buffer_bytes + pfc_headroom_bytes", s.buffer_bytes + s.pfc_headroom_bytes)
+            }
+            BufferMode::Port => ("switch.buffer_bytes", s.buffer_bytes),
+            BufferMode::Shared => ("switch.shared_buffer_bytes", s.shared_buffer_bytes),
+        };
+        let room = buffer / mtu;
+        if s.pfc_pause_packets as u64 > room {
+            return err(
+                "switch.pfc_pause_packets",
+                format!(
+                    "is {} packets, more than {key} holds ({buffer} bytes: {room} full packets of {mtu} bytes): the \
+                     queue would drop before it pauses",
+                    s.pfc_pause_packets
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// Parse JSON text into a validated config; the error names the key. Keys the text leaves out take the
     /// scheme's published values ([`scheme_defaults`]), then the engine's defaults.
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
@@ -1203,6 +1322,7 @@ impl Config {
                 check_pos("switch.dt_alpha", s.dt_alpha, 1e6)?;
             }
         }
+        self.validate_pfc(mtu)?;
         let t = &self.transport;
         check_int("transport.mss_bytes", t.mss_bytes as u64, 1, 65_000)?;
         check_int("transport.header_bytes", t.header_bytes as u64, 0, 1_000)?;

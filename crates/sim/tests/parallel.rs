@@ -44,6 +44,46 @@ fn qclimb_with_reordering_and_losses() {
     assert!(out.stats.ooo_host_max_bytes.iter().any(|&b| b > 0));
 }
 
+/// PFC (`net::pfc`): pauses between switches stay on the switches' side, pauses of the hosts' NICs cross to
+/// the hosts' side as messages; both with per-port and shared buffers, ECMP and spraying.
+#[test]
+fn pfc_pauses_cross_between_the_sides() {
+    let cases = [("pfc, port buffers, ecmp", false, false), ("pfc, shared buffer, spray", true, true)];
+    for (name, shared, spray) in cases {
+        let mut cfg = Config::default();
+        cfg.switch.queues = 2;
+        cfg.switch.pfc = true;
+        cfg.switch.pfc_pause_packets = 30;
+        cfg.switch.pfc_resume_packets = 20;
+        if shared {
+            cfg.switch.buffer = BufferMode::Shared;
+            cfg.switch.shared_buffer_bytes = 400_000;
+        } else {
+            cfg.switch.buffer_bytes = 90_000;
+        }
+        if spray {
+            cfg.routing.mode = RoutingMode::Spray;
+        }
+        cfg.transport.init_cwnd_packets = 30;
+        let mut f = random_flows(400, 144, 2_000_000, PS_PER_US / 2, 12);
+        // many-to-few, so that queues build: every flow into one of 8 hosts on two leaves, half of them protected
+        for (i, d) in f.dst.iter_mut().enumerate() {
+            *d = [3, 5, 7, 9, 17, 19, 21, 23][i % 8];
+        }
+        for (s, d) in f.src.iter_mut().zip(&f.dst) {
+            if s == d {
+                *s = (*s + 40) % 144;
+            }
+        }
+        f.priority = (0..f.len()).map(|i| (i % 2) as u8).collect();
+        let out = same(name, &cfg, &f, 2);
+        let paused = &out.stats.pfc_paused_ps_per_tier;
+        assert!(out.stats.pfc_pause_frames > 0, "{name}: {:?}", out.stats);
+        assert!(paused.iter().find(|p| p.0 == "host_nic").unwrap().1 > 0, "{name}: {paused:?}");
+        assert!(paused.iter().any(|p| p.0 != "host_nic" && p.1 > 0), "{name}: switches paused too: {paused:?}");
+    }
+}
+
 #[test]
 fn dependencies_start_children_on_the_hosts_side() {
     let cfg = dumbbell(3, 10.0, 10.0);

@@ -26,6 +26,7 @@ mod homa;
 mod hyline;
 mod qjump;
 pub mod parallel;
+mod pfc;
 pub mod queue;
 mod rate;
 mod tcp;
@@ -117,6 +118,15 @@ pub struct RunStats {
     pub hyline_stops: u64,
     /// Packets a host's rate limiter dropped before its NIC (QJump; also counted in `drops`).
     pub host_limiter_drops: u64,
+    /// PFC (`switch.pfc`; `net::pfc`): PAUSE and RESUME frames the switches sent (one per upstream port and
+    /// priority per transition).
+    pub pfc_pause_frames: u64,
+    pub pfc_resume_frames: u64,
+    /// PFC: picoseconds ports held a queue paused, by where the paused port sits (the tiers of
+    /// `drops_per_tier`): for every (port, queue) from the PAUSE's arrival to the RESUME's, or to the last
+    /// event of the run, summed over the tier's ports and their queues. Zeros without PFC.
+    #[serde(serialize_with = "pairs_as_map")]
+    pub pfc_paused_ps_per_tier: Vec<(String, u64)>,
     /// `run.monitor_host`: the time series (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub monitor: Option<Monitor>,
@@ -194,6 +204,13 @@ pub(crate) struct Sim<'a, F: Family> {
     /// `run.monitor_host`: the switch port facing the host, and the series being recorded.
     monitor_port: u32,
     monitor: Option<Monitor>,
+    /// PFC (`switch.pfc`; see `net::pfc`): its state, `None` when off.
+    pfc: Option<Box<crate::net::pfc::Pfc>>,
+    /// PFC: frames in flight to port u arrive as `Event::Timer(pfc_base + u)`, past every flow id;
+    /// `u32::MAX` without PFC (no timer id reaches it).
+    pfc_base: u32,
+    /// PFC on the switches' side of a two-thread run: frames for hosts' NIC ports go to the hosts' side.
+    pfc_frames_cross: bool,
     /// The family's own state.
     fam: F::State,
 }
@@ -289,7 +306,8 @@ fn run_with(
         FamilyName::Tcp => {
             let params = TcpParams::from_config(cfg);
             // the queue every packet maps to, if one does (the FIFO fast path)
-            let fifo = (fifo_fast_path && single_queue_run(cfg, flows, &params))
+            // (PFC pauses ports, which a FIFO's packets, on the wire ahead of time, could not obey)
+            let fifo = (fifo_fast_path && !cfg.switch.pfc && single_queue_run(cfg, flows, &params))
                 .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1));
             Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo, threads))
         }
@@ -410,7 +428,9 @@ impl<'a, F: Family> Sim<'a, F> {
         loss: Vec<(u64, u64)>,
         side: parallel::Side,
     ) -> Self {
-        EventQueue::check_ids(flows.len().max(net.ports.len()));
+        // (with PFC, frame events' ids follow the flows': see `pfc_base`)
+        let pfc_ids = if cfg.switch.pfc { flows.len() + net.ports.len() } else { 0 };
+        EventQueue::check_ids(flows.len().max(net.ports.len()).max(pfc_ids));
         let hosts_here = side != parallel::Side::Switches;
         let mut order: Vec<u32> = Vec::new();
         let (mut child_start, mut children) = (Vec::new(), Vec::new());
@@ -445,6 +465,13 @@ impl<'a, F: Family> Sim<'a, F> {
             Vec::new()
         };
         let fam = F::state(cfg, flows, hosts_here, &net);
+        // (`Config::validate` refuses PFC with rank queues and Homa, whose host timers use the ids past the flows')
+        assert!(
+            !cfg.switch.pfc || !(cfg.scheme.name.rank_queue() || cfg.scheme.name.family() == FamilyName::Homa),
+            "switch.pfc with scheme {}: a config that Config::validate refuses",
+            cfg.scheme.name.as_str()
+        );
+        let pfc = cfg.switch.pfc.then(|| Box::new(crate::net::pfc::Pfc::new(cfg, &mut net)));
         Sim {
             net,
             events: EventQueue::new(),
@@ -472,14 +499,18 @@ impl<'a, F: Family> Sim<'a, F> {
                 drops_per_queue: vec![0; queues],
                 drops_per_tier: tiers.clone(),
                 probe_drops_per_tier: tiers.clone(),
-                ack_drops_per_tier: tiers,
+                ack_drops_per_tier: tiers.clone(),
                 marks_per_queue: vec![0; queues],
+                pfc_paused_ps_per_tier: tiers,
                 ..RunStats::default()
             },
             progress,
             loss,
             monitor_port: 0,
             monitor: None,
+            pfc_base: if pfc.is_some() { flows.len() as u32 } else { u32::MAX },
+            pfc,
+            pfc_frames_cross: side == parallel::Side::Switches,
             fam,
         }
     }
@@ -525,6 +556,7 @@ impl<F: Family> Sim<'_, F> {
         match ev {
             Event::Arrive(port) => self.on_arrive(port),
             Event::TxFree(port) => self.on_tx_free(port),
+            Event::Timer(id) if id >= self.pfc_base => self.on_pfc_frame(id - self.pfc_base),
             Event::Timer(flow) => F::on_timer(self, flow),
             Event::FlowStart(NEXT_IN_ORDER) => {
                 let id = self.order[self.next_start];
@@ -555,14 +587,20 @@ impl<F: Family> Sim<'_, F> {
         let p = &mut self.net.ports[port as usize];
         if p.tx_event_pending && p.busy_until <= now {
             // The tie rule: the transmitter became free at this very instant and its event has not fired
-            // yet. It starts its next packet first; the arrival then sees the queue without it.
-            let next = p.pop().expect("a TxFree is pending with nothing queued");
-            if let Some(i) = p.pool() {
-                self.net.pools[i as usize].used -= next.wire as u64;
+            // yet. It starts its next packet first; the arrival then sees the queue without it. (With PFC the
+            // queues waiting may all be paused: then nothing starts.)
+            if let Some(next) = p.pop() {
+                if let Some(i) = p.pool() {
+                    self.net.pools[i as usize].used -= next.wire as u64;
+                }
+                let p = &mut self.net.ports[port as usize];
+                let watch = p.pfc_watch;
+                let arrival = p.transmit(now, next);
+                self.launched(port, arrival, &next);
+                if watch {
+                    self.pfc_popped(port);
+                }
             }
-            let p = &mut self.net.ports[port as usize];
-            let arrival = p.transmit(now, next);
-            self.launched(port, arrival, &next);
             // the pending TxFree (at `now`) stays pending: it re-arms itself at the new `busy_until`
         }
         let p = &mut self.net.ports[port as usize];
@@ -586,8 +624,12 @@ impl<F: Family> Sim<'_, F> {
             }
             if !p.tx_event_pending {
                 p.tx_event_pending = true;
-                let at = p.busy_until;
+                // (later than now but for a port held by a PFC pause: idle, yet a packet waits)
+                let at = p.busy_until.max(now);
                 self.events.push(at, Event::TxFree(port));
+            }
+            if p.pfc_watch {
+                self.pfc_pushed(port);
             }
         }
     }
@@ -819,6 +861,9 @@ impl<F: Family> Sim<'_, F> {
             let at = p.busy_until;
             self.events.push(at, Event::TxFree(port));
         }
+        if p.pfc_watch {
+            self.pfc_popped(port);
+        }
     }
 
     #[inline(always)]
@@ -891,6 +936,7 @@ impl<F: Family> Sim<'_, F> {
 
     fn finish(&mut self, wall_seconds: f64) {
         F::finish(self);
+        self.pfc_close_pauses();
         self.stats.monitor = self.monitor.take();
         let s = &mut self.stats;
         s.sim_time_ps = self.now;

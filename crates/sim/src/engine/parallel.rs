@@ -67,6 +67,10 @@ pub(super) struct Msg<H: Header> {
 /// Flag bit of [`Msg::port`] (port ids are below 2^30: `queue` encodes them in 30 bits).
 pub(super) const ENQUEUE: u32 = 1 << 31;
 
+/// Flag bit of [`Msg::port`]: a PFC frame for the port (a host's NIC port), arriving at `at`; its queue is
+/// `pkt.seq`, and `pkt.flags` is 1 for a PAUSE, 0 for a RESUME (see `engine::pfc`).
+pub(super) const PFC_FRAME: u32 = 1 << 30;
+
 /// The lookahead into each side (indexed HOSTS, SWITCHES): the shortest propagation delay of the cut links
 /// that lead into it. `None` when the fabric cannot be split (no cut link one way, or one without delay).
 pub(super) fn lookahead<H: Header>(net: &Network<H>) -> Option<[Ps; 2]> {
@@ -164,6 +168,8 @@ fn merge<F: Family>(h: &mut Sim<'_, F>, sw: &Sim<'_, F>) {
     a.link_losses += b.link_losses;
     a.ecn_marks += b.ecn_marks;
     a.flows_finished += b.flows_finished;
+    a.pfc_pause_frames += b.pfc_pause_frames;
+    a.pfc_resume_frames += b.pfc_resume_frames;
     for (x, y) in a.drops_per_queue.iter_mut().zip(&b.drops_per_queue) {
         *x += y;
     }
@@ -171,6 +177,7 @@ fn merge<F: Family>(h: &mut Sim<'_, F>, sw: &Sim<'_, F>) {
         (&mut a.drops_per_tier, &b.drops_per_tier),
         (&mut a.probe_drops_per_tier, &b.probe_drops_per_tier),
         (&mut a.ack_drops_per_tier, &b.ack_drops_per_tier),
+        (&mut a.pfc_paused_ps_per_tier, &b.pfc_paused_ps_per_tier),
     ] {
         for (x, y) in xs.iter_mut().zip(ys) {
             x.1 += y.1;
@@ -187,6 +194,10 @@ fn merge<F: Family>(h: &mut Sim<'_, F>, sw: &Sim<'_, F>) {
     a.thread_wait_seconds.extend_from_slice(&b.thread_wait_seconds);
     for (x, y) in h.results.bytes_dropped.iter_mut().zip(&sw.results.bytes_dropped) {
         *x += y;
+    }
+    // the switches' side's ports still paused at the end of the run (the hosts' side's are counted by `finish`)
+    if let Some(pfc) = &sw.pfc {
+        super::pfc::add_open_pauses(pfc, &sw.net.port_tier, h.now, &mut h.stats.pfc_paused_ps_per_tier);
     }
 }
 
@@ -258,6 +269,9 @@ impl<F: Family> Sim<'_, F> {
     /// A packet handed over by the other side: into the queue it joined, or onto this side's copy of its wire.
     #[inline]
     fn receive(&mut self, m: Msg<F::Hdr>) {
+        if m.port & PFC_FRAME != 0 {
+            return self.pfc_receive(m.port & !PFC_FRAME, m.at, &m.pkt);
+        }
         if m.port & ENQUEUE != 0 {
             // at the time it joined, which may be earlier or later than this side's clock (module docs)
             return self.enqueue_fifo_at(m.port & !ENQUEUE, m.pkt, m.at, false);

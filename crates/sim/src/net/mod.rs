@@ -13,6 +13,7 @@
 //! against 15 KiB per host) stays in the L1 cache, where a per-host table missed on half of all events.
 
 pub mod packet;
+pub mod pfc;
 pub mod port;
 pub mod rank_queue;
 pub mod wire;

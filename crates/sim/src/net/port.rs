@@ -90,6 +90,10 @@ pub struct QueueCounters {
 struct Fifo<H: Header = ()> {
     pkts: VecDeque<Packet<H>>,
     bytes: u64,
+    /// Event-driven admission with the port's own buffer: a packet of this queue is admitted while the port's
+    /// occupancy with it stays within this: the port's buffer limit (`u64::MAX` when unbounded), plus PFC's
+    /// headroom for a protected queue ([`Port::add_headroom`]).
+    limit: u64,
     counters: QueueCounters,
 }
 
@@ -154,13 +158,19 @@ pub struct Port<H: Header = ()> {
     queues: Box<[Fifo<H>]>,
     /// Bit q set when queue q is non-empty.
     nonempty: u64,
+    /// Event-driven mode: PFC's paused queues (`net::pfc`): bit q set while the downstream neighbour holds
+    /// queue q paused, so that the transmitter starts no packet of it ([`Port::pop`] skips it); always 0
+    /// without PFC. FIFO mode (never used with PFC): the packets dropped, the counter of the port's one queue
+    /// ([`Port::counters`]). One field for the two keeps the port at three cache lines.
+    paused_or_dropped: u64,
     /// Index of the switch's shared pool, NO_POOL if the buffer is per port (see [`Port::pool`]).
     pool_id: u32,
     /// A "transmitter free" event is in the event queue.
     pub tx_event_pending: bool,
+    /// PFC: this is a switch's egress port whose protected queues the engine watches after every push and
+    /// pop (`net::pfc`); false without PFC, and on every port of a run without it.
+    pub pfc_watch: bool,
     // --- cold ---
-    /// FIFO mode: packets dropped.
-    fifo_dropped: u64,
     /// FIFO mode: packets marked (the counters of the port's one queue live here; see [`Port::counters`]).
     fifo_marked: u64,
     /// Node that transmits on this port.
@@ -199,10 +209,14 @@ impl<H: Header> Port<H> {
             waiting: 0,
             ecn,
             fifo: false,
-            queues: (0..k).map(|_| Fifo::default()).collect(),
+            queues: (0..k)
+                .map(|_| Fifo { limit: if buffer_limit == 0 { u64::MAX } else { buffer_limit }, ..Fifo::default() })
+                .collect(),
             nonempty: 0,
+            paused_or_dropped: 0,
             pool_id: NO_POOL,
             tx_event_pending: false,
+            pfc_watch: false,
             fifo_queue: 0,
             last_queue: (k - 1) as u8,
             remote: false,
@@ -210,7 +224,6 @@ impl<H: Header> Port<H> {
             unusual: false,
 
             remote_queue: false,
-            fifo_dropped: 0,
             owner,
             rate_bps,
         }
@@ -230,7 +243,7 @@ impl<H: Header> Port<H> {
     /// Run this port in FIFO mode (before any packet): every packet it will see maps to queue `q`, and its
     /// buffer is its own.
     pub fn set_fifo(&mut self, q: usize) {
-        assert!(self.pool().is_none() && q < self.queues.len() && self.wire.is_empty());
+        assert!(self.pool().is_none() && q < self.queues.len() && self.wire.is_empty() && self.paused_or_dropped == 0);
         self.fifo = true;
         self.fifo_queue = q as u8;
         self.quiet_ps = self.quiet_limit();
@@ -304,10 +317,44 @@ impl<H: Header> Port<H> {
         prio.min(self.last_queue) as usize
     }
 
-    /// Is the port idle with nothing waiting at time `now`? Then a packet can go straight onto the wire.
+    /// Is the port idle with nothing waiting at time `now`, and no queue paused? Then a packet can go straight
+    /// onto the wire. (A port with a paused queue leaves the choice to [`Port::pop`], which knows which queues
+    /// may send.)
     #[inline]
     pub fn can_send_now(&self, now: Ps) -> bool {
-        self.nonempty == 0 && now >= self.busy_until
+        (self.nonempty | self.paused_or_dropped) == 0 && now >= self.busy_until
+    }
+
+    /// PFC: let queue `q` hold `bytes` beyond the port's buffer (`switch.pfc_headroom_bytes`, a protected queue
+    /// of a switch port with its own bounded buffer; `net::pfc`): the other queues still stop at the buffer.
+    pub fn add_headroom(&mut self, q: usize, bytes: u64) {
+        assert!(self.pool().is_none() && self.buffer_limit != 0, "headroom extends a port's own bounded buffer");
+        self.queues[q].limit = self.buffer_limit + bytes;
+    }
+
+    /// PFC: pause (`true`) or resume queue `q` (`net::pfc`). A packet already on the wire finishes.
+    pub fn set_paused(&mut self, q: usize, pause: bool) {
+        debug_assert!(!self.fifo, "PFC pauses event-driven ports only");
+        if pause {
+            self.paused_or_dropped |= 1 << q;
+        } else {
+            self.paused_or_dropped &= !(1 << q);
+        }
+    }
+
+    /// PFC: the queues held paused (bit q for queue q).
+    pub fn paused(&self) -> u64 {
+        if self.fifo {
+            0
+        } else {
+            self.paused_or_dropped
+        }
+    }
+
+    /// Is a packet waiting in a queue that is not paused (one [`Port::pop`] would return)?
+    #[inline]
+    pub fn has_ready(&self) -> bool {
+        self.nonempty & !self.paused_or_dropped != 0
     }
 
     /// Decide whether a packet may join its queue, given the shared pool's state when the buffer is shared
@@ -316,11 +363,12 @@ impl<H: Header> Port<H> {
     pub fn admit(&mut self, pkt: &mut Packet<H>, pool_free: Option<(u64, f64)>) -> Admission {
         let q = self.queue_of(pkt.prio);
         let w = pkt.wire as u64;
-        let fits = match pool_free {
-            None => self.buffer_limit == 0 || self.bytes + w <= self.buffer_limit,
-            Some((free, alpha)) => w <= free && (self.queues[q].bytes + w) as f64 <= alpha * free as f64,
-        };
         let fifo = &mut self.queues[q];
+        let fits = match pool_free {
+            // (the port's buffer limit, or more for a queue with PFC headroom)
+            None => self.bytes + w <= fifo.limit,
+            Some((free, alpha)) => w <= free && (fifo.bytes + w) as f64 <= alpha * free as f64,
+        };
         if !fits {
             fifo.counters.dropped += 1;
             return Admission::Dropped;
@@ -398,7 +446,7 @@ impl<H: Header> Port<H> {
         self.check_fifo_queue(pkt);
         let w = pkt.wire as u64;
         if self.buffer_limit != 0 && self.bytes + w > self.buffer_limit {
-            self.fifo_dropped += 1;
+            self.paused_or_dropped += 1;
             return Admission::Dropped;
         }
         // Branch-free: whether a packet is marked is as good as random to a branch predictor.
@@ -498,13 +546,14 @@ impl<H: Header> Port<H> {
         was_empty.then_some(arrival)
     }
 
-    /// Take the next packet to serve: the head of the highest-priority non-empty queue.
+    /// Take the next packet to serve: the head of the highest-priority non-empty queue that is not paused (PFC).
     #[inline]
     pub fn pop(&mut self) -> Option<Packet<H>> {
-        if self.nonempty == 0 {
+        let ready = self.nonempty & !self.paused_or_dropped;
+        if ready == 0 {
             return None;
         }
-        let q = self.nonempty.trailing_zeros() as usize;
+        let q = ready.trailing_zeros() as usize;
         let fifo = &mut self.queues[q];
         let pkt = fifo.pkts.pop_front().expect("nonempty bit set on an empty queue");
         let w = pkt.wire as u64;
@@ -605,7 +654,7 @@ impl<H: Header> Port<H> {
         match self.fifo {
             true if q == self.fifo_queue as usize => QueueCounters {
                 enqueued: self.transmitted,
-                dropped: self.fifo_dropped,
+                dropped: self.paused_or_dropped,
                 marked: self.fifo_marked,
                 max_bytes: self.max_bytes,
             },
@@ -665,6 +714,33 @@ mod tests {
         // prio 0 (seq 4), prio 1 in FIFO order (seq 1, 3), prio 3 (seq 0), prio 7 -> queue 3 (seq 2, behind 0)
         assert_eq!(order, vec![4, 1, 3, 0, 2]);
         assert_eq!(p.bytes, 0);
+    }
+
+    /// PFC: a paused queue is skipped by the scheduler (the next non-empty queue is served), keeps its
+    /// packets, and is served again once resumed; a port with a paused queue never sends straight away.
+    #[test]
+    fn a_paused_queue_is_skipped_until_resumed() {
+        let mut p = Port::new(0, 1, 10_000_000_000, 0, 3, 0, EcnMode::Off, 0);
+        for (i, prio) in [1u8, 2, 1].iter().enumerate() {
+            let mut x = pkt(*prio, 100, false);
+            x.seq = i as u32;
+            assert!(matches!(p.admit(&mut x, None), Admission::Accepted { .. }));
+            p.push(x);
+        }
+        p.set_paused(1, true);
+        assert_eq!(p.paused(), 0b10);
+        assert!(p.has_ready());
+        assert_eq!(p.pop().map(|x| x.seq), Some(1), "queue 1 is paused: queue 2 goes first");
+        assert!(!p.has_ready());
+        assert_eq!(p.pop(), None);
+        assert_eq!((p.queue_len(1), p.bytes), (2, 200));
+        p.set_paused(1, false);
+        let order: Vec<u32> = std::iter::from_fn(|| p.pop()).map(|x| x.seq).collect();
+        assert_eq!(order, vec![0, 2]);
+        // empty and idle, but a queue is paused: the scheduler decides, not the fast path
+        assert!(p.can_send_now(0));
+        p.set_paused(2, true);
+        assert!(!p.can_send_now(0));
     }
 
     #[test]
