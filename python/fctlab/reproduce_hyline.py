@@ -12,7 +12,9 @@ Setup (what the paper and its authors' public ns-2 scripts give, and fctlab's ch
   rank queues and MinTCP otherwise); Qjump, DCTCP and TCP with 225-packet queues (337,500 B per port), initial
   window 25 (Qjump) or 10, RTO floor 4 ms; HyLine with 225-packet queues, H = 1 MB, T_cost = 100 us, first
   class initial window 25 and RTO floor 4 ms, second class initial window 25 and RTO floor 1 s, and PFC with
-  pause/resume thresholds of 215/205 packets on the second class's queue when the engine has PFC;
+  pause/resume thresholds of 215/205 packets on the second class's queue, which gets 100 packets of headroom
+  beyond the port's buffer (the authors' scripts give it 100 more than its own 226-packet buffer; fctlab's queues
+  share the port's buffer);
 * DCTCP marks at 20 packets (30,000 B) of a port's occupancy, the DCTCP paper's K for 1 Gbps (Table I gives no
   K); the others run without ECN (HyLine's scripts set DCTCP's K out of reach);
 * Qjump as the QJump authors' ns-2 model (``engine::qjump``): eight levels by flow size, per-flow token buckets
@@ -52,6 +54,8 @@ RANGES: tuple[tuple[str, float, float], ...] = (
 )
 PACKET = 1500
 DEADLINE_FACTOR = 4.0
+#: PFC's headroom for HyLine's protected queue: the authors' scripts give it 100 packets beyond its queue.
+PFC_HEADROOM_PACKETS = 100
 THRESHOLD_BYTES = 1_000_000
 WORKLOADS = {"websearch": "websearch", "datamining": "datamining", "light": "hyline_light", "heavy": "hyline_heavy"}
 
@@ -143,7 +147,7 @@ def _raw(series: Series, workload: str, load: float, sc: HylineScale, seed: int,
         raw["scheme"]["hyline_threshold_bytes"] = int(threshold)
         if pfc and engine_has_pfc():
             raw["switch"].update({"pfc": True, "pfc_pause_packets": 215, "pfc_resume_packets": 205,
-                                  "pfc_queues": [1]})
+                                  "pfc_queues": [1], "pfc_headroom_bytes": PFC_HEADROOM_PACKETS * PACKET})
     if series.scheme == "pfabric":
         raw["scheme"]["preset"] = "native"
     raw["workload"] = {"pattern": "all_to_all", "cdf": WORKLOADS[workload], "load": float(load),

@@ -35,6 +35,12 @@ pub(crate) trait Family: Sized + 'static {
     /// two-thread run).
     fn state(cfg: &Config, flows: &FlowSet, hosts_here: bool, net: &Network<Self::Hdr>) -> Self::State;
 
+    /// Timer ids the family uses beyond the flow ids (`Event::Timer(flows + k)` for k below this: HyLine's
+    /// control plane, Homa's hosts); the engine's own timer ids (PFC's frames) come after them.
+    fn extra_timer_ids(_net: &Network<Self::Hdr>) -> usize {
+        0
+    }
+
     /// Header bytes of a data packet (wire size minus payload), for the dropped and delivered byte counts.
     fn header_bytes(st: &Self::State) -> u32;
 

@@ -81,6 +81,11 @@ impl Family for Homa {
         }
     }
 
+    /// The hosts' timers: `Event::Timer(flow count + host)`.
+    fn extra_timer_ids(net: &Network<HomaHdr>) -> usize {
+        net.hosts as usize
+    }
+
     fn header_bytes(st: &HomaState) -> u32 {
         st.params.header
     }

@@ -230,6 +230,11 @@ impl Family for Hyline {
         }
     }
 
+    /// The control timer: `Event::Timer(flow count)`.
+    fn extra_timer_ids(_net: &Network) -> usize {
+        1
+    }
+
     fn header_bytes(st: &HylineState) -> u32 {
         st.tcp.params.header
     }

@@ -206,7 +206,8 @@ pub(crate) struct Sim<'a, F: Family> {
     monitor: Option<Monitor>,
     /// PFC (`switch.pfc`; see `net::pfc`): its state, `None` when off.
     pfc: Option<Box<crate::net::pfc::Pfc>>,
-    /// PFC: frames in flight to port u arrive as `Event::Timer(pfc_base + u)`, past every flow id;
+    /// PFC: frames in flight to port u arrive as `Event::Timer(pfc_base + u)`, past every flow id and the family's
+    /// own timer ids (`Family::extra_timer_ids`);
     /// `u32::MAX` without PFC (no timer id reaches it).
     pfc_base: u32,
     /// PFC on the switches' side of a two-thread run: frames for hosts' NIC ports go to the hosts' side.
@@ -429,7 +430,8 @@ impl<'a, F: Family> Sim<'a, F> {
         side: parallel::Side,
     ) -> Self {
         // (with PFC, frame events' ids follow the flows': see `pfc_base`)
-        let pfc_ids = if cfg.switch.pfc { flows.len() + net.ports.len() } else { 0 };
+        let pfc_base = flows.len() + F::extra_timer_ids(&net);
+        let pfc_ids = if cfg.switch.pfc { pfc_base + net.ports.len() } else { 0 };
         EventQueue::check_ids(flows.len().max(net.ports.len()).max(pfc_ids));
         let hosts_here = side != parallel::Side::Switches;
         let mut order: Vec<u32> = Vec::new();
@@ -508,7 +510,7 @@ impl<'a, F: Family> Sim<'a, F> {
             loss,
             monitor_port: 0,
             monitor: None,
-            pfc_base: if pfc.is_some() { flows.len() as u32 } else { u32::MAX },
+            pfc_base: if pfc.is_some() { pfc_base as u32 } else { u32::MAX },
             pfc,
             pfc_frames_cross: side == parallel::Side::Switches,
             fam,
