@@ -54,7 +54,7 @@ use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// The schemes the flow level has a model for, with the model's name.
 pub const SCHEMES: [(&str, &str); 7] = [
@@ -176,10 +176,16 @@ impl Open {
     }
 }
 
-/// Resources: ports, or pooled sets of ports under spraying; built once per run.
+/// Resources: ports, or pooled sets of ports under spraying; built as flows first use them.
+#[derive(Default)]
 struct Resources {
     capacity: Vec<f64>,
     ids: BTreeMap<Vec<u32>, u32>,
+    /// A single port's resource (u32::MAX until used).
+    port: Vec<u32>,
+    /// Under spraying: the pooled resources past the source's NIC, by (the NIC's switch, destination), so that
+    /// an arrival does not walk the routes again (at most switches x hosts entries).
+    pooled: HashMap<(u32, u32), Box<[u32]>>,
 }
 
 impl Resources {
@@ -191,6 +197,16 @@ impl Resources {
         self.capacity.push(ports.iter().map(|&p| net.ports[p as usize].rate_bps as f64).sum());
         self.ids.insert(ports, id);
         id
+    }
+
+    fn of_port(&mut self, port: u32, net: &Network) -> u32 {
+        if self.port.len() <= port as usize {
+            self.port.resize(net.ports.len().max(port as usize + 1), u32::MAX);
+        }
+        if self.port[port as usize] == u32::MAX {
+            self.port[port as usize] = self.id(vec![port], net);
+        }
+        self.port[port as usize]
     }
 }
 
@@ -234,7 +250,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     let n = flows.len();
     let mut results = FlowResults::new(n);
     let mut stats = RunStats { flows: n as u64, threads: 1, ..RunStats::default() };
-    let mut res = Resources { capacity: Vec::new(), ids: BTreeMap::new() };
+    let mut res = Resources::default();
 
     // arrivals: independent flows in order of start; children (kept only when there are any) when their parent
     // finishes
@@ -340,7 +356,8 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             let i = id as usize;
             let (src, dst, size) = (flows.src[i], flows.dst[i], flows.size_bytes[i]);
             let hops = net.ecmp_path(src, dst, flow_hash(id, false));
-            let hop_list = net.path_hops(src, dst, flow_hash(id, false));
+            let hop_list: Vec<(u64, Ps)> =
+                hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
             let ideal = ideal_fct(&hop_list, size, mss, header);
             let rtt: Ps =
                 hop_list.iter().map(|&(r, d)| tx_time(mss + header, r) + tx_time(t.ack_bytes, r) + 2 * d).sum();
@@ -351,7 +368,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             let path = if spray {
                 pooled_path(&net, src, dst, &mut res)
             } else {
-                hops.iter().map(|&p| res.id(vec![p], &net)).collect()
+                hops.iter().map(|&p| res.of_port(p, &net)).collect()
             };
             let mut line = net.ports[net.host_port[src as usize] as usize].rate_bps as f64;
             if window && t.max_cwnd_packets > 0 {
@@ -446,8 +463,14 @@ fn after(now: Ps, bits: f64, rate: f64) -> Ps {
 
 /// Under spraying: at each hop, every port a packet of the flow may take, pooled (see the module docs).
 fn pooled_path(net: &Network, src: u32, dst: u32, res: &mut Resources) -> Vec<u32> {
-    let mut path = vec![res.id(vec![net.host_port[src as usize]], net)];
-    let mut nodes = vec![net.ports[net.host_port[src as usize] as usize].peer];
+    let nic = net.host_port[src as usize];
+    let first = net.ports[nic as usize].peer;
+    let mut path = vec![res.of_port(nic, net)];
+    if let Some(rest) = res.pooled.get(&(first, dst)) {
+        path.extend_from_slice(rest);
+        return path;
+    }
+    let mut nodes = vec![first];
     while !(nodes.len() == 1 && nodes[0] == dst) {
         let mut ports: Vec<u32> = nodes.iter().flat_map(|&n| net.candidates(n, dst).iter().copied()).collect();
         ports.sort_unstable();
@@ -459,6 +482,7 @@ fn pooled_path(net: &Network, src: u32, dst: u32, res: &mut Resources) -> Vec<u3
         nodes = next;
         assert!(path.len() <= net.nodes.len(), "routing loop from {src} to {dst}");
     }
+    res.pooled.insert((first, dst), path[1..].into());
     path
 }
 
