@@ -521,6 +521,9 @@ struct Fluid {
     /// they lost.
     set: Vec<u32>,
     resched: Vec<u32>,
+    /// The flows activated in this event, and (SRPT, criticality order) the last event's order as (slot, id).
+    arrived: Vec<u32>,
+    order: Vec<(u32, u32)>,
     removed_links: Vec<u32>,
     removed: Vec<f64>,
     /// Per resource: the event that put all its users in the set; the filling round that computed its residual.
@@ -544,6 +547,7 @@ impl Fluid {
         self.epoch = self.epoch.wrapping_add(1);
         self.set.clear();
         self.resched.clear();
+        self.arrived.clear();
         for &l in &self.removed_links {
             self.removed[l as usize] = 0.0;
         }
@@ -595,6 +599,7 @@ impl Fluid {
         f.mark = self.epoch;
         self.set.push(k);
         self.resched.push(k);
+        self.arrived.push(k);
     }
 
     /// Put an active flow whose cap or queue changed in the set to refill.
@@ -654,8 +659,23 @@ impl Fluid {
             f.old_rate = f.rate;
         }
         self.set.clear();
-        self.set.extend_from_slice(&self.active);
+        if matches!(model, Model::Srpt | Model::Critical) {
+            // the last event's order (its flows still open) and the flows that arrived: nearly sorted, which the
+            // sort finds in close to linear time
+            let flows = &self.flows;
+            self.set.extend(self.order.iter().filter(|&&(k, id)| {
+                let f = &flows[k as usize];
+                f.act != u32::MAX && f.id == id
+            }).map(|e| e.0));
+            self.set.extend_from_slice(&self.arrived);
+        } else {
+            self.set.extend_from_slice(&self.active);
+        }
         allocate(model, &mut self.flows, &self.set, &self.capacity, &mut self.residual, &mut self.fill);
+        if matches!(model, Model::Srpt | Model::Critical) {
+            self.order.clear();
+            self.order.extend(self.fill.order.iter().map(|&k| (k, self.flows[k as usize].id)));
+        }
         for &k in &self.active {
             let f = &self.flows[k as usize];
             if f.rate != f.old_rate {
@@ -857,6 +877,7 @@ fn allocate(
             s.order.clear();
             s.order.extend_from_slice(set);
             let by_deadline = model == Model::Critical;
+            // (stable and adaptive: the order given is the last event's, nearly sorted)
             s.order.sort_by(|&a, &b| {
                 let (fa, fb) = (&flows[a as usize], &flows[b as usize]);
                 let d = if by_deadline { fa.deadline.cmp(&fb.deadline) } else { std::cmp::Ordering::Equal };
