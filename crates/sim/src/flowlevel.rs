@@ -911,9 +911,13 @@ fn allocate(
 /// set, or a flow's own cap) fixes the rates of its flows. Each flow's `froze` says which.
 fn fill(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScratch) {
     s.links.clear();
+    // flows by their own cap, those whose cap may bind: one below what their path has left (a link's share
+    // never exceeds its residual, so a higher cap is never reached first)
+    s.order.clear();
     for &k in set {
         let f = &mut flows[k as usize];
         f.froze = NOT_FROZEN;
+        let mut least = f64::INFINITY;
         for &l in f.path() {
             let li = l as usize;
             if s.count[li] == 0 && s.users[li].is_empty() {
@@ -921,6 +925,10 @@ fn fill(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScrat
             }
             s.count[li] += 1;
             s.users[li].push(k);
+            least = least.min(residual[li]);
+        }
+        if f.cap < least {
+            s.order.push(k);
         }
     }
     // A heap of (share, link), refreshed lazily. Freezing flows at the least share (or a lower cap) never lowers
@@ -930,9 +938,6 @@ fn fill(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScrat
     buf.clear();
     buf.extend(s.links.iter().map(|&l| Reverse((OrdF64(residual[l as usize] / s.count[l as usize] as f64), l))));
     let mut heap = BinaryHeap::from(buf);
-    // flows by their own cap
-    s.order.clear();
-    s.order.extend_from_slice(set);
     s.order.sort_unstable_by(|&a, &b| flows[a as usize].cap.total_cmp(&flows[b as usize].cap).then(a.cmp(&b)));
     let mut next_cap = 0;
     let mut left = set.len();
