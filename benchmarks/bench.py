@@ -55,6 +55,13 @@ SCENARIOS: dict[str, tuple[Path, list[str]]] = {
     "leafspine144-websearch-0.6-pdq": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp", "scheme.name=pdq"]),
     # Homa's family on the same flows and fabric (packet spraying, as the reference)
     "leafspine144-websearch-0.6-homa": (REFERENCE, ["workload.flows=20000", "scheme.name=homa"]),
+    # the flow level (no packets) on the reference and at scale (benchmarks/flowlevel_scale.py runs them)
+    "leafspine144-websearch-0.6-dctcp-flow": (REFERENCE, ["workload.flows=20000", "run.level=flow"]),
+    "leafspine144-websearch-0.6-pfabric-flow": (
+        SCENARIO_DIR / "leafspine144-websearch-pfabric.toml",
+        ["run.level=flow"],
+    ),
+    "fattree1024-websearch-0.6-dctcp-flow": (SCENARIO_DIR / "fattree1024-websearch-flow.toml", []),
 }
 
 

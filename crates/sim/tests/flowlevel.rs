@@ -75,3 +75,20 @@ fn pias_favours_short_flows() {
     };
     assert!(mean("pias", true) < 0.9 * mean("dctcp", true), "{} vs {}", mean("pias", true), mean("dctcp", true));
 }
+
+/// Dependencies at the flow level: a child starts the instant its parent's last bit arrives (or at its own start
+/// if later), and a chain finishes in order, one flow open at a time.
+#[test]
+fn a_child_starts_when_its_parent_finishes() {
+    let mut f = flows(&[(0, 143, 200_000, 0), (5, 143, 50_000, 0), (7, 20, 10_000, 0), (0, 143, 1_000, 900_000_000)]);
+    f.after = vec![fctlab_sim::flows::NO_PARENT, 0, 1, 0];
+    let out = engine::run(&cfg("dctcp", Level::Flow), &f, None).unwrap();
+    let r = &out.results;
+    assert_eq!(out.stats.flows_finished, 4);
+    assert_eq!(r.start_ps[1], r.finish_ps[0]);
+    assert_eq!(r.start_ps[2], r.finish_ps[1]);
+    // (its own start is later than its parent's end)
+    assert_eq!(r.start_ps[3], 900_000_000);
+    assert!(r.finish_ps[0] < r.finish_ps[1] && r.finish_ps[1] < r.finish_ps[2]);
+    assert_eq!(out.stats.max_concurrent_flows, 1);
+}
