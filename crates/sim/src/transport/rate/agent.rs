@@ -461,7 +461,7 @@ impl RateAgent {
                     (now, to, e.cur_bps)
                 } else {
                     let start = e.due_at.max(now);
-                    (start, start + self.loop_delay(e, queue_bytes), e.rate_bps)
+                    (start, start + self.loop_delay(p, e, queue_bytes), e.rate_bps)
                 };
                 let slow_bits = slow_bps * (slow_to - slow_from) as f64 / PS_PER_S as f64;
                 let end = if bits <= slow_bits {
@@ -486,7 +486,7 @@ impl RateAgent {
         }
         // the rate written now reaches this port as data one loop delay d from now, and the next packet's
         // decision one d later: the flow gets the share of that second span the finishing flows leave free
-        let d = self.loop_delay(&self.list[i], queue_bytes) as f64;
+        let d = self.loop_delay(p, &self.list[i], queue_bytes) as f64;
         if d <= 0.0 {
             return 0.0;
         }
@@ -496,9 +496,9 @@ impl RateAgent {
     /// The loop delay of flow `e`: how long after one of its packets enters this port the decision written into
     /// it comes back here as data at that rate: the packet's wait in this port's queue, the flow's round trip,
     /// and one full-size segment's serialization (the RTT of a header-only probe leaves it out).
-    fn loop_delay(&self, e: &PdqEntry, queue_bytes: u64) -> Ps {
+    fn loop_delay(&self, p: &RateParams, e: &PdqEntry, queue_bytes: u64) -> Ps {
         let ps = |bytes: f64| (bytes * 8.0 / self.link_bps * PS_PER_S as f64) as Ps;
-        self.rtt_of(e) + ps(queue_bytes as f64) + ps(1500.0)
+        self.rtt_of(e) + ps(queue_bytes as f64) + ps((p.mss + p.header) as f64)
     }
 
     /// The flow's RTT as its last header stated it, or the port's average before it has one (a SYN).
@@ -617,7 +617,7 @@ impl RateAgent {
         } else {
             h.rate = to_kbps(w as u64);
             let r = from_kbps(h.rate) as f64;
-            let delay = self.loop_delay(&self.list[i], queue_bytes);
+            let delay = self.loop_delay(p, &self.list[i], queue_bytes);
             let e = &mut self.list[i];
             if r > e.rate_bps.max(e.cur_bps) {
                 e.effect_at = now + delay;
