@@ -36,10 +36,10 @@ fn fct_ms(out: &RunOutput, i: usize) -> f64 {
 /// perturbed so that a lower index is more critical. PDQ serves them one after another (each alone at line
 /// rate), all done in about 42 ms (40 ms of payload, ~3% headers, two RTTs of set-up), and nothing dropped.
 /// The queue: Early Start with K = 2 RTTs (the default `pdq_early_start_k`; a public re-implementation of PDQ,
-/// SymbioticLab/Aequitas `ext/pdq_queue.cpp`, uses 2 as well) lets the next flow in while the current one has up
-/// to two RTTs left, so both send at line rate for about one RTT: 18.75 KB at 1 Gbps and 150 us, plus headers,
-/// which the rate controller (C = r - q / (2 RTT)) then drains. The figure's queue (a few packets) is lower;
-/// the bound is one RTT of overlap (16 packets) rather than the figure's, until that gap is understood.
+/// SymbioticLab/Aequitas `ext/pdq_queue.cpp`, uses 2 as well) lets the next flow in while the current one
+/// finishes, at the share of the round trip after its data arrives that the current one leaves (see
+/// `transport::rate`'s agent), so the hand-over overlaps little: measured at most 10.4 KB queued (7 packets; the
+/// figure's "very small queue" stays under about 5).
 #[test]
 fn pdq_converges_flow_by_flow() {
     let cfg = star("pdq", 6, 37_500.0);
@@ -71,50 +71,74 @@ fn pdq_converges_flow_by_flow() {
         "all five done in {last:.2} ms (paper: ~42 ms)"
     );
     assert!(
-        out.stats.max_port_occupancy_bytes <= 16 * 1500,
+        out.stats.max_port_occupancy_bytes <= 10 * 1500,
         "queue {} B",
         out.stats.max_port_occupancy_bytes
     );
 }
 
-/// PDQ paper, Figure 7: a long flow from t = 0 and 50 short flows of ~20 KB at 10 ms. The short flows preempt
-/// the long one; the bottleneck stays busy (the paper: 91.7% utilization during the preemption period) with
-/// 5-10 packets queued and no drops; the long flow resumes afterwards.
-/// Not met yet: the short flows finish at ~21.7 ms (utilization ~0.72) with up to ~47 KB queued. A per-flow trace
-/// of the bottleneck shows why. A 20 KB flow lasts ~1.1 RTT, below K = 2, so Early Start exempts it whole: the
-/// next flow is accepted at (nearly) the full C while the first has not sent yet, and two or three short flows
-/// run side by side at 0.67-0.97 Gbps each (sums up to ~2.8 Gbps). The queue this builds inflates RTT_H, which
-/// lowers each flow's T_H / RTT_H, so yet more flows fit under K. The same queue delays every probe and its
-/// ACK (18 KB is another RTT), so a flow the switch accepted often starts 2-3.5 RTTs later instead of one: the
-/// link idles between batches. The controller (C = r - q / 2 RTT) trims C but every exempt flow still gets C.
-/// Measured: K = 1 keeps the queue at 3.5 KB but ends the burst at 24.9 ms; a controller period of 40 or 150 us
-/// instead of 2 RTTs does not help (22.6-23.0 ms, 42-44 KB).
-#[test]
-#[ignore = "open: PDQ reaches ~0.72 of the paper's 0.917 utilization on this burst, with a larger queue"]
-fn pdq_absorbs_a_burst_of_short_flows() {
-    let cfg = star("pdq", 11, 37_500.0);
+/// Figure 7's flows (see `pdq_absorbs_a_burst_of_short_flows`) on one switch with 150 us RTTs: the short flows'
+/// finish, the bottleneck's utilization by their bytes from 10 ms to the last one's finish, and the run.
+fn burst(scheme: &str) -> (f64, RunOutput) {
+    let cfg = star(scheme, 11, 37_500.0);
     let mut list = vec![(0u32, 10u32, 6_000_000u64, 0u64)];
     for k in 0..50u64 {
         list.push((1 + (k % 9) as u32, 10, 20_000 + 10 * k, 10 * MS));
     }
     let out = run(&cfg, &flows(&list));
     assert_eq!(out.stats.flows_finished, 51);
-    assert_eq!(out.stats.drops, 0, "no drops");
     let last_short = (1..51).map(|i| out.results.finish_ps[i]).max().unwrap();
     assert!(
         out.results.finish_ps[0] > last_short,
         "the long flow finishes after the burst"
     );
-    // utilization of the bottleneck during the preemption period, counting the short flows' bytes alone
     let wire: f64 = (1..51).map(|i| list[i].2 as f64 * 1500.0 / 1460.0).sum();
     let period = (last_short - 10 * MS) as f64 / 1e12;
-    let util = wire * 8.0 / 1e9 / period;
+    (wire * 8.0 / 1e9 / period, out)
+}
+
+/// PDQ paper, Figure 7: a long flow from t = 0 and 50 short flows of ~20 KB at 10 ms. The short flows preempt
+/// the long one; the bottleneck stays busy (the paper: 91.7% utilization during the preemption period) with
+/// 5-10 packets queued and no drops; the long flow resumes afterwards.
+/// Not met yet: the short flows are done at 19.7 ms, utilization 0.855 by their bytes, with up to 25.6 KB (17
+/// packets) queued. A 20 KB flow lasts 1.1 RTT and the switch hears from a paused flow once per RTT (its probe),
+/// so Early Start hands over by granting the next flow the share of the round trip after its data arrives
+/// that the finishing flows leave: the next flow runs at that share for one loop delay, then at C. What is left
+/// (per-flow traces): the projection misses by tens of microseconds (RTT_H is one sample, queue-inflated), so
+/// several short flows, reordered as their T_H shrink at different paces, sometimes send at C together for a
+/// fraction of an RTT (the queue), and partial grants that prove too small leave the link part-idle for up to
+/// a loop delay (gaps of under 20 us between packets make about 40% of the idle time). Over six permutations of
+/// the sizes and senders the utilization is 0.82-0.86 with 25-33 KB queued; on the recipe's tree 0.82-0.88 with
+/// 20-60 KB. Tried without gain: queue-aware admission (15 KB but 0.80), the least RTT instead of the
+/// last sample, probes every 0.2 RTT for the flows next in line (I_H = X i unrounded: 73 KB queued), K = 3, no
+/// dampening, fixed controller periods of 50-300 us.
+#[test]
+#[ignore = "open: PDQ reaches ~0.855 of the paper's 0.917 utilization on this burst, with up to 17 packets queued"]
+fn pdq_absorbs_a_burst_of_short_flows() {
+    let (util, out) = burst("pdq");
+    assert_eq!(out.stats.drops, 0, "no drops");
     assert!(
-        util > 0.85,
+        util > 0.88,
         "utilization during the burst {util:.3} (paper: 0.917)"
     );
     assert!(
-        out.stats.max_port_occupancy_bytes <= 15 * 1500,
+        out.stats.max_port_occupancy_bytes <= 10 * 1500,
+        "queue {} B",
+        out.stats.max_port_occupancy_bytes
+    );
+}
+
+/// Figure 7's burst as far as PDQ gets today (see `pdq_absorbs_a_burst_of_short_flows` for the paper's numbers
+/// and what is missing): no drops, the short flows first, the bottleneck more than 0.82 busy with their bytes
+/// (0.855 measured; 0.71 before Early Start counted what the finishing flows leave), at most 20 packets queued
+/// (17 measured; 32 before).
+#[test]
+fn pdq_burst_of_short_flows_as_far_as_it_gets() {
+    let (util, out) = burst("pdq");
+    assert_eq!(out.stats.drops, 0, "no drops");
+    assert!(util > 0.82, "utilization during the burst {util:.3}");
+    assert!(
+        out.stats.max_port_occupancy_bytes <= 20 * 1500,
         "queue {} B",
         out.stats.max_port_occupancy_bytes
     );

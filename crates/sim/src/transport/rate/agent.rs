@@ -27,21 +27,43 @@
 //!   (R_H = 0, P_H = this port). Chosen: the decision is also written into the entry at once (the paper
 //!   writes it on the ACK, Algorithm 2), so that two requests that cross the port within one RTT do not both
 //!   get the same bandwidth; the ACK then overwrites it with the path's final decision.
-//! - Preemption without overlap (chosen): a flow not sending yet gets only what less critical flows do not use,
-//!   min(W, Availbw(i) - sum of the rates behind it); the rest of W is its claim, which the flows behind count
-//!   as taken, so their next packets pause them and the flow's next packet (a probe one RTT later if it got
-//!   nothing) takes it. Accepting it at once, as the paper's rule reads, lets the preempted flows send at their
-//!   old rates for another RTT, and a burst of arrivals in increasing criticality (an incast's SYNs) then
-//!   overflows the bottleneck's buffer (measured: 13 drops, a full 150 KB queue for 20 flows into a 1 Gbps
-//!   port). Early Start's overlap is kept (the flows it exempts ahead are not counted).
-//! - Availbw(i) (Algorithm 1's helper): C minus the rates of the flows ahead of i; with Early Start, sending
-//!   flows ahead are not counted while their sum of T_j / RTT_j stays below K (K = `pdq_early_start_k`, the
-//!   paper's 2), so the next flow starts while the current one finishes. Chosen: a flow ahead that this port
-//!   holds back (paused here, or granted less than it asked for here) counts as using what it asked for. The
-//!   paper's switch knows its list: bandwidth freed by a finishing flow (or by the rate controller's drift)
-//!   then goes to the most critical waiting flow, not to whichever less critical probe arrives first; without
-//!   this, a less critical flow got in with the crumbs, its T_H dropped below the waiting flow's, and the
-//!   flows finished out of criticality order.
+//! - Preemption without overlap (chosen): a flow not sending yet gets only what the less critical flows accepted
+//!   here but not sending yet leave, min(W, Availbw(i) - the sum of their rates); the rest of W is its claim,
+//!   which the flows behind count as taken, so their next packets pause them and the flow's next packet (a
+//!   probe one RTT later if it got nothing) takes it. Accepting it at once, as the paper's rule reads, lets
+//!   those flows start anyway when their acceptance comes back, and a burst of arrivals in increasing
+//!   criticality (an incast's SYNs) then overflows the bottleneck's buffer (measured: 13 drops, a full 150 KB
+//!   queue for 20 flows into a 1 Gbps port). A less critical flow that is sending data is not counted (the
+//!   paper's rule): its next packet pauses it, and its data stops about one RTT later, when the new flow's
+//!   starts. (Counting it too made the first short flow of Figure 7's burst wait for its next probe: its data
+//!   came two RTTs after its SYN instead of one.)
+//! - Availbw(i) (Algorithm 1's helper): C minus the rates of the flows ahead of i. Chosen: a flow ahead that
+//!   this port holds back (paused here, or granted less than it asked for here) counts as using what it asked
+//!   for. The paper's switch knows its list: bandwidth freed by a finishing flow (or by the rate controller's
+//!   drift) then goes to the most critical waiting flow, not to whichever less critical probe arrives first;
+//!   without this, a less critical flow got in with the crumbs, its T_H dropped below the waiting flow's, and
+//!   the flows finished out of criticality order.
+//! - Early Start (section 3.3.1 of the paper: a flow ahead is "nearly completed" when T_j / RTT_j < K, K =
+//!   `pdq_early_start_k`, the paper's 2; the next flow then starts while it finishes, and the rate controller
+//!   absorbs the queue of the overlap). The paper's Availbw leaves the nearly completed flows out altogether
+//!   while their sum of T_j / RTT_j stays below K. Chosen instead: the port counts what they will still use
+//!   when the new flow's data arrives. A rate written into a packet now reaches this port as the flow's data
+//!   one loop delay d later (the packet's wait in this port's queue, the flow's RTT_H, one segment's
+//!   serialization), and holds until the next packet's decision arrives, one d after that (for a paused flow,
+//!   whose next packet is its next probe). Each nearly completed flow ahead is projected from its header: the
+//!   bits it has left (T_H at this port's rate), sent at the rate its sender paces at now (the header's
+//!   current rate) until the last raise of its grant here reaches it, then at C after the flows ahead of it; a
+//!   flow accepted but not sending yet starts at its data's due time, at its grant for one d. With B the time
+//!   until they are all done, flow i gets (C - the rates counted) x clamp((2 d - B) / d, 0, 1): all of it if
+//!   they are done within d, nothing while they fill the span from d to 2 d, the share they leave of it
+//!   otherwise. The paper's rule exempts every flow shorter than K RTTs whole: flows of 1.1 RTT (Figure 7's
+//!   20 KB at 1 Gbps) then ran two or three at a time at line rate, the queue they built inflated RTT_H, which
+//!   let more flows count as finishing, and delayed the probes and acknowledgements of the next ones (a
+//!   per-flow trace: 310-535 us from acceptance to data instead of about 160, the link idle up to 4 RTTs
+//!   between completions). Measured (this change with the sender's probe timing, see `flow.rs`): Figure 7's
+//!   burst on one switch with 150 us RTTs done at 19.7 ms instead of 20.8 (utilization of the short flows
+//!   0.855 instead of 0.77), the queue at most 25.6 KB instead of 47.5 KB; on the recipe's tree 19.7 ms
+//!   instead of 24.5; Figure 6 done at 41.6 ms with at most 10.4 KB queued instead of 23 KB.
 //! - Algorithm 2, reverse (ACK): an entry of a flow paused elsewhere is removed; otherwise the entry takes
 //!   the path's decision (R_H, and R_H = 0 when P_H is set). An ACK with the receiver's DONE bit removes the
 //!   entry (the flow has finished), as do FIN and TERM packets on the forward path.
@@ -111,6 +133,15 @@ pub struct PdqEntry {
     pub probe_rtts: u8,
     /// When the entry goes stale unless refreshed.
     pub expire: Ps,
+    /// When the flow's last forward packet passed this port, and the rate its sender paced at then (bits/s; 0:
+    /// not sending).
+    pub seen: Ps,
+    pub cur_bps: f64,
+    /// A flow this port accepted while it was not sending: when its data is due here (one loop delay after the
+    /// acceptance).
+    pub due_at: Ps,
+    /// When the last raise of the flow's grant at this port reaches the port as data at the new rate.
+    pub effect_at: Ps,
 }
 
 impl PdqEntry {
@@ -242,7 +273,7 @@ impl RateAgent {
             }
             RateScheme::Pdq => {
                 self.ctrl_update(p, now, queue_bytes);
-                self.pdq_forward(p, now, pkt.flow, &mut pkt.hdr);
+                self.pdq_forward(p, now, queue_bytes, pkt.flow, &mut pkt.hdr);
             }
         }
     }
@@ -408,32 +439,76 @@ impl RateAgent {
     }
 
     /// Availbw(i): the capacity left for the flow at position i (see the module docs).
-    fn availbw(&self, p: &RateParams, i: usize) -> f64 {
+    fn availbw(&self, p: &RateParams, now: Ps, queue_bytes: u64, i: usize) -> f64 {
         let k = p.early_start_k;
-        let mut x = 0.0;
         let mut a = 0.0;
+        // Early Start: how long (ps from now) the nearly completed flows ahead keep the link busy
+        let cap = self.cap.max(1.0);
+        let mut busy = 0.0f64;
         for e in &self.list[..i] {
-            let sending = e.rate_bps > 0.0;
-            let early = if p.early_start && sending && e.t_known && e.rtt_ns > 0 {
-                let ratio = e.crit as f64 / e.rtt_ns as f64;
-                (x + ratio < k).then_some(ratio)
-            } else {
-                None
-            };
-            match early {
-                Some(r) => x += r,
-                // a flow this port holds back (paused here, or granted less than it asked for here) keeps what
-                // it asked for: bandwidth freed here goes to the most critical flow waiting for it, whichever
-                // probe arrives first, and no less critical flow slips in with the crumbs (it would then
-                // count as sending, and its criticality would overtake the paused flow's)
-                None if e.held_here => a += e.req_bps.max(e.rate_bps).max(e.claim_bps),
-                None => a += e.rate_bps.max(e.claim_bps),
+            let rtt = self.rtt_of(e);
+            let early =
+                p.early_start && e.rate_bps > 0.0 && e.t_known && rtt > 0 && e.crit as f64 * 1e3 < k * rtt as f64;
+            if early {
+                // its bits left (T_H is at the sender's line rate, taken as this port's); it sends at its current
+                // rate until the last raise of its grant here reaches it (a flow accepted but not sending yet:
+                // from its data's due time, at its grant, for one loop delay), then the rest at C after the
+                // flows ahead of it
+                let mut bits = e.crit as f64 * 1e-9 * self.link_bps;
+                let (slow_from, slow_to, slow_bps) = if e.cur_bps > 0.0 {
+                    bits = (bits - e.cur_bps * (now - e.seen) as f64 / PS_PER_S as f64).max(0.0);
+                    let to = if e.cur_bps < e.rate_bps { e.effect_at.max(now) } else { now };
+                    (now, to, e.cur_bps)
+                } else {
+                    let start = e.due_at.max(now);
+                    (start, start + self.loop_delay(p, e, queue_bytes), e.rate_bps)
+                };
+                let slow_bits = slow_bps * (slow_to - slow_from) as f64 / PS_PER_S as f64;
+                let end = if bits <= slow_bits {
+                    (slow_from - now) as f64 + bits / slow_bps * PS_PER_S as f64
+                } else {
+                    busy.max((slow_to - now) as f64) + (bits - slow_bits) / cap * PS_PER_S as f64
+                };
+                busy = busy.max(end);
+                continue;
             }
+            // a flow this port holds back (paused here, or granted less than it asked for here) keeps what it
+            // asked for: bandwidth freed here goes to the most critical flow waiting for it, whichever probe
+            // arrives first, and no less critical flow slips in with the crumbs (it would then count as
+            // sending, and its criticality would overtake the paused flow's)
+            a += if e.held_here { e.req_bps.max(e.rate_bps).max(e.claim_bps) } else { e.rate_bps.max(e.claim_bps) };
             if a >= self.cap {
                 return 0.0;
             }
         }
-        self.cap - a
+        if busy <= 0.0 {
+            return self.cap - a;
+        }
+        // the rate written now reaches this port as data one loop delay d from now, and the next packet's
+        // decision one d later: the flow gets the share of that second span the finishing flows leave free
+        let d = self.loop_delay(p, &self.list[i], queue_bytes) as f64;
+        if d <= 0.0 {
+            return 0.0;
+        }
+        (self.cap - a) * ((2.0 * d - busy) / d).clamp(0.0, 1.0)
+    }
+
+    /// The loop delay of flow `e`: how long after one of its packets enters this port the decision written into
+    /// it comes back here as data at that rate: the packet's wait in this port's queue, the flow's round trip,
+    /// and one full-size segment's serialization (the RTT of a header-only probe leaves it out).
+    fn loop_delay(&self, p: &RateParams, e: &PdqEntry, queue_bytes: u64) -> Ps {
+        let ps = |bytes: f64| (bytes * 8.0 / self.link_bps * PS_PER_S as f64) as Ps;
+        self.rtt_of(e) + ps(queue_bytes as f64) + ps((p.mss + p.header) as f64)
+    }
+
+    /// The flow's RTT as its last header stated it, or the port's average before it has one (a SYN).
+    #[inline]
+    fn rtt_of(&self, e: &PdqEntry) -> Ps {
+        if e.rtt_ns > 0 {
+            e.rtt_ns as Ps * 1000
+        } else {
+            self.avg_rtt as Ps
+        }
     }
 
     /// The flow accepted last (dampening) is in the list ahead of position `i`: accepting the flow at `i` now
@@ -455,7 +530,7 @@ impl RateAgent {
         }
     }
 
-    fn pdq_forward(&mut self, p: &RateParams, now: Ps, flow: u32, h: &mut RateHdr) {
+    fn pdq_forward(&mut self, p: &RateParams, now: Ps, queue_bytes: u64, flow: u32, h: &mut RateHdr) {
         if matches!(h.kind, kind::FIN | kind::TERM) {
             self.remove(flow);
             return;
@@ -478,6 +553,10 @@ impl RateAgent {
             rtt_ns: h.rtt_ns,
             probe_rtts: 1,
             expire: NEVER,
+            seen: now,
+            cur_bps: from_kbps(h.prev) as f64,
+            due_at: 0,
+            effect_at: 0,
         };
         let (i, new) = match self.find(flow) {
             Some(i) => {
@@ -485,6 +564,8 @@ impl RateAgent {
                 let mut e = fresh;
                 e.rate_bps = old.rate_bps;
                 e.probe_rtts = old.probe_rtts;
+                e.due_at = old.due_at;
+                e.effect_at = old.effect_at;
                 if e.key() == old.key() {
                     self.list[i] = e;
                     (i, false)
@@ -511,12 +592,20 @@ impl RateAgent {
                 (j, true)
             }
         };
-        let sending = self.list[i].rate_bps > 0.0;
-        let avail = self.availbw(p, i);
+        // (a data packet shows the flow sending, whatever this port last decided: an acceptance may still have
+        // been on its way back when the port paused it)
+        let sending = self.list[i].rate_bps > 0.0 || h.kind == kind::DATA;
+        let avail = self.availbw(p, now, queue_bytes, i);
         let want = avail.min(from_kbps(h.rate) as f64);
-        // for a flow not sending yet, what less critical flows still use is not free: they are told at their next
-        // packet (a sending flow keeps its rate, whatever Early Start let in behind it)
-        let behind: f64 = if sending { 0.0 } else { self.list[i + 1..].iter().map(|e| e.rate_bps).sum() };
+        // for a flow not sending yet, what less critical flows accepted here but not sending yet will use is not
+        // free: their data is on its way (a sending flow keeps its rate, whatever Early Start let in behind it;
+        // and a less critical flow that is sending is paused at its next packet, so its data stops about when
+        // this flow's starts)
+        let behind: f64 = if sending {
+            0.0
+        } else {
+            self.list[i + 1..].iter().filter(|e| e.cur_bps == 0.0).map(|e| e.rate_bps).sum()
+        };
         let w = want.min((avail - behind).max(0.0));
         self.list[i].claim_bps = if to_kbps(w as u64) < to_kbps(want as u64) { want } else { 0.0 };
         self.list[i].held_here = to_kbps(w as u64) < h.rate;
@@ -527,7 +616,18 @@ impl RateAgent {
             self.pause(p, h, i, Some(i));
         } else {
             h.rate = to_kbps(w as u64);
-            self.list[i].rate_bps = from_kbps(h.rate) as f64;
+            let r = from_kbps(h.rate) as f64;
+            let delay = self.loop_delay(p, &self.list[i], queue_bytes);
+            let e = &mut self.list[i];
+            if r > e.rate_bps.max(e.cur_bps) {
+                e.effect_at = now + delay;
+            }
+            e.rate_bps = r;
+            if e.cur_bps == 0.0 && (!sending || e.due_at <= now) {
+                // its data is due here one loop delay from now (an acceptance of an earlier probe still on its
+                // way back would bring it no later)
+                e.due_at = now + delay;
+            }
             if !sending {
                 let rtt = if self.avg_rtt > 0.0 { self.avg_rtt } else { 0.0 };
                 self.damp_until = now + (p.dampening_rtts * rtt) as Ps;

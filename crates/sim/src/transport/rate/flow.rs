@@ -16,7 +16,13 @@
 //!   carry; PDQ: the sender follows R_H and P_H of each ACK). D3 asks once per RTT: the first
 //!   data packet after a round trip carries the request, and only that packet's ACK changes the allocation.
 //! - Rate 0 (PDQ paused, D3 nothing granted): the sender sends a header-only probe every I_H RTTs (PDQ, I_H
-//!   from the switch that paused it, at least one RTT) or a header-only request every RTT (D3).
+//!   from the switch that paused it, at least one RTT) or a header-only request every RTT (D3). PDQ counts the
+//!   I_H RTTs from the last request that left, the SYN included: a flow paused at its SYN probes as soon as
+//!   the SYN-ACK says so when I_H is one RTT (it waited one RTT more before). Chosen: one probe at a time; the
+//!   next leaves when the last one's answer came back (or a retransmission timeout after it, if it or its
+//!   answer was lost), I_H RTTs after the last one left. With the interval exactly one smoothed RTT, the timer
+//!   used to fire just before the answer arrived, and the switch saw a second probe of a flow it had just
+//!   accepted as one still waiting (Early Start projects such a flow from its acceptance, see `agent.rs`).
 //! - Rate refresh (chosen): a flow whose next segment is more than one smoothed RTT after its last packet sends
 //!   a header-only probe (D3: request) at that RTT, so that a flow slowed to a trickle still learns a new rate,
 //!   and the switches a fresh view of it, once per RTT (see `refresh_at`).
@@ -26,6 +32,9 @@
 //! - T_H (PDQ's expected transmission time) is the unsent bytes, headers included, at the sender's line rate.
 //!   Where the NIC is faster than the bottleneck this underestimates the time left, and Early Start starts the
 //!   next flow early.
+//! - PDQ's headers also carry the rate the sender paces at when the packet leaves (chosen, in the field D3
+//!   uses for its allocation): a switch then knows which of its grants a flow already follows, which Early
+//!   Start's projection of the finishing flows needs (see `agent.rs`).
 //! - Termination (only flows with a deadline):
 //!   PDQ with Early Termination gives up when (1) the deadline has passed, (2) the time to send its unsent
 //!   bytes at line rate exceeds the time left, or (3) it is paused and that time plus one RTT (to be accepted
@@ -395,6 +404,7 @@ impl RateFlow {
                 } else {
                     (self.deadline_at / PS_PER_US).min(NO_DEADLINE_US as Ps - 1) as u32
                 };
+                h.prev = to_kbps(self.rate_bps);
                 match p.criticality {
                     Criticality::Size => {
                         h.crit = (self.t_remaining(p) / 1000).min(u32::MAX as Ps) as u32;
@@ -477,6 +487,7 @@ impl RateFlow {
         }
         out.push(self.ctrl_packet(p, now, SYN_SEQ, h, if retx { flags::RETX } else { 0 }));
         self.sent_any = true;
+        self.last_probe = now;
         self.rto_at = now + p.rto(self.srtt);
     }
 
@@ -489,6 +500,11 @@ impl RateFlow {
         self.counters.probes += 1;
         self.last_probe = now;
         self.probe_at = now + self.probe_interval(p);
+        if p.scheme == RateScheme::Pdq {
+            // one probe at a time: the next goes when this one is answered (see `on_ack`), or after a
+            // retransmission timeout if it or its answer was lost
+            self.probe_at = self.probe_at.max(now + p.rto(self.srtt));
+        }
     }
 
     /// While the rate is 0: PDQ probes every I_H RTTs (at least one), D3 requests every RTT.
@@ -720,11 +736,21 @@ impl RateFlow {
                 self.req_due = now;
                 self.apply_rate(p, now, &ack.hdr);
                 if self.rate_bps == 0 && self.probe_at == NEVER {
-                    self.probe_at = now + self.probe_interval(p);
+                    // PDQ: the SYN was the first request, and the sender probes every I_H RTTs: the next goes I_H
+                    // RTTs after the SYN, at once when I_H is one RTT
+                    let from = if p.scheme == RateScheme::Pdq { self.last_probe } else { now };
+                    self.probe_at = (from + self.probe_interval(p)).max(now);
                 }
             }
             _ if self.phase != Phase::Open => return outcome,
-            kind::PROBE => self.apply_rate(p, now, &ack.hdr),
+            kind::PROBE => {
+                self.apply_rate(p, now, &ack.hdr);
+                if p.scheme == RateScheme::Pdq && self.rate_bps == 0 {
+                    // still paused: the next probe goes I_H RTTs after this one left (at once for I_H = 1, the
+                    // answer having taken about one RTT), not before it was answered
+                    self.probe_at = (self.last_probe + self.probe_interval(p)).max(now);
+                }
+            }
             _ => {
                 self.on_data_ack(p, now, ack);
                 self.apply_rate(p, now, &ack.hdr);

@@ -48,7 +48,8 @@ pub struct RateHdr {
     pub rtt_ns: u32,
     /// PDQ's P_H: id of the agent that paused the flow (0: none). D3: the previous desired rate in kbit/s.
     pub pauseby: u32,
-    /// D3: the allocation the sender holds (kbit/s), returned by a request or a FIN / termination.
+    /// D3: the allocation the sender holds (kbit/s), returned by a request or a FIN / termination. PDQ: the rate
+    /// the sender paces at when it sends the packet (kbit/s; 0 while paused), which Early Start uses.
     pub prev: u32,
     /// PDQ's I_H: probe every this many RTTs while paused (0 or 1: every RTT).
     pub probe_rtts: u8,
