@@ -55,6 +55,12 @@ SCENARIOS: dict[str, tuple[Path, list[str]]] = {
     "leafspine144-websearch-0.6-pdq": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp", "scheme.name=pdq"]),
     # Homa's family on the same flows and fabric (packet spraying, as the reference)
     "leafspine144-websearch-0.6-homa": (REFERENCE, ["workload.flows=20000", "scheme.name=homa"]),
+    # HyLine (TCP under its manager: ECMP for the first class, source routes for the second) and QJump (TCP behind
+    # per-flow token buckets), both on two strict-priority queues / eight levels, ECMP
+    "leafspine144-websearch-0.6-hyline": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp",
+                                                      "scheme.name=hyline", "switch.queues=2"]),
+    "leafspine144-websearch-0.6-qjump": (REFERENCE, ["workload.flows=20000", "routing.mode=ecmp",
+                                                     "scheme.name=qjump"]),
     # the flow level (no packets) on the reference and at scale (benchmarks/flowlevel_scale.py runs them)
     "leafspine144-websearch-0.6-dctcp-flow": (REFERENCE, ["workload.flows=20000", "run.level=flow"]),
     "leafspine144-websearch-0.6-pfabric-flow": (

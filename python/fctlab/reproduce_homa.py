@@ -63,6 +63,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fctlab.sweep import RecipeRun, recipe_runs
+
 SCALES = ("tiny", "small", "paper")
 SRC = "Montazeri et al., Homa, SIGCOMM 2018, section 5.2"
 
@@ -221,26 +223,12 @@ def homa_sweep(scale: str = "small", out_dir: str | Path | None = None, schemes:
 # Reading the results
 
 
-@dataclass(frozen=True)
-class RunRow:
-    values: dict[str, Any]
-    summary: dict[str, Any]
-    path: Path
+RunRow = RecipeRun
 
 
 def load_runs(results_dir: str | Path) -> list[RunRow]:
     """Every run of the recipe in ``results_dir`` with its sweep values."""
-    out = []
-    for path in sorted(Path(results_dir).glob("runs/*/summary.json")):
-        try:
-            summary = json.loads(path.read_text())
-            config = json.loads((path.parent / "config.json").read_text())
-        except (OSError, ValueError):
-            continue
-        values = ((config.get("sweep_point") or {}).get("axes")) or {}
-        if "workload" in values and "variant" in values:
-            out.append(RunRow(dict(values), summary, path.parent))
-    return out
+    return recipe_runs(results_dir, ("workload", "variant"))
 
 
 def size_bins(workload: str) -> list[tuple[int, float]]:

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fctlab.sweep import RecipeRun, recipe_runs
+
 SCALES = ("tiny", "small", "paper")
 SRC = "HyLine (IFIP Networking 2018), section V"
 RECIPE_FILE = "hyline-recipe.json"
@@ -219,25 +221,12 @@ def hyline_sweep(scale: str = "small", out_dir: str | Path | None = None,
 # Reading the results
 
 
-@dataclass(frozen=True)
-class RunRow:
-    values: dict[str, Any]
-    summary: dict[str, Any]
-    path: Path
+RunRow = RecipeRun
 
 
 def load_runs(results_dir: str | Path) -> list[RunRow]:
-    out = []
-    for path in sorted(Path(results_dir).glob("runs/*/summary.json")):
-        try:
-            summary = json.loads(path.read_text())
-            config = json.loads((path.parent / "config.json").read_text())
-        except (OSError, ValueError):
-            continue
-        values = ((config.get("sweep_point") or {}).get("axes")) or {}
-        if "study" in values and "variant" in values:
-            out.append(RunRow(dict(values), summary, path.parent))
-    return out
+    """Every run of the recipe in ``results_dir`` with its sweep values."""
+    return recipe_runs(results_dir, ("study", "variant"))
 
 
 def _flows(run: RunRow) -> Any:

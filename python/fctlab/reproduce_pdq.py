@@ -65,6 +65,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fctlab.sweep import RecipeRun, recipe_runs
+
 SCALES = ("tiny", "small", "paper")
 SRC = "Hong, Caesar, Godfrey, PDQ, SIGCOMM 2012, section 5"
 
@@ -465,26 +467,12 @@ def pdq_searches(scale: str, out_dir: str | Path, schemes: Sequence[Series] | No
 # Reading the results
 
 
-@dataclass(frozen=True)
-class RunRow:
-    values: dict[str, Any]
-    summary: dict[str, Any]
-    path: Path
+RunRow = RecipeRun
 
 
 def load_runs(results_dir: str | Path) -> list[RunRow]:
     """Every run of the recipe in ``results_dir`` with its sweep values."""
-    out = []
-    for path in sorted(Path(results_dir).glob("runs/*/summary.json")):
-        try:
-            summary = json.loads(path.read_text())
-            config = json.loads((path.parent / "config.json").read_text())
-        except (OSError, ValueError):
-            continue
-        values = ((config.get("sweep_point") or {}).get("axes")) or {}
-        if "figure" in values:
-            out.append(RunRow(dict(values), summary, path.parent))
-    return out
+    return recipe_runs(results_dir, ("figure",))
 
 
 def _optimal(run: RunRow) -> dict[str, float | None]:

@@ -90,6 +90,31 @@ class Sweep:
         return self.points[0].experiment
 
 
+@dataclass(frozen=True)
+class RecipeRun:
+    """One finished run of a recipe's sweep: its axis values, its summary and its folder."""
+
+    values: dict[str, Any]
+    summary: dict[str, Any]
+    path: Path
+
+
+def recipe_runs(results_dir: str | Path, axes: Sequence[str]) -> list[RecipeRun]:
+    """Every finished run in ``results_dir`` whose sweep point has all of ``axes``, in run-folder order (runs
+    whose files cannot be read are skipped)."""
+    out = []
+    for path in sorted(Path(results_dir).glob("runs/*/summary.json")):
+        try:
+            summary = json.loads(path.read_text())
+            config = json.loads((path.parent / "config.json").read_text())
+        except (OSError, ValueError):
+            continue
+        values = ((config.get("sweep_point") or {}).get("axes")) or {}
+        if all(a in values for a in axes):
+            out.append(RecipeRun(dict(values), summary, path.parent))
+    return out
+
+
 def sweep_of_points(name: str, points: list[Point], notes: Sequence[str] = ()) -> Sweep:
     """A sweep of points a recipe listed itself: each axis holds the values its points take, in first-seen order.
     Two points with one run id are a recipe's bug (one would overwrite the other's results): AssertionError."""
