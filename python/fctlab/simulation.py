@@ -432,6 +432,11 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         gen_rate = np.ascontiguousarray(np.where(np.isnan(g), 0.0, np.round(g)).astype(np.uint64))
         if "cached_bytes" in flows.columns:
             cached = np.ascontiguousarray(column(flows, "cached_bytes", np.uint64))
+    # source routes (-1: ECMP)
+    path = None
+    if "path" in flows.columns:
+        p = column(flows, "path", np.int64)
+        path = np.ascontiguousarray(np.where(p < 0, np.uint32(0xFFFFFFFF), p).astype(np.uint32))
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(column(flows, "src", np.uint32)),
@@ -450,6 +455,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         deadline,
         gen_rate,
         cached,
+        path,
     )
     stats = json.loads(stats_json)
     table = flow_table(

@@ -1097,7 +1097,7 @@ TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
 MAX_START_NS = 2**63 // 1000
 TRACE_OPTIONAL = (
     "priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps", "after_flow", "qclimb",
-    "conn",
+    "conn", "path",
 )
 
 
@@ -1294,6 +1294,9 @@ def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
                 f"{int(dst[i])}"
             )
         extra["conn"] = conn.astype(np.uint32)
+    if "path" in cols:
+        # a source route: the index of the flow's path among its pair's equal-cost paths (-1: ECMP)
+        extra["path"] = _int_column(df, "path", where, is_csv, minimum=-1, maximum=_U32_MAX - 1)
 
     return _flow_frame(src, dst, size, start_ps, sort_ps=sort_ps, **extra)
 

@@ -120,7 +120,7 @@ fn optional<T: numpy::Element + Copy>(a: &Option<PyReadonlyArray1<'_, T>>) -> Py
 #[pyo3(signature = (
     config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None,
     upper_bytes=None, after_flow=None, qclimb=None, threads=1, conn=None, deadline_ps=None, gen_rate_bps=None,
-    cached_bytes=None
+    cached_bytes=None, path=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
@@ -142,6 +142,7 @@ fn run<'py>(
     deadline_ps: Option<PyReadonlyArray1<'py, u64>>,
     gen_rate_bps: Option<PyReadonlyArray1<'py, u64>>,
     cached_bytes: Option<PyReadonlyArray1<'py, u64>>,
+    path: Option<PyReadonlyArray1<'py, u32>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     if threads < 1 {
@@ -162,6 +163,7 @@ fn run<'py>(
         deadline_ps: optional(&deadline_ps)?,
         gen_rate_bps: optional(&gen_rate_bps)?,
         cached_bytes: optional(&cached_bytes)?,
+        path: optional(&path)?,
     };
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());

@@ -37,7 +37,15 @@ pub struct FlowSet {
     /// Bytes of each flow available at once (cached), written at its start before the generation at
     /// `gen_rate_bps` produces the rest; at most the flow's size. Empty means none cached.
     pub cached_bytes: Vec<u64>,
+    /// Source routes (TCP-family schemes with strict-priority switches): the index of each flow's path among the
+    /// equal-cost paths from its source to its destination, or [`NO_PATH`] for ECMP. Paths are ordered by the
+    /// index of the port taken at each switch with a choice, the first such switch most significant
+    /// (`engine::routed`). Empty when no flow has one.
+    pub path: Vec<u32>,
 }
+
+/// `FlowSet::path` of a flow routed by ECMP.
+pub const NO_PATH: u32 = u32::MAX;
 
 /// `FlowSet::gen_rate_bps` of a flow whose bytes are all ready at its start.
 pub const NO_RATE: u64 = 0;
@@ -166,6 +174,9 @@ impl FlowSet {
                     )));
                 }
             }
+        }
+        if !self.path.is_empty() {
+            same("path", self.path.len())?;
         }
         if n > MAX_FLOWS {
             return Err(FlowError(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));

@@ -58,7 +58,7 @@ use std::collections::BinaryHeap;
 pub(crate) struct Hyline;
 
 /// The flag bit of a data packet's route code (in `Packet::sack`, the rank field of rank-queue switches).
-const ROUTED: u32 = 1 << 31;
+pub(crate) const ROUTED: u32 = 1 << 31;
 
 /// A control-plane message on its way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -142,6 +142,24 @@ pub(crate) fn paths<H: crate::net::packet::Header>(net: &Network<H>, src: u32, d
     let mut out = Vec::new();
     walk(net, net.ports[first as usize].peer, dst, 0, 1, &mut path, &mut out);
     out
+}
+
+/// Switch `node`'s egress port for `pkt` if it is a data packet that carries a route: it takes its digit (and
+/// drops it from the route); None for the rest (ECMP).
+#[inline]
+pub(crate) fn route_step(net: &Network, node: u32, pkt: &mut Packet) -> Option<u32> {
+    if pkt.is_ack() || pkt.sack & ROUTED == 0 {
+        return None;
+    }
+    let cands = net.candidates(node, pkt.dst);
+    let n = cands.len() as u32;
+    if n <= 1 {
+        return cands.first().copied();
+    }
+    let code = pkt.sack & !ROUTED;
+    let port = cands[(code % n) as usize];
+    pkt.sack = ROUTED | (code / n);
+    Some(port)
 }
 
 impl TcpHosts for Hyline {
@@ -267,21 +285,9 @@ impl Family for Hyline {
         }
     }
 
-    /// A data packet that carries a route takes its digit at every switch with a choice; the rest go by ECMP.
     #[inline]
     fn route(sim: &mut Sim<'_, Self>, node: u32, pkt: &mut Packet) -> Option<u32> {
-        if pkt.is_ack() || pkt.sack & ROUTED == 0 {
-            return None;
-        }
-        let cands = sim.net.candidates(node, pkt.dst);
-        let n = cands.len() as u32;
-        if n <= 1 {
-            return cands.first().copied();
-        }
-        let code = pkt.sack & !ROUTED;
-        let port = cands[(code % n) as usize];
-        pkt.sack = ROUTED | (code / n);
-        Some(port)
+        route_step(&sim.net, node, pkt)
     }
 
     fn finish(sim: &mut Sim<'_, Self>) {

@@ -25,6 +25,7 @@ pub(crate) mod family;
 mod homa;
 mod hyline;
 mod qjump;
+mod routed;
 pub mod parallel;
 mod pfc;
 pub mod queue;
@@ -281,6 +282,9 @@ fn run_with(
 ) -> Result<RunOutput, FlowError> {
     flows.validate(cfg.topology.hosts())?;
     if cfg.run.level == crate::config::Level::Flow {
+        if flows.path.iter().any(|&p| p != crate::flows::NO_PATH) {
+            return Err(FlowError("flows: the flow level does not take source routes (the trace's path column)".into()));
+        }
         return crate::flowlevel::run(cfg, flows);
     }
     if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
@@ -297,6 +301,14 @@ fn run_with(
                 .into(),
         ));
     }
+    if cfg.scheme.name.family() != FamilyName::Tcp && flows.path.iter().any(|&p| p != crate::flows::NO_PATH) {
+        return Err(FlowError(format!(
+            "flows: scheme {} does not take source routes (the trace's path column); the TCP family's strict-priority \
+             schemes do{}",
+            cfg.scheme.name.as_str(),
+            if cfg.scheme.name == SchemeName::Hyline { " (HyLine's manager routes its flows itself)" } else { "" }
+        )));
+    }
     if cfg.scheme.name.family() != FamilyName::Tcp && flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
         return Err(FlowError(format!(
             "flows: scheme {} does not model data generation rates (gen_rate_bps); the TCP-family schemes do",
@@ -304,6 +316,21 @@ fn run_with(
         )));
     }
     match cfg.scheme.name.family() {
+        FamilyName::Tcp if !flows.path.is_empty() => {
+            if cfg.scheme.name.rank_queue() {
+                return Err(FlowError(format!(
+                    "flows: scheme {} cannot take source routes (the trace's path column): its packets' rank field \
+                     is where routes ride; strict-priority schemes can",
+                    cfg.scheme.name.as_str()
+                )));
+            }
+            let net: Network = Network::build(cfg, 0);
+            routed::route_codes(&net, flows)?;
+            let params = TcpParams::from_config(cfg);
+            let fifo = (fifo_fast_path && single_queue_run(cfg, flows, &params))
+                .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1));
+            Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo, threads))
+        }
         FamilyName::Tcp => {
             let params = TcpParams::from_config(cfg);
             // the queue every packet maps to, if one does (the FIFO fast path)

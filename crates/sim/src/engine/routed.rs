@@ -1,0 +1,126 @@
+//! Source routes for the TCP family's strict-priority schemes (a trace's `path` column, `FlowSet::path`): the TCP
+//! family's hosts (`engine::tcp`, shared through [`TcpHosts`]) with each routed flow's data packets carrying the
+//! route of its path, which the switches decode as HyLine's do (`engine::hyline::route_step`). ACKs and flows
+//! without a path go by ECMP. The route rides in the field rank-queue switches read as the rank, so pFabric and
+//! LAS cannot take routes (the engine refuses them).
+//!
+//! Path indices: the equal-cost paths from a flow's source to its destination, in the order of the port taken at
+//! each switch with a choice (`Network::candidates`), the first such switch most significant; e.g. on a k = 4
+//! fat-tree between pods, path 2i + j leaves the edge switch by its i-th candidate uplink and the aggregation
+//! switch by its j-th.
+
+use super::family::Family;
+use super::hyline::{paths, route_step, ROUTED};
+use super::tcp::{TcpHosts, TcpState};
+use super::Sim;
+use crate::config::Config;
+use crate::flows::{FlowError, FlowSet, NO_PATH};
+use crate::net::packet::Packet;
+use crate::net::Network;
+use crate::transport::tcp::{Conn, TcpParams};
+use crate::units::Ps;
+
+/// The TCP family with source routes (see the module docs).
+pub(crate) struct Routed;
+
+pub(crate) struct RoutedState {
+    tcp: TcpState,
+    /// Per flow: `ROUTED | code` of its path, or 0 (ECMP).
+    route: Vec<u32>,
+}
+
+/// Each flow's route (`ROUTED | code`, or 0 for ECMP) from its path index; an error names the first flow whose
+/// index is past its pair's paths.
+pub(crate) fn route_codes<H: crate::net::packet::Header>(net: &Network<H>, flows: &FlowSet) -> Result<Vec<u32>, FlowError> {
+    let mut cache: std::collections::HashMap<(u32, u32), Vec<u32>> = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(flows.path.len());
+    for (i, &p) in flows.path.iter().enumerate() {
+        if p == NO_PATH {
+            out.push(0);
+            continue;
+        }
+        let (src, dst) = (flows.src[i], flows.dst[i]);
+        let codes = cache.entry((src, dst)).or_insert_with(|| paths(net, src, dst).into_iter().map(|(c, _)| c).collect());
+        let Some(&code) = codes.get(p as usize) else {
+            return Err(FlowError(format!(
+                "flow {i} has path {p}, but host {src} has {} equal-cost paths to host {dst} (paths 0 to {})",
+                codes.len(),
+                codes.len() - 1
+            )));
+        };
+        out.push(ROUTED | code);
+    }
+    Ok(out)
+}
+
+impl TcpHosts for Routed {
+    #[inline(always)]
+    fn tcp(st: &RoutedState) -> &TcpState {
+        &st.tcp
+    }
+    #[inline(always)]
+    fn tcp_mut(st: &mut RoutedState) -> &mut TcpState {
+        &mut st.tcp
+    }
+    #[inline(always)]
+    fn params(st: &RoutedState, _flow: u32) -> &TcpParams {
+        &st.tcp.params
+    }
+
+    const WATCH: bool = true;
+
+    /// A routed flow's data packets carry its route.
+    #[inline]
+    fn outgoing(st: &mut RoutedState, _now: Ps, pkt: &mut Packet) -> bool {
+        if !pkt.is_ack() {
+            let r = st.route[pkt.flow as usize];
+            if r != 0 {
+                pkt.sack = r;
+            }
+        }
+        true
+    }
+}
+
+impl Family for Routed {
+    type Hdr = ();
+    type Flow = Conn;
+    type State = RoutedState;
+    const AGENTS: bool = false;
+    const ROUTED: bool = true;
+
+    fn state(cfg: &Config, flows: &FlowSet, hosts_here: bool, net: &Network) -> RoutedState {
+        RoutedState {
+            tcp: TcpState::new(cfg, flows, hosts_here),
+            route: if hosts_here { route_codes(net, flows).expect("checked before the run") } else { Vec::new() },
+        }
+    }
+
+    fn header_bytes(st: &RoutedState) -> u32 {
+        st.tcp.params.header
+    }
+
+    #[inline]
+    fn start_flow(sim: &mut Sim<'_, Self>, id: u32) {
+        sim.start_flow(id)
+    }
+
+    #[inline(always)]
+    fn deliver(sim: &mut Sim<'_, Self>, host: u32, pkt: Packet) {
+        sim.deliver(host, pkt)
+    }
+
+    #[inline]
+    fn on_timer(sim: &mut Sim<'_, Self>, flow: u32) {
+        sim.on_timer(flow)
+    }
+
+    #[inline]
+    fn route(sim: &mut Sim<'_, Self>, node: u32, pkt: &mut Packet) -> Option<u32> {
+        route_step(&sim.net, node, pkt)
+    }
+
+    fn finish(sim: &mut Sim<'_, Self>) {
+        sim.finish_tcp();
+    }
+}
