@@ -270,18 +270,13 @@ impl Family for Hyline {
     /// A data packet that carries a route takes its digit at every switch with a choice; the rest go by ECMP.
     #[inline]
     fn route(sim: &mut Sim<'_, Self>, node: u32, pkt: &mut Packet) -> Option<u32> {
-        if pkt.is_ack() || pkt.sack & ROUTED == 0 {
-            return None;
-        }
-        let cands = sim.net.candidates(node, pkt.dst);
-        let n = cands.len() as u32;
-        if n <= 1 {
-            return cands.first().copied();
-        }
-        let code = pkt.sack & !ROUTED;
-        let port = cands[(code % n) as usize];
-        pkt.sack = ROUTED | (code / n);
+        let (port, rest) = decode(&sim.net, node, pkt)?;
+        pkt.sack = rest;
         Some(port)
+    }
+
+    fn next_port(net: &Network, node: u32, pkt: &Packet) -> Option<u32> {
+        decode(net, node, pkt).map(|(port, _)| port)
     }
 
     fn finish(sim: &mut Sim<'_, Self>) {
@@ -305,6 +300,22 @@ impl Family for Hyline {
         s.hyline_stops = c.stops;
         sim.finish_tcp();
     }
+}
+
+/// A routed data packet at switch `node`: the egress port its route's digit picks, and the route as the next
+/// switch reads it (`sack`, unchanged where there is no choice); None for the others (ECMP).
+#[inline]
+fn decode(net: &Network, node: u32, pkt: &Packet) -> Option<(u32, u32)> {
+    if pkt.is_ack() || pkt.sack & ROUTED == 0 {
+        return None;
+    }
+    let cands = net.candidates(node, pkt.dst);
+    let n = cands.len() as u32;
+    if n <= 1 {
+        return cands.first().map(|&p| (p, pkt.sack));
+    }
+    let code = pkt.sack & !ROUTED;
+    Some((cands[(code % n) as usize], ROUTED | (code / n)))
 }
 
 impl Sim<'_, Hyline> {
@@ -477,6 +488,7 @@ mod tests {
                 while node != dst {
                     let cands = net.candidates(node, dst);
                     let n = cands.len() as u32;
+                    let c_before = c;
                     let p = if n <= 1 {
                         cands[0]
                     } else {
@@ -484,6 +496,9 @@ mod tests {
                         c /= n;
                         p
                     };
+                    // what PFC's "next_queue" mode reads ahead: the same port, without rewriting the route
+                    let pkt = Packet { dst, sack: ROUTED | c_before, ..Packet::default() };
+                    assert_eq!(Hyline::next_port(&net, node, &pkt), Some(p));
                     walked.push(p);
                     node = net.ports[p as usize].peer;
                 }
