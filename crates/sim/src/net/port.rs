@@ -342,6 +342,38 @@ impl<H: Header> Port<H> {
         }
     }
 
+    /// PFC's "next_queue" mode (`net::pfc`): the protected queues `mask` are served only by the engine's
+    /// per-packet check, never by [`Port::pop`] or straight onto the wire: they count as paused here for good.
+    pub fn set_gated(&mut self, mask: u64) {
+        debug_assert!(!self.fifo, "PFC gates event-driven ports only");
+        self.paused_or_dropped |= mask & (u64::MAX >> (64 - self.queues.len()));
+    }
+
+    /// The non-empty queues (bit q for queue q).
+    pub fn nonempty(&self) -> u64 {
+        self.nonempty
+    }
+
+    /// The packets waiting in queue `q`, in FIFO order (event-driven mode).
+    pub fn packets(&self, q: usize) -> impl Iterator<Item = &Packet<H>> {
+        self.queues[q].pkts.iter()
+    }
+
+    /// Take the `i`-th packet of queue `q` (FIFO order) out of the queue: [`Port::pop`] for a packet that need
+    /// not be the head (PFC's "next_queue" mode).
+    pub fn take(&mut self, q: usize, i: usize) -> Packet<H> {
+        let fifo = &mut self.queues[q];
+        let pkt = fifo.pkts.remove(i).expect("take: no such packet");
+        let w = pkt.wire as u64;
+        fifo.bytes -= w;
+        self.bytes -= w;
+        if fifo.pkts.is_empty() {
+            self.nonempty &= !(1 << q);
+            debug_assert_eq!(fifo.bytes, 0);
+        }
+        pkt
+    }
+
     /// PFC: the queues held paused (bit q for queue q).
     pub fn paused(&self) -> u64 {
         if self.fifo {
