@@ -124,7 +124,9 @@ pub struct RunStats {
     pub pfc_resume_frames: u64,
     /// PFC: picoseconds ports held a queue paused, by where the paused port sits (the tiers of
     /// `drops_per_tier`): for every (port, queue) from the PAUSE's arrival to the RESUME's, or to the last
-    /// event of the run, summed over the tier's ports and their queues. Zeros without PFC.
+    /// event of the run, summed over the tier's ports and their queues. Zeros without PFC. In
+    /// `switch.pfc_mode = "next_queue"` (no frames): the time the paused queues themselves were paused, by the
+    /// tier of their own ports.
     #[serde(serialize_with = "pairs_as_map")]
     pub pfc_paused_ps_per_tier: Vec<(String, u64)>,
     /// `run.monitor_host`: the time series (absent otherwise).
