@@ -387,6 +387,34 @@ mod tests {
         assert_eq!(got, vec![net.host_port[0], nic1]);
     }
 
+    /// "next_queue" mode: the same thresholds and hysteresis, per queue, pausing no upstream port; a resume
+    /// lists every port feeding the queue (to be woken).
+    #[test]
+    fn next_queue_mode_keeps_the_state_and_lists_the_feeders_on_resume() {
+        let cfg = Config::from_json(
+            r#"{"topology": {"kind": "leaf_spine", "leaves": 3, "hosts_per_leaf": 2, "spines": 2},
+                "switch": {"pfc": true, "pfc_mode": "next_queue", "queues": 2}}"#,
+        )
+        .unwrap();
+        let mut net: Network = Network::build(&cfg, 1);
+        let mut pfc = Pfc::new(&cfg, &mut net);
+        assert!(pfc.next_queue);
+        // ports into a switch are gated (their protected queue 1), ports to hosts are not
+        assert_eq!(net.ports[net.host_port[0] as usize].paused(), 0b10);
+        assert_eq!(net.ports[port(&net, 6, 0) as usize].paused(), 0);
+        assert_eq!(net.ports[port(&net, 6, 9) as usize].paused(), 0b10);
+        let a = port(&net, 6, 0);
+        let mut out = Vec::new();
+        pfc.pushed(a, 1, 215, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(pfc.congested(a), 0b10);
+        pfc.popped(a, 1, 205, &mut out);
+        assert_eq!(pfc.congested(a), 0b10, "205 is not below the resume threshold");
+        pfc.popped(a, 1, 204, &mut out);
+        assert_eq!(pfc.congested(a), 0);
+        assert_eq!(out, pfc.feeders(a).to_vec());
+    }
+
     #[test]
     fn paused_time_and_frames_in_order() {
         let (cfg, mut net) = leaf_spine();

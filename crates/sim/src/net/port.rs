@@ -775,6 +775,29 @@ mod tests {
         assert!(!p.can_send_now(0));
     }
 
+    /// PFC's "next_queue" mode: a gated queue is never served by `pop` nor straight onto the wire; `take`
+    /// removes a packet from the middle of its FIFO and keeps the occupancy and the non-empty bits right.
+    #[test]
+    fn gated_queues_are_left_to_take() {
+        let mut p = Port::new(0, 1, 10_000_000_000, 0, 2, 0, EcnMode::Off, 0);
+        p.set_gated(0b110); // queue 2 does not exist: ignored
+        assert_eq!(p.paused(), 0b10);
+        assert!(!p.can_send_now(0));
+        for i in 0..3u32 {
+            let mut x = pkt(1, 100 + i as u16, false);
+            x.seq = i;
+            assert!(matches!(p.admit(&mut x, None), Admission::Accepted { .. }));
+            p.push(x);
+        }
+        assert_eq!(p.pop(), None);
+        assert_eq!(p.packets(1).map(|x| x.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(p.take(1, 1).seq, 1);
+        assert_eq!((p.queue_len(1), p.bytes, p.queue_bytes(1)), (2, 202, 202));
+        assert_eq!(p.take(1, 1).seq, 2);
+        assert_eq!(p.take(1, 0).seq, 0);
+        assert_eq!((p.nonempty(), p.bytes), (0, 0));
+    }
+
     #[test]
     fn many_queues() {
         let mut p = Port::new(0, 1, 10_000_000_000, 0, 20, 0, EcnMode::Off, 0);
