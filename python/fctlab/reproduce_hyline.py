@@ -14,7 +14,9 @@ Setup (what the paper and its authors' public ns-2 scripts give, and fctlab's ch
   class initial window 25 and RTO floor 4 ms, second class initial window 25 and RTO floor 1 s, and PFC with
   pause/resume thresholds of 215/205 packets on the second class's queue, which gets 100 packets of headroom
   beyond the port's buffer (the authors' scripts give it 100 more than its own 226-packet buffer; fctlab's queues
-  share the port's buffer);
+  share the port's buffer); PFC as the authors' ns-2 code models it (``switch.pfc_mode = "next_queue"``, like
+  virtual output queues: a port sends the first second-class packet whose queue at the next switch is not
+  paused, so no head-of-line blocking; docs/schemes.md), which runs on one thread;
 * DCTCP marks at 20 packets (30,000 B) of a port's occupancy, the DCTCP paper's K for 1 Gbps (Table I gives no
   K); the others run without ECN (HyLine's scripts set DCTCP's K out of reach);
 * Qjump as the QJump authors' ns-2 model (``engine::qjump``): eight levels by flow size, per-flow token buckets
@@ -148,8 +150,10 @@ def _raw(series: Series, workload: str, load: float, sc: HylineScale, seed: int,
         raw["switch"]["queues"] = 2
         raw["scheme"]["hyline_threshold_bytes"] = int(threshold)
         if pfc and engine_has_pfc():
-            raw["switch"].update({"pfc": True, "pfc_pause_packets": 215, "pfc_resume_packets": 205,
-                                  "pfc_queues": [1], "pfc_headroom_bytes": PFC_HEADROOM_PACKETS * PACKET})
+            # (pfc_mode: the authors' model, see the module docs)
+            raw["switch"].update({"pfc": True, "pfc_mode": "next_queue", "pfc_pause_packets": 215,
+                                  "pfc_resume_packets": 205, "pfc_queues": [1],
+                                  "pfc_headroom_bytes": PFC_HEADROOM_PACKETS * PACKET})
     if series.scheme == "pfabric":
         raw["scheme"]["preset"] = "native"
     raw["workload"] = {"pattern": "all_to_all", "cdf": WORKLOADS[workload], "load": float(load),

@@ -232,6 +232,19 @@ pub enum BufferMode {
     Shared,
 }
 
+/// What a PFC pause holds back (`switch.pfc_mode`; see `net::pfc`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcMode {
+    /// IEEE 802.1Qbb: PAUSE and RESUME frames travel to the upstream ports feeding the congested queue, and a
+    /// paused port sends no packet of that priority, wherever it is bound (head-of-line blocking).
+    Port,
+    /// The HyLine authors' ns-2 model, like virtual output queues: no frames; an upstream port reads the state
+    /// of the queue each packet will join at the next switch and sends the first packet of the priority whose
+    /// next queue is not paused. One thread only.
+    NextQueue,
+}
+
 /// What ECN marking looks at.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -261,6 +274,9 @@ pub struct SwitchConfig {
     /// switch whose egress queue of a protected priority reaches `pfc_pause_packets` pauses that priority on
     /// the upstream ports feeding it, and resumes it when every such queue is below `pfc_resume_packets`.
     pub pfc: bool,
+    /// What a pause holds back ([`PfcMode`]): the whole priority at the upstream port (IEEE 802.1Qbb, the
+    /// default), or only the packets bound for the paused queue (the HyLine authors' ns-2 code).
+    pub pfc_mode: PfcMode,
     /// Packets in an egress queue at which PFC pauses its priority upstream: HyLine's Table I (215 packets).
     pub pfc_pause_packets: u32,
     /// Packets below which the queue no longer holds its priority paused: HyLine's Table I (205 packets).
@@ -303,6 +319,7 @@ impl Default for SwitchConfig {
             ecn: EcnMode::Port,
             ecn_threshold_bytes: 97_500,
             pfc: false,
+            pfc_mode: PfcMode::Port,
             pfc_pause_packets: 215,
             pfc_resume_packets: 205,
             pfc_queues: None,
@@ -1152,6 +1169,14 @@ impl Config {
         }
         if !s.pfc {
             return Ok(());
+        }
+        if s.pfc_mode == PfcMode::NextQueue && self.routing.mode == RoutingMode::Spray {
+            return err(
+                "switch.pfc_mode",
+                "\"next_queue\" needs the next switch's choice of egress port ahead of time, which packet spraying \
+                 draws at random on arrival (routing.mode = \"spray\"): use routing.mode = \"ecmp\" or \
+                 pfc_mode = \"port\"",
+            );
         }
         let sc = self.scheme.name;
         if sc.rank_queue() {

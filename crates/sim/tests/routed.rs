@@ -83,3 +83,27 @@ fn bad_paths_and_schemes_that_cannot_carry_routes_are_refused() {
     let e = engine::run(&fabric("hyline"), &ok, None).unwrap_err();
     assert!(e.0.contains("manager routes"), "{}", e.0);
 }
+
+/// PFC's next-queue mode reads each packet's next port ahead of time: with source routes it reads the route
+/// (`Family::next_port`); a congested run with routed and unrouted flows delivers every byte.
+#[test]
+fn routes_and_pfc_next_queue_mode_agree() {
+    let mut cfg = fabric("dctcp");
+    cfg.switch.buffer_bytes = 150_000;
+    cfg.switch.pfc = true;
+    cfg.switch.pfc_pause_packets = 60;
+    cfg.switch.pfc_resume_packets = 50;
+    cfg.switch.pfc_queues = Some(vec![0]);
+    cfg.switch.pfc_mode = fctlab_sim::config::PfcMode::NextQueue;
+    cfg.switch.queues = 1;
+    let f = random_flows(300, 16, 300_000, 5 * US, 9);
+    let paths: Vec<u32> = (0..300).map(|i| if i % 2 == 0 { NO_PATH } else { 0 }).collect();
+    let out = run(&cfg, &with_paths(f.clone(), &paths));
+    assert_eq!(out.stats.flows_finished, 300);
+    // (not asserted: no drop in the fabric. This congested one-queue run still loses 396 packets in the switches
+    // with 300 KB of headroom, the same count as without headroom, routed or not: an open question about
+    // next-queue mode, recorded in docs/schemes.md)
+    for i in 0..300 {
+        assert!(out.results.bytes_delivered[i] >= f.size_bytes[i], "flow {i}");
+    }
+}

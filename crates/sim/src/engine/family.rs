@@ -65,6 +65,13 @@ pub(crate) trait Family: Sized + 'static {
         None
     }
 
+    /// The egress port switch `node` will choose for `pkt` when it arrives there ([`Family::route`]'s choice,
+    /// without rewriting anything), or None for the usual routing: what PFC's "next_queue" mode reads before
+    /// the packet leaves the port upstream. Called only when `ROUTED`.
+    fn next_port(_net: &Network<Self::Hdr>, _node: u32, _pkt: &Packet<Self::Hdr>) -> Option<u32> {
+        None
+    }
+
     /// The run is over: record what the flows still open have counted, and the family's own statistics.
     fn finish(sim: &mut Sim<'_, Self>);
 }

@@ -148,17 +148,8 @@ pub(crate) fn paths<H: crate::net::packet::Header>(net: &Network<H>, src: u32, d
 /// drops it from the route); None for the rest (ECMP).
 #[inline]
 pub(crate) fn route_step(net: &Network, node: u32, pkt: &mut Packet) -> Option<u32> {
-    if pkt.is_ack() || pkt.sack & ROUTED == 0 {
-        return None;
-    }
-    let cands = net.candidates(node, pkt.dst);
-    let n = cands.len() as u32;
-    if n <= 1 {
-        return cands.first().copied();
-    }
-    let code = pkt.sack & !ROUTED;
-    let port = cands[(code % n) as usize];
-    pkt.sack = ROUTED | (code / n);
+    let (port, rest) = decode(net, node, pkt)?;
+    pkt.sack = rest;
     Some(port)
 }
 
@@ -290,6 +281,10 @@ impl Family for Hyline {
         route_step(&sim.net, node, pkt)
     }
 
+    fn next_port(net: &Network, node: u32, pkt: &Packet) -> Option<u32> {
+        decode(net, node, pkt).map(|(port, _)| port)
+    }
+
     fn finish(sim: &mut Sim<'_, Self>) {
         let now = sim.now;
         let st = &mut sim.fam;
@@ -311,6 +306,22 @@ impl Family for Hyline {
         s.hyline_stops = c.stops;
         sim.finish_tcp();
     }
+}
+
+/// A routed data packet at switch `node`: the egress port its route's digit picks, and the route as the next
+/// switch reads it (`sack`, unchanged where there is no choice); None for the others (ECMP).
+#[inline]
+pub(crate) fn decode(net: &Network, node: u32, pkt: &Packet) -> Option<(u32, u32)> {
+    if pkt.is_ack() || pkt.sack & ROUTED == 0 {
+        return None;
+    }
+    let cands = net.candidates(node, pkt.dst);
+    let n = cands.len() as u32;
+    if n <= 1 {
+        return cands.first().map(|&p| (p, pkt.sack));
+    }
+    let code = pkt.sack & !ROUTED;
+    Some((cands[(code % n) as usize], ROUTED | (code / n)))
 }
 
 impl Sim<'_, Hyline> {
@@ -483,6 +494,7 @@ mod tests {
                 while node != dst {
                     let cands = net.candidates(node, dst);
                     let n = cands.len() as u32;
+                    let c_before = c;
                     let p = if n <= 1 {
                         cands[0]
                     } else {
@@ -490,6 +502,9 @@ mod tests {
                         c /= n;
                         p
                     };
+                    // what PFC's "next_queue" mode reads ahead: the same port, without rewriting the route
+                    let pkt = Packet { dst, sack: ROUTED | c_before, ..Packet::default() };
+                    assert_eq!(Hyline::next_port(&net, node, &pkt), Some(p));
                     walked.push(p);
                     node = net.ports[p as usize].peer;
                 }

@@ -125,7 +125,9 @@ pub struct RunStats {
     pub pfc_resume_frames: u64,
     /// PFC: picoseconds ports held a queue paused, by where the paused port sits (the tiers of
     /// `drops_per_tier`): for every (port, queue) from the PAUSE's arrival to the RESUME's, or to the last
-    /// event of the run, summed over the tier's ports and their queues. Zeros without PFC.
+    /// event of the run, summed over the tier's ports and their queues. Zeros without PFC. In
+    /// `switch.pfc_mode = "next_queue"` (no frames): the time the paused queues themselves were paused, by the
+    /// tier of their own ports.
     #[serde(serialize_with = "pairs_as_map")]
     pub pfc_paused_ps_per_tier: Vec<(String, u64)>,
     /// `run.monitor_host`: the time series (absent otherwise).
@@ -213,6 +215,8 @@ pub(crate) struct Sim<'a, F: Family> {
     pfc_base: u32,
     /// PFC on the switches' side of a two-thread run: frames for hosts' NIC ports go to the hosts' side.
     pfc_frames_cross: bool,
+    /// PFC's "next_queue" mode (`switch.pfc_mode`): ports pick their next packet with [`Sim::pfc_pop`].
+    pfc_next_queue: bool,
     /// The family's own state.
     fam: F::State,
 }
@@ -415,7 +419,9 @@ fn run_family<F: Family>(
         }
     }
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
-    if threads >= 2 && monitor_port.is_none() {
+    // (PFC's "next_queue" mode reads the switches' queues from the hosts' NICs: one thread; see `net::pfc`)
+    let next_queue = cfg.switch.pfc && cfg.switch.pfc_mode == crate::config::PfcMode::NextQueue;
+    if threads >= 2 && monitor_port.is_none() && !next_queue {
         if let Some(lookahead) = parallel::lookahead(&net) {
             let hosts =
                 Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss.clone(), parallel::Side::Hosts);
@@ -540,6 +546,7 @@ impl<'a, F: Family> Sim<'a, F> {
             pfc_base: if pfc.is_some() { pfc_base as u32 } else { u32::MAX },
             pfc,
             pfc_frames_cross: side == parallel::Side::Switches,
+            pfc_next_queue: cfg.switch.pfc && cfg.switch.pfc_mode == crate::config::PfcMode::NextQueue,
             fam,
         }
     }
@@ -618,7 +625,9 @@ impl<F: Family> Sim<'_, F> {
             // The tie rule: the transmitter became free at this very instant and its event has not fired
             // yet. It starts its next packet first; the arrival then sees the queue without it. (With PFC the
             // queues waiting may all be paused: then nothing starts.)
-            if let Some(next) = p.pop() {
+            let next = if self.pfc_next_queue { self.pfc_pop(port) } else { p.pop() };
+            if let Some(next) = next {
+                let p = &mut self.net.ports[port as usize];
                 if let Some(i) = p.pool() {
                     self.net.pools[i as usize].used -= next.wire as u64;
                 }
@@ -877,7 +886,9 @@ impl<F: Family> Sim<'_, F> {
             }
             return;
         }
-        let Some(pkt) = p.pop() else { return };
+        let next = if self.pfc_next_queue { self.pfc_pop(port) } else { p.pop() };
+        let Some(pkt) = next else { return };
+        let p = &mut self.net.ports[port as usize];
         if let Some(i) = p.pool() {
             self.net.pools[i as usize].used -= pkt.wire as u64;
         }

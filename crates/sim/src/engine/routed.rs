@@ -10,7 +10,7 @@
 //! switch by its j-th.
 
 use super::family::Family;
-use super::hyline::{paths, route_step, ROUTED};
+use super::hyline::{decode, paths, route_step, ROUTED};
 use super::tcp::{TcpHosts, TcpState};
 use super::Sim;
 use crate::config::Config;
@@ -118,6 +118,11 @@ impl Family for Routed {
     #[inline]
     fn route(sim: &mut Sim<'_, Self>, node: u32, pkt: &mut Packet) -> Option<u32> {
         route_step(&sim.net, node, pkt)
+    }
+
+    /// The port `route` will choose, read ahead without rewriting the packet (PFC's next-queue mode).
+    fn next_port(net: &Network, node: u32, pkt: &Packet) -> Option<u32> {
+        decode(net, node, pkt).map(|(port, _)| port)
     }
 
     fn finish(sim: &mut Sim<'_, Self>) {

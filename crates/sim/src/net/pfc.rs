@@ -23,8 +23,7 @@
 //!   accounting tracks, so the dependencies stay along routable paths, which have no cycle in these fabrics.
 //!   (Measured: `tests/pfc.rs`'s fat tree under two-way load finishes all 600 flows with pauses at every tier;
 //!   with every port into the switch paused instead, not one flow finished in 200 ms of simulated time.)
-//!   (The authors' ns-2 code goes further: the upstream checks the state of the egress queue its head packet
-//!   would take downstream, like virtual output queues, which removes head-of-line blocking; not modelled.)
+//!   (The authors' ns-2 code does otherwise, like virtual output queues: `switch.pfc_mode = "next_queue"`, below.)
 //! - **Frames.** A PAUSE or RESUME takes the reverse link's serialization of `pfc_frame_bytes` (64) plus its
 //!   propagation delay; it is not queued behind data (a MAC control frame). Frames on one link arrive in the
 //!   order they were sent. On/off: a pause has no quanta and lasts until its resume.
@@ -40,6 +39,26 @@
 //!   queue of a switch port may hold that many bytes beyond the port's buffer, which the other queues cannot
 //!   use, as a switch reserves headroom for its lossless classes; the HyLine scripts' per-queue buffers give
 //!   the protected queue 100 packets more with PFC on.
+//! - **Modes** (`switch.pfc_mode`). The above is `"port"` (the default). `"next_queue"` is the HyLine
+//!   authors' ns-2 code, which says it simulates virtual output queues ("if one output queue is paused other
+//!   packets should be able to go to other outputs"): there are no frames; a protected queue is *paused* per
+//!   the same thresholds and hysteresis (the `congested` state here), and a port into a switch (a host's NIC
+//!   or a switch's port towards another switch), about to start a packet of protected queue q, takes the
+//!   first packet of q, in FIFO order, whose *next queue* is not paused: the queue it will join at that switch,
+//!   i.e. the egress port the switch will route it to (ECMP, or the family's own route: `Family::next_port`,
+//!   decoded without rewriting the packet, so that the choice ahead and the one on arrival are the same) and
+//!   the packet's priority. That packet may come out of the middle of the FIFO; when every packet of q is
+//!   bound for a paused queue, the strict-priority scheduler moves on to the next queue, or idles. A port
+//!   whose far end is a host holds nothing back (nothing pauses a host). The state is read directly, with no
+//!   delay (as the ns-2 code reads it); when a paused queue resumes, the ports feeding it that hold packets of
+//!   that priority and have no transmitter event pending are woken at once (the ns-2 code polls every few
+//!   microseconds instead; waking at the instant of the change is the exact form of the same idea). Spraying is
+//!   refused (the next switch draws its port at random on arrival, which no port can read ahead). It runs on
+//!   one thread: the hosts' NICs read the edge switches' state, which the other thread of a two-thread run
+//!   holds (asked for two, the engine runs one, as with `run.monitor_host`). Its paused time
+//!   (`pfc_paused_ps_per_tier`) is the paused queue's own, counted at that queue's port's tier; frames are 0.
+//!   Cost: the ports' choice is a scan of the protected queue per packet started on a port into a switch; a
+//!   run in the other mode, or without PFC, tests one flag per packet started.
 //! - **Counters.** Frames sent (`pfc_pause_frames`, `pfc_resume_frames`), and paused time per port tier
 //!   (`pfc_paused_ps_per_tier`): for every (port, queue), the picoseconds from the PAUSE's arrival to the
 //!   RESUME's (or to the end of the run), summed over the ports of the tier and their queues.
@@ -53,7 +72,7 @@
 
 use super::packet::Header;
 use super::Network;
-use crate::config::Config;
+use crate::config::{Config, PfcMode};
 use crate::units::{Ps, NEVER};
 use std::collections::VecDeque;
 
@@ -76,6 +95,8 @@ pub struct Pfc {
     queues: usize,
     /// Protected queues, as a bit mask.
     mask: u64,
+    /// `switch.pfc_mode = "next_queue"` (see the module docs): no frames; ports read the congested state.
+    pub next_queue: bool,
     pub frame_bytes: u32,
     /// Per egress port: its protected queues that count as congested (bit q).
     congested: Vec<u64>,
@@ -101,8 +122,13 @@ impl Pfc {
         let queues = s.queues as usize;
         let n = net.ports.len();
         let (feed_start, feed_ports) = feeders(net);
+        let next_queue = s.pfc_mode == PfcMode::NextQueue;
         for p in net.ports.iter_mut() {
             p.pfc_watch = mask != 0 && p.owner >= net.hosts;
+            if next_queue && p.peer >= net.hosts {
+                // gated: its protected queues are served by the engine's per-packet check (`Port::set_gated`)
+                p.set_gated(mask);
+            }
             if p.pfc_watch && s.pfc_headroom_bytes > 0 {
                 for q in (0..queues).filter(|&q| mask >> q & 1 != 0) {
                     p.add_headroom(q, s.pfc_headroom_bytes);
@@ -114,6 +140,7 @@ impl Pfc {
             resume_packets: s.pfc_resume_packets as usize,
             queues,
             mask,
+            next_queue,
             frame_bytes: s.pfc_frame_bytes,
             congested: vec![0; n],
             feed_start,
@@ -142,13 +169,17 @@ impl Pfc {
     }
 
     /// A packet joined queue `q` of egress port `port`, which now holds `len` packets: if the queue becomes
-    /// congested, the upstream ports this makes paused are added to `out`.
+    /// congested, the upstream ports this makes paused are added to `out` ("next_queue" mode: none; the
+    /// ports feeding it read its state).
     pub fn pushed(&mut self, port: u32, q: usize, len: usize, out: &mut Vec<u32>) {
         let p = port as usize;
         if self.mask >> q & 1 == 0 || len < self.pause_packets || self.congested[p] >> q & 1 != 0 {
             return;
         }
         self.congested[p] |= 1 << q;
+        if self.next_queue {
+            return;
+        }
         for i in self.feed_start[p]..self.feed_start[p + 1] {
             let u = self.feed_ports[i as usize];
             let b = &mut self.blockers[u as usize * self.queues + q];
@@ -160,13 +191,18 @@ impl Pfc {
     }
 
     /// A packet left queue `q` of egress port `port`, which now holds `len` packets: if the queue stops being
-    /// congested, the upstream ports this releases are added to `out`.
+    /// congested, the upstream ports this releases are added to `out` ("next_queue" mode: every port feeding
+    /// it, which may hold packets bound for it).
     pub fn popped(&mut self, port: u32, q: usize, len: usize, out: &mut Vec<u32>) {
         let p = port as usize;
         if self.congested[p] >> q & 1 == 0 || len >= self.resume_packets {
             return;
         }
         self.congested[p] &= !(1 << q);
+        if self.next_queue {
+            out.extend_from_slice(self.feeders(port));
+            return;
+        }
         for i in self.feed_start[p]..self.feed_start[p + 1] {
             let u = self.feed_ports[i as usize];
             let b = &mut self.blockers[u as usize * self.queues + q];
@@ -349,6 +385,34 @@ mod tests {
         let mut got = out.clone();
         got.sort();
         assert_eq!(got, vec![net.host_port[0], nic1]);
+    }
+
+    /// "next_queue" mode: the same thresholds and hysteresis, per queue, pausing no upstream port; a resume
+    /// lists every port feeding the queue (to be woken).
+    #[test]
+    fn next_queue_mode_keeps_the_state_and_lists_the_feeders_on_resume() {
+        let cfg = Config::from_json(
+            r#"{"topology": {"kind": "leaf_spine", "leaves": 3, "hosts_per_leaf": 2, "spines": 2},
+                "switch": {"pfc": true, "pfc_mode": "next_queue", "queues": 2}}"#,
+        )
+        .unwrap();
+        let mut net: Network = Network::build(&cfg, 1);
+        let mut pfc = Pfc::new(&cfg, &mut net);
+        assert!(pfc.next_queue);
+        // ports into a switch are gated (their protected queue 1), ports to hosts are not
+        assert_eq!(net.ports[net.host_port[0] as usize].paused(), 0b10);
+        assert_eq!(net.ports[port(&net, 6, 0) as usize].paused(), 0);
+        assert_eq!(net.ports[port(&net, 6, 9) as usize].paused(), 0b10);
+        let a = port(&net, 6, 0);
+        let mut out = Vec::new();
+        pfc.pushed(a, 1, 215, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(pfc.congested(a), 0b10);
+        pfc.popped(a, 1, 205, &mut out);
+        assert_eq!(pfc.congested(a), 0b10, "205 is not below the resume threshold");
+        pfc.popped(a, 1, 204, &mut out);
+        assert_eq!(pfc.congested(a), 0);
+        assert_eq!(out, pfc.feeders(a).to_vec());
     }
 
     #[test]

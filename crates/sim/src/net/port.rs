@@ -342,6 +342,38 @@ impl<H: Header> Port<H> {
         }
     }
 
+    /// PFC's "next_queue" mode (`net::pfc`): the protected queues `mask` are served only by the engine's
+    /// per-packet check, never by [`Port::pop`] or straight onto the wire: they count as paused here for good.
+    pub fn set_gated(&mut self, mask: u64) {
+        debug_assert!(!self.fifo, "PFC gates event-driven ports only");
+        self.paused_or_dropped |= mask & (u64::MAX >> (64 - self.queues.len()));
+    }
+
+    /// The non-empty queues (bit q for queue q).
+    pub fn nonempty(&self) -> u64 {
+        self.nonempty
+    }
+
+    /// The packets waiting in queue `q`, in FIFO order (event-driven mode).
+    pub fn packets(&self, q: usize) -> impl Iterator<Item = &Packet<H>> {
+        self.queues[q].pkts.iter()
+    }
+
+    /// Take the `i`-th packet of queue `q` (FIFO order) out of the queue: [`Port::pop`] for a packet that need
+    /// not be the head (PFC's "next_queue" mode).
+    pub fn take(&mut self, q: usize, i: usize) -> Packet<H> {
+        let fifo = &mut self.queues[q];
+        let pkt = fifo.pkts.remove(i).expect("take: no such packet");
+        let w = pkt.wire as u64;
+        fifo.bytes -= w;
+        self.bytes -= w;
+        if fifo.pkts.is_empty() {
+            self.nonempty &= !(1 << q);
+            debug_assert_eq!(fifo.bytes, 0);
+        }
+        pkt
+    }
+
     /// PFC: the queues held paused (bit q for queue q).
     pub fn paused(&self) -> u64 {
         if self.fifo {
@@ -741,6 +773,29 @@ mod tests {
         assert!(p.can_send_now(0));
         p.set_paused(2, true);
         assert!(!p.can_send_now(0));
+    }
+
+    /// PFC's "next_queue" mode: a gated queue is never served by `pop` nor straight onto the wire; `take`
+    /// removes a packet from the middle of its FIFO and keeps the occupancy and the non-empty bits right.
+    #[test]
+    fn gated_queues_are_left_to_take() {
+        let mut p = Port::new(0, 1, 10_000_000_000, 0, 2, 0, EcnMode::Off, 0);
+        p.set_gated(0b110); // queue 2 does not exist: ignored
+        assert_eq!(p.paused(), 0b10);
+        assert!(!p.can_send_now(0));
+        for i in 0..3u32 {
+            let mut x = pkt(1, 100 + i as u16, false);
+            x.seq = i;
+            assert!(matches!(p.admit(&mut x, None), Admission::Accepted { .. }));
+            p.push(x);
+        }
+        assert_eq!(p.pop(), None);
+        assert_eq!(p.packets(1).map(|x| x.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(p.take(1, 1).seq, 1);
+        assert_eq!((p.queue_len(1), p.bytes, p.queue_bytes(1)), (2, 202, 202));
+        assert_eq!(p.take(1, 1).seq, 2);
+        assert_eq!(p.take(1, 0).seq, 0);
+        assert_eq!((p.nonempty(), p.bytes), (0, 0));
     }
 
     #[test]
