@@ -263,6 +263,14 @@ pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result
 /// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
 /// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
 /// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
+/// A TCP-family run's FIFO fast path: the queue every packet maps to, if one does and the fast path may be used
+/// (`allowed`; never with PFC, which pauses ports that a FIFO's packets, on the wire ahead of time, could not obey).
+fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
+    let params = TcpParams::from_config(cfg);
+    (allowed && !cfg.switch.pfc && single_queue_run(cfg, flows, &params))
+        .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1))
+}
+
 fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
     if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
         return false;
@@ -330,18 +338,10 @@ fn run_with(
             }
             let net: Network = Network::build(cfg, 0);
             routed::route_codes(&net, flows)?;
-            let params = TcpParams::from_config(cfg);
-            let fifo = (fifo_fast_path && single_queue_run(cfg, flows, &params))
-                .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1));
-            Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo, threads))
+            Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
         }
         FamilyName::Tcp => {
-            let params = TcpParams::from_config(cfg);
-            // the queue every packet maps to, if one does (the FIFO fast path)
-            // (PFC pauses ports, which a FIFO's packets, on the wire ahead of time, could not obey)
-            let fifo = (fifo_fast_path && !cfg.switch.pfc && single_queue_run(cfg, flows, &params))
-                .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1));
-            Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo, threads))
+            Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
         }
         // (its ports are never FIFOs: its two classes use two queues)
         FamilyName::Hyline => Ok(run_family::<hyline::Hyline>(cfg, flows, progress, None, threads)),
