@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.sweep import RecipeRun, recipe_runs
+from fctlab.sweep import RecipeRun, available_series, recipe_runs
 
 SCALES = ("tiny", "small", "paper")
 SRC = "Montazeri et al., Homa, SIGCOMM 2018, section 5.2"
@@ -172,18 +172,8 @@ def _raw(series: Series, workload: str, load: float, sc: HomaScale, seed: int) -
 
 
 def available(schemes: Sequence[Series]) -> tuple[list[Series], list[str]]:
-    """The series whose scheme this engine has (asked of the engine), and a note for each one it has not."""
-    from fctlab import _core
-
-    have = {name for name, _ in _core.schemes()}
-    kept = [s for s in schemes if s.scheme in have]
-    notes = [f"series {s.label} left out: this engine has no scheme {s.scheme!r} (it has {', '.join(sorted(have))})"
-             for s in schemes if s.scheme not in have]
-    if not kept:
-        from fctlab.config import ConfigError
-
-        raise ConfigError("scheme.name", "none of the recipe's schemes is in this engine: " + "; ".join(notes))
-    return kept, notes
+    """The series whose scheme this engine has, and a note for each one it has not (`sweep.available_series`)."""
+    return available_series(schemes)
 
 
 NOT_IN_FCTLAB = ("pHost and NDP, the paper's other baselines, are not in fctlab: not run",

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fctlab.sweep import RecipeRun, recipe_runs
+from fctlab.sweep import RecipeRun, available_series, recipe_runs
 
 SCALES = ("tiny", "small", "paper")
 SRC = "Hong, Caesar, Godfrey, PDQ, SIGCOMM 2012, section 5"
@@ -262,18 +262,8 @@ def _raw(series: Series, workload: dict[str, Any], seed: int, extra: Sequence[tu
 
 
 def available(schemes: Sequence[Series]) -> tuple[list[Series], list[str]]:
-    """The series whose scheme this engine has (asked of the engine), and a note for each one it has not."""
-    from fctlab import _core
-
-    have = {name for name, _ in _core.schemes()}
-    kept = [s for s in schemes if s.scheme in have]
-    notes = [f"series {s.label} left out: this engine has no scheme {s.scheme!r} (it has {', '.join(sorted(have))})"
-             for s in schemes if s.scheme not in have]
-    if not kept:
-        from fctlab.config import ConfigError
-
-        raise ConfigError("scheme.name", "none of the recipe's schemes is in this engine: " + "; ".join(notes))
-    return kept, notes
+    """The series whose scheme this engine has, and a note for each one it has not (`sweep.available_series`)."""
+    return available_series(schemes)
 
 
 class _Points:

@@ -90,6 +90,20 @@ class Sweep:
         return self.points[0].experiment
 
 
+def available_series(series: Sequence[Any]) -> tuple[list[Any], list[str]]:
+    """The series of a recipe (objects with ``label`` and ``scheme``) whose scheme this engine has (asked of the
+    engine), and a note for each one it has not; a ConfigError when it has none of them."""
+    from fctlab import _core
+
+    have = {name for name, _ in _core.schemes()}
+    kept = [s for s in series if s.scheme in have]
+    notes = [f"series {s.label} left out: this engine has no scheme {s.scheme!r} (it has {', '.join(sorted(have))})"
+             for s in series if s.scheme not in have]
+    if not kept:
+        raise ConfigError("scheme.name", "none of the recipe's schemes is in this engine: " + "; ".join(notes))
+    return kept, notes
+
+
 @dataclass(frozen=True)
 class RecipeRun:
     """One finished run of a recipe's sweep: its axis values, its summary and its folder."""
