@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fctlab import reproduce_pdq as rp
+from fctlab import reproduce_pdq_scale as ps
 from fctlab.cli import app
 from fctlab.reproduce import RECIPES
 
@@ -103,7 +104,11 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
         assert 0 <= data["3c"][label][20.0] <= rp.PDQ_SCALES["tiny"].search_max
     assert data["3c"]["Optimal"][20.0] >= max(data["3c"][x][20.0] for x in ("PDQ(Full)", "D3"))
     claims = {c.statement.split(" (Fig")[0]: c for c in rp.pdq_claims(out)}
-    assert len(claims) == 6
+    assert len(claims) == 9
+    # figure 8 ran on the 16-server fat-tree at both levels, with a table and a plot
+    scale = ps.scale_data(out)
+    assert set(scale[("fat_tree", "no")]) == {"PDQ(Full) (flow)", "PDQ(Full) (packet)", "D3 (flow)", "D3 (packet)"}
+    assert (out / "report" / "figures" / "pdq-8-fat_tree-fct.png").is_file()
     # figures 6 and 7 need scheme pdq: left out with a note, their claims without a value
     assert not any(r.values["figure"] in rp.DYNAMICS for r in rp.load_runs(out))
     assert [claims[s].value for s in claims if "PDQ switches" in s or "burst" in s] == [None, None]
@@ -196,3 +201,56 @@ def test_dynamics_figures_with_pdq(tmp_path):
     c7 = next(c for s, c in claims.items() if "Fig. 7" in s)
     assert c6.value == pytest.approx(six["done_ms"]) and "0-1-2-3-4" in c6.note
     assert c7.value == pytest.approx(100 * seven["utilization"]) and "packets" in c7.note
+
+
+def test_scale_points_carry_the_fabrics_and_permutation_traffic():
+    """Figure 8: 10 flows per server to a random partner, the fat-tree also with deadlines, the packet level only
+    up to the scale's size limit; every series sees the same flows."""
+    from fctlab.simulation import build_flows
+
+    sweep = ps.scale_sweep("small")
+    by = {(p.values["topology"], p.values["x"], p.values["deadlines"], p.values["level"], p.values["variant"]): p
+          for p in sweep.points}
+    exp = by[("fat_tree", 128, "no", "flow", "PDQ(Full)")].experiment
+    topo = exp.engine["topology"]
+    assert (topo["kind"], topo["k"], topo["host_link_gbps"], topo["core_link_gbps"]) == ("fat_tree", 8, 1.0, 1.0)
+    assert exp.engine["run"]["level"] == "flow" and exp.engine["scheme"]["name"] == "pdq"
+    w = exp.workload
+    assert (w.pattern, w.flows, w.size_uniform_mean_bytes, w.deadline_mean_ms) == ("permutation", 1280, 100_000, None)
+    assert by[("fat_tree", 128, "yes", "packet", "RCP")].experiment.workload.deadline_mean_ms == 20.0
+    assert not any(k[2] == "yes" and k[0] != "fat_tree" for k in by)
+    limit = ps.SIZES["small"].packet_max_servers
+    assert all(k[1] <= limit for k in by if k[3] == "packet")
+    f = build_flows(by[("fat_tree", 128, "no", "flow", "PDQ(Full)")].experiment)
+    g = build_flows(by[("fat_tree", 128, "no", "packet", "RCP")].experiment)
+    assert f.equals(g)
+    # a permutation: each server sends its 10 flows to one partner, and receives from exactly one server
+    pairs = f.groupby("src")["dst"].nunique()
+    assert len(pairs) == 128 and (pairs == 1).all() and f["dst"].nunique() == 128
+    assert (f.groupby("src").size() == 10).all() and (f["src"] != f["dst"]).all()
+    assert {ps.servers(k, s) for k, s in (("fat_tree", 16), ("bcube", 32), ("jellyfish", 128))} == {1024}
+
+
+def test_scale_ratio_shares_by_hand():
+    import numpy as np
+
+    r = np.array([0.25, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 0.4, 0.45, 0.9])
+    assert ps.ratio_shares(r) == {"halved": 0.4, "slower": 0.3, "twice": 0.2}
+    assert ps.ratio_shares(np.zeros(0)) is None
+
+
+def test_scale_ratios_of_one_scheme_against_itself_are_one(tmp_path):
+    """Figure 8e pairs flows by id across two runs on the same flows: the same scheme twice gives ratio 1."""
+    import numpy as np
+
+    from fctlab.sweep import Sweep, run_sweep
+
+    same = (rp.Series("PDQ(Full)", "dctcp"), rp.Series("RCP", "dctcp"))
+    sweep = ps.scale_sweep("small", schemes=same)
+    points = [p for p in sweep.points if p.values["topology"] == "fat_tree" and p.values["x"] == 128
+              and p.values["level"] == "flow" and p.values["deadlines"] == "no"]
+    assert len(points) == 2
+    assert not run_sweep(Sweep(name="f8", axes={}, points=points), tmp_path, workers=1).failed
+    ratios = ps.fct_ratios(tmp_path)
+    assert len(ratios) == 1280 and np.all(ratios == 1.0)
+    assert ps.ratio_shares(ratios) == {"halved": 0.0, "slower": 0.0, "twice": 0.0}

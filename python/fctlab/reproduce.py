@@ -437,7 +437,7 @@ RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
 #: Recipes with runs that depend on earlier results (binary searches): (scale, out_dir) -> the sweeps to run after
 #: the recipe's own, one at a time (each made from what the previous ones wrote).
 RECIPE_PHASES: dict[str, Callable[[str, str | Path], Any]] = {
-    "pdq": _pdq("pdq_searches"),
+    "pdq": _pdq("pdq_phases"),
 }
 
 

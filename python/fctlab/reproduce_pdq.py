@@ -4,7 +4,8 @@ Hong, Caesar, Godfrey, "Finishing Flows Quickly with Preemptive Scheduling" (SIG
 Figure 3 (query aggregation: application throughput against the number of flows (a), the mean flow size (b);
 the most flows at 99% application throughput against the mean deadline (c); mean FCT normalised to the optimum
 against the number of flows (d) and the mean size (e)), Figure 4 (sending patterns, normalised to PDQ(Full)),
-Figures 6 and 7 (PDQ's dynamics over time), Figure 9 (random packet loss) and Figure 10 (inaccurate flow-size
+Figures 6 and 7 (PDQ's dynamics over time), Figure 8 (network scale on three topologies, at the flow and the
+packet level: :mod:`fctlab.reproduce_pdq_scale`), Figure 9 (random packet loss) and Figure 10 (inaccurate flow-size
 information).
 
 Setup (what the paper gives, and what fctlab chose where it is silent):
@@ -424,6 +425,16 @@ def _app_throughput(out_dir: Path, values: dict[str, Any]) -> float | None:
         return None
 
 
+def pdq_phases(scale: str, out_dir: str | Path) -> Iterator[Any]:
+    """The sweeps that follow :func:`pdq_sweep`: Figure 8 (:mod:`fctlab.reproduce_pdq_scale`), then the binary
+    searches (:func:`pdq_searches`)."""
+    from fctlab.reproduce_pdq_scale import scale_sweep
+
+    _check_scale(scale)
+    yield scale_sweep(scale)
+    yield from pdq_searches(scale, out_dir)
+
+
 def pdq_searches(scale: str, out_dir: str | Path, schemes: Sequence[Series] | None = None) -> Iterator[Any]:
     """The binary searches of Figures 3c and 4a, as sweeps to run one after the other into ``out_dir``: each
     round probes the middle of every unfinished search (one run per seed), and the next round is made from the
@@ -508,8 +519,8 @@ def figure_data(results_dir: str | Path) -> dict[str, dict[str, dict[Any, float 
     opt_seen: set[tuple[str, Any, Any]] = set()
     for r in runs:
         fig, x, label = r.values["figure"], r.values["x"], r.values["variant"]
-        if "flows" in r.values or fig in DYNAMICS:  # a probe of a search: gathered below; 6 and 7: dynamics_data
-            continue
+        if "flows" in r.values or fig in DYNAMICS or fig == "8":  # a probe of a search: gathered below; 6 and 7:
+            continue  # dynamics_data; 8: reproduce_pdq_scale
         s = r.summary
         mean_fct = (s.get("bins") or {}).get("all", {}).get("mean_fct_ns")
         if fig in ("3a", "3b", "9a"):
@@ -782,6 +793,9 @@ def pdq_tables(results_dir: str | Path) -> list[tuple[str, str]]:
         rows = [[str(x)] + [cell(d.get(label, {}).get(x)) for label in labels] for x in xs]
         tables.append((title, format_table([xlabel, *labels], rows, "l" + "r" * len(labels))))
         _plot(Path(results_dir), fig, title, xlabel, vlabel, d, labels, xs)
+    from fctlab.reproduce_pdq_scale import scale_tables
+
+    tables.extend(scale_tables(results_dir))
     dyn = dynamics_data(results_dir)
     for fig, rows_of in dyn.items():
         tables.append((DYNAMICS_TITLES[fig], _dynamics_table(fig, rows_of)))
@@ -1005,4 +1019,8 @@ def pdq_claims(results_dir: str | Path) -> list[Any]:
         recipe=(f"PDQ(Full): the aggregator link's utilization (wire bytes, payload x 1500/1460) from "
                 f"{BURST_START_MS:g} ms to the last short flow's finish; the queue's range then in the note"),
         value=None if not util or None in util else 100 * sum(util) / len(util), source=SRC, unit="%", note=note))
+    # 7-9. Figure 8: scale, topologies, the flow level against the packet level
+    from fctlab.reproduce_pdq_scale import scale_claims
+
+    claims.extend(scale_claims(results_dir))
     return claims
