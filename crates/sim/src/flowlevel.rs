@@ -379,7 +379,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             } else {
                 hops.iter().map(|&p| res.of_port(p, &net)).collect()
             };
-            let mut line = net.ports[net.host_port[src as usize] as usize].rate_bps as f64;
+            let mut line = net.line_rate_bps(src) as f64;
             if window && t.max_cwnd_packets > 0 {
                 // a window cap: at most max_cwnd segments per base RTT
                 line = line.min(t.max_cwnd_packets as f64 * (mss + header) as f64 * 8.0 / (rtt as f64 / 1e12));
