@@ -507,6 +507,12 @@ impl<H: Header> Network<H> {
         self.ecmp_path(src, dst, hash).iter().map(hop).collect()
     }
 
+    /// Bytes the routing tables take (`dests`, `routes`, `route_ports`): (switches x edge switches) entries of
+    /// 8 bytes plus the lists of equal-cost ports.
+    pub fn routing_table_bytes(&self) -> usize {
+        self.dests.len() * 8 + self.routes.len() * 8 + self.route_ports.len() * 4
+    }
+
     /// Host `host`'s line rate in bit/s (see `line_bps`).
     pub fn line_rate_bps(&self, host: u32) -> u64 {
         self.line_bps[host as usize]
