@@ -1239,6 +1239,28 @@ fn check_delay(key: &str, v: f64) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The field of a topology section that fails to parse, found by parsing the section as its kind's struct
+/// (the tagged enum's own error names only the section).
+fn topology_field_in_error(topology: &serde_json::Value) -> Option<String> {
+    fn field<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Option<String> {
+        let e = serde_path_to_error::deserialize::<_, T>(v).err()?;
+        let path = e.path().to_string();
+        (path != ".").then_some(path)
+    }
+    let mut section = topology.as_object()?.clone();
+    let kind = section.remove("kind")?;
+    let v = serde_json::Value::Object(section);
+    match kind.as_str()? {
+        "single_switch" => field::<SingleSwitch>(v),
+        "dumbbell" => field::<Dumbbell>(v),
+        "leaf_spine" => field::<LeafSpine>(v),
+        "fat_tree" => field::<FatTree>(v),
+        "bcube" => field::<Bcube>(v),
+        "jellyfish" => field::<Jellyfish>(v),
+        _ => None,
+    }
+}
+
 fn check_int(key: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {
     if v < min || v > max {
         return err(key, format!("must be between {min} and {max} (got {v})"));
@@ -1361,10 +1383,17 @@ impl Config {
             _ => Preset::Native,
         };
         fill_missing(&mut value, &scheme_defaults(name, preset));
+        let topology = value.get("topology").cloned();
         let cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let mut key = if path == "." { String::new() } else { path };
             let message = e.into_inner().to_string();
+            // an internally tagged enum (topology) reports a bad value at the section: find the field
+            if key == "topology" {
+                if let Some(field) = topology.as_ref().and_then(topology_field_in_error) {
+                    key = format!("topology.{field}");
+                }
+            }
             // an internally tagged enum (topology) reports unknown fields at the section: name the field
             if let Some(field) = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
                 if !key.ends_with(field) {
@@ -1769,6 +1798,10 @@ mod tests {
 
     #[test]
     fn ranges_are_checked() {
+        let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": -1}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.k", "{e}");
+        let e = Config::from_json(r#"{"topology": {"kind": "jellyfish", "graph_seed": "x"}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.graph_seed", "{e}");
         let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": 7}}"#).unwrap_err();
         assert_eq!(e.key, "topology.k");
         let e = Config::from_json(r#"{"switch": {"queues": 0}}"#).unwrap_err();

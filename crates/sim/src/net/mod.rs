@@ -11,6 +11,11 @@
 //! candidates towards d as towards E, and E's only candidate is its port facing d. Breadth-first search runs
 //! once per edge switch, and the table (switches x edge switches, about 1 KiB for the 144-host leaf-spine
 //! against 15 KiB per host) stays in the L1 cache, where a per-host table missed on half of all events.
+//!
+//! BCube's servers forward packets, which hosts never do: each server is a host plus a *relay*, a switch-kind
+//! node that owns the server's ports, joined to the host by an internal link (see `config::Bcube`). The relays
+//! are then the edge switches, one per host, and the same search finds every shortest path through servers;
+//! the tables grow as servers x (servers + switches).
 
 pub mod jellyfish;
 pub mod packet;
@@ -325,6 +330,8 @@ impl<H: Header> Network<H> {
     /// middle link), `L_down` (a lower level; a switch port facing a host is `leaf_down`, `edge_down` or
     /// `switch_down`). The leaf-spine fabric has `host_nic`, `leaf_up`, `spine_down`, `leaf_down`: the four
     /// hops of a path between racks, in order.
+    /// BCube's relays are level `server`, its switches level `bcube`: `host_nic` (host to relay, the internal
+    /// link), `server_out` (a server's ports to the switches), `bcube_down`, `server_in` (relay to host).
     fn classify_tiers(&mut self, level_names: &[&'static str]) {
         // (owner level, direction: 0 up, 1 across, 2 down); path order: up the levels, across, down the levels
         let class_of = |net: &Network<H>, p: &port::Port<H>| -> (u8, u8) {
@@ -662,6 +669,8 @@ mod tests {
             TopologyConfig::FatTree(FatTree::default()),
             TopologyConfig::Dumbbell(Dumbbell::default()),
             TopologyConfig::SingleSwitch(SingleSwitch::default()),
+            TopologyConfig::Bcube(Bcube { n: 3, k: 2, ..Bcube::default() }),
+            TopologyConfig::Jellyfish(Jellyfish::default()),
         ];
         for t in topologies {
             let net: Network = Network::build(&cfg(t.clone()), 1);
