@@ -1496,12 +1496,12 @@ impl Config {
                         ),
                     );
                 }
-                if t.switches <= t.network_ports || t.switches > 65_536 {
+                if t.switches <= t.network_ports || t.switches > 2048 {
                     return err(
                         "topology.switches",
                         format!(
                             "must be above topology.network_ports ({}; a switch needs that many distinct neighbours) \
-                             and at most 65536 (got {})",
+                             and at most 2048, since the routing tables grow as the square of the switches (got {})",
                             t.network_ports, t.switches
                         ),
                     );

@@ -356,6 +356,7 @@ fn bad_keys_are_refused_naming_the_key() {
         (r#"{"kind": "jellyfish", "network_ports": 24}"#, "topology.network_ports"),
         (r#"{"kind": "jellyfish", "network_ports": 0}"#, "topology.network_ports"),
         (r#"{"kind": "jellyfish", "switches": 16}"#, "topology.switches"),
+        (r#"{"kind": "jellyfish", "switches": 2049}"#, "topology.switches"),
         (r#"{"kind": "jellyfish", "switches": 6, "ports": 3, "network_ports": 1}"#, "topology.network_ports"),
         (r#"{"kind": "jellyfish", "core_link_delay_ns": -1}"#, "topology.core_link_delay_ns"),
         (r#"{"kind": "jellyfish", "k": 4}"#, "topology.k"),
