@@ -370,3 +370,40 @@ fn bad_keys_are_refused_naming_the_key() {
     // the largest BCube the tables allow
     Config::from_json(r#"{"topology": {"kind": "bcube", "n": 64, "k": 1}}"#).unwrap();
 }
+
+/// `switch.buffer = "shared"`: the BCube switches share a pool each, the relays' ports (the servers' NICs) are in
+/// no pool; runs with shared buffers and with spraying finish every flow on both kinds.
+#[test]
+fn shared_buffers_and_spraying() {
+    let mut cfg = bcube(4, 1);
+    cfg.switch.buffer = BufferMode::Shared;
+    cfg.switch.shared_buffer_bytes = 300_000;
+    let net: Network = Network::build(&cfg, 1);
+    let s = net.hosts;
+    for p in &net.ports {
+        let pooled = p.owner >= 2 * s;
+        assert_eq!(p.pool().is_some(), pooled, "port of node {} towards {}", p.owner, p.peer);
+    }
+    for topo in [bcube(4, 1), jellyfish(12, 6, 4, 9)] {
+        for (shared, spray) in [(true, false), (false, true), (true, true)] {
+            let mut cfg = topo.clone();
+            cfg.scheme = Config::for_scheme(SchemeName::Dctcp, Preset::Native).scheme;
+            if shared {
+                cfg.switch.buffer = BufferMode::Shared;
+                cfg.switch.shared_buffer_bytes = 300_000;
+            }
+            if spray {
+                cfg.routing.mode = RoutingMode::Spray;
+            }
+            cfg.validate().unwrap();
+            let f = permutation(cfg.topology.hosts(), 10, 100_000, 0.5, 1.0, 4);
+            let out = engine::run(&cfg, &f, None).unwrap();
+            assert_eq!(
+                out.stats.flows_finished,
+                f.len() as u64,
+                "{} shared {shared} spray {spray}",
+                topo.topology.kind()
+            );
+        }
+    }
+}
