@@ -1719,6 +1719,15 @@ impl Config {
             if self.link_loss.probability > 0.0 {
                 return err("link_loss.probability", "the flow level has no packets to lose");
             }
+            if let TopologyConfig::Bcube(t) = &self.topology {
+                // a path crosses up to k + 1 switches: 2 (k + 1) ports, and the two internal links
+                let ports = 2 * (t.k as usize + 1) + 2;
+                if ports > crate::flowlevel::MAX_HOPS {
+                    return err("topology.k", format!(
+                        "BCube paths cross up to {ports} ports at k = {}; the flow level takes at most {} \
+                         (k <= 2), see run.level", t.k, crate::flowlevel::MAX_HOPS));
+                }
+            }
         }
         if !(sc.rax_q1_us.is_finite() && (0.0..=1e9).contains(&sc.rax_q1_us)) {
             return err("scheme.rax_q1_us", format!("must be between 0 and 1e9 us (got {})", sc.rax_q1_us));

@@ -142,8 +142,9 @@ struct Open {
     froze: u32,
 }
 
-/// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4).
-const MAX_HOPS: usize = 8;
+/// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4, BCube(n, k)'s
+/// 2k + 4 with the two internal links: k <= 2).
+pub const MAX_HOPS: usize = 8;
 const FROZE_CAP: u32 = u32::MAX;
 const NOT_FROZEN: u32 = u32::MAX - 1;
 /// Relative tolerance of the incremental update's tests (a resource is saturated within EPS of its capacity;
