@@ -836,7 +836,7 @@ def _topology_kinds() -> list[str]:
         found = re.findall(r"`([a-z_]+)`", str(e).split("expected", 1)[-1])
         if found:
             return found
-    return ["single_switch", "dumbbell", "leaf_spine", "fat_tree"]
+    return ["single_switch", "dumbbell", "leaf_spine", "fat_tree", "bcube", "jellyfish"]
 
 
 def engine_reference_markdown() -> str:

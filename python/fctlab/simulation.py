@@ -147,7 +147,9 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
 def host_racks(engine: dict[str, Any]) -> np.ndarray:
     """Each host's rack (the switch it hangs from) in the engine's topology, as the engine wires it
     (crates/sim/src/net/mod.rs): leaf_spine by ``hosts_per_leaf``, fat_tree by hosts per edge switch
-    (``hosts_per_edge``, or k/2 when 0), dumbbell by side (the ``senders`` first), single_switch one rack."""
+    (``hosts_per_edge``, or k/2 when 0), dumbbell by side (the ``senders`` first), single_switch one rack,
+    jellyfish by switch (``ports - network_ports`` hosts each). A BCube server hangs from k+1 switches; its rack
+    is its level-0 switch (the servers that differ from it in the lowest address digit only, ``n`` of them)."""
     topo = engine["topology"]
     from fctlab import _core
 
@@ -162,6 +164,10 @@ def host_racks(engine: dict[str, Any]) -> np.ndarray:
         return (h >= int(topo["senders"])).astype(np.int64)
     if kind == "single_switch":
         return np.zeros(hosts, dtype=np.int64)
+    if kind == "jellyfish":
+        return h // (int(topo["ports"]) - int(topo["network_ports"]))
+    if kind == "bcube":
+        return h // int(topo["n"])
     raise ConfigError("workload.pattern", f"staggered needs to know the racks of topology.kind {kind!r}")
 
 

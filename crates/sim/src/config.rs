@@ -74,6 +74,11 @@ pub enum TopologyConfig {
     /// Three-tier k-ary fat-tree (k pods, k/2 edge and k/2 aggregation switches per pod, (k/2)^2 cores,
     /// k^3/4 hosts).
     FatTree(FatTree),
+    /// BCube(n, k) (Guo et al., SIGCOMM 2009): n^(k+1) servers with k+1 ports each, k+1 levels of n^k n-port
+    /// switches; servers relay (see [`Bcube`]).
+    Bcube(Bcube),
+    /// Jellyfish (Singla et al., NSDI 2012): a random regular graph of `switches` switches (see [`Jellyfish`]).
+    Jellyfish(Jellyfish),
 }
 
 impl Default for TopologyConfig {
@@ -186,9 +191,113 @@ impl FatTree {
     }
 }
 
+/// BCube(n, k): servers with k+1 ports, k+1 levels of n^k switches with n ports each, n^(k+1) servers.
+///
+/// Wiring (the BCube paper's): server a = (a_k .. a_0) in base n connects at level i to the level-i switch
+/// whose address is a's digits without a_i, on that switch's port a_i. Two servers differing in d digits are
+/// d switch hops apart, through d - 1 other servers.
+///
+/// Servers relay packets, which the engine's hosts (one NIC, never forwarding) cannot: each server is its host
+/// plus a *relay* node (a switch-kind node standing for the server's forwarding) joined by an internal link;
+/// the relay owns the server's k+1 ports to the BCube switches. The internal link has no propagation delay and
+/// a rate of max(8 Tbit/s, 100 x (k+1) x `host_link_gbps`), so it never limits a flow (1,500 B cross it in
+/// 1.5 ns, twice per path). The relay's egress ports stand for the server's NIC queues: they take
+/// `host.nic_buffer_bytes` and the NIC's ECN setting (`host.nic_ecn`), never a shared switch pool.
+/// Routing is ECMP (or spraying) over all shortest server-relayed paths, not BCube's source routing (BSR).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bcube {
+    /// Ports per switch (the base of a server's address).
+    pub n: u32,
+    /// The highest level: k+1 levels, k+1 ports per server (1: dual-port servers).
+    pub k: u32,
+    pub host_link_gbps: f64,
+    pub host_link_delay_ns: f64,
+}
+
+impl Default for Bcube {
+    /// BCube(4, 1) with dual-port servers (the PDQ paper's BCube, §5.5): 16 servers, 8 switches. Links at
+    /// 1 Gbps with 10 us of propagation each, the delay fctlab's PDQ reproduction gives every link.
+    fn default() -> Self {
+        Bcube { n: 4, k: 1, host_link_gbps: 1.0, host_link_delay_ns: 10_000.0 }
+    }
+}
+
+impl Bcube {
+    /// Number of servers, n^(k+1) (saturating: `validate` bounds it).
+    pub fn servers(&self) -> u64 {
+        let mut s: u64 = 1;
+        for _ in 0..=self.k.min(64) {
+            s = s.saturating_mul(self.n as u64);
+        }
+        s
+    }
+
+    /// Switches per level, n^k.
+    pub fn switches_per_level(&self) -> u64 {
+        self.servers() / self.n.max(1) as u64
+    }
+
+    /// Rate of a server's internal link between its host and its relay, in bit/s (see the type's docs).
+    pub fn relay_link_bps(&self) -> u64 {
+        let fast = 100.0 * (self.k as f64 + 1.0) * self.host_link_gbps * 1e9;
+        (fast.ceil() as u64).max(8_000_000_000_000)
+    }
+}
+
+/// Jellyfish: `switches` switches with `ports` ports each, `network_ports` of them wired to other switches in a
+/// random `network_ports`-regular graph and the other `ports - network_ports` to hosts.
+///
+/// The graph is built as the Jellyfish paper does: join random pairs of switches that have free ports and are
+/// not yet neighbours until no such pair is left; then a switch left with two or more free ports takes a random
+/// link (x, y) apart and joins x and y (fctlab also joins two switches with one free port each this way).
+/// No self-loops, no parallel links. When switches x network_ports is odd, one port stays free. The graph comes
+/// from `graph_seed`, not the run's seed, so every scheme and run seed sees the same graph; a disconnected draw
+/// is drawn again from the next seed derived from it. Routing is ECMP (or spraying) over all shortest paths
+/// (the paper's k-shortest-path routing is not built).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Jellyfish {
+    pub switches: u32,
+    pub ports: u32,
+    pub network_ports: u32,
+    pub host_link_gbps: f64,
+    pub core_link_gbps: f64,
+    pub host_link_delay_ns: f64,
+    pub core_link_delay_ns: f64,
+    pub graph_seed: u64,
+}
+
+impl Default for Jellyfish {
+    /// The PDQ paper's Jellyfish (§5.5): 24-port switches with 16 network ports (2:1 network to server ports),
+    /// here 20 switches, 160 servers (its Figure 8e has about 128; 16 network ports need at least 17 switches,
+    /// and 20 leave the graph some randomness). Links at 1 Gbps with 10 us of propagation each, as fctlab's PDQ
+    /// reproduction.
+    fn default() -> Self {
+        Jellyfish {
+            switches: 20,
+            ports: 24,
+            network_ports: 16,
+            host_link_gbps: 1.0,
+            core_link_gbps: 1.0,
+            host_link_delay_ns: 10_000.0,
+            core_link_delay_ns: 10_000.0,
+            graph_seed: 1,
+        }
+    }
+}
+
+impl Jellyfish {
+    /// Hosts under each switch.
+    pub fn hosts_per_switch(&self) -> u32 {
+        self.ports.saturating_sub(self.network_ports)
+    }
+}
+
 impl TopologyConfig {
     /// The topology kinds, as written in configs.
-    pub const KINDS: [&'static str; 4] = ["single_switch", "dumbbell", "leaf_spine", "fat_tree"];
+    pub const KINDS: [&'static str; 6] =
+        ["single_switch", "dumbbell", "leaf_spine", "fat_tree", "bcube", "jellyfish"];
 
     /// The kind's name, as written in configs.
     pub fn kind(&self) -> &'static str {
@@ -197,6 +306,8 @@ impl TopologyConfig {
             TopologyConfig::Dumbbell(_) => "dumbbell",
             TopologyConfig::LeafSpine(_) => "leaf_spine",
             TopologyConfig::FatTree(_) => "fat_tree",
+            TopologyConfig::Bcube(_) => "bcube",
+            TopologyConfig::Jellyfish(_) => "jellyfish",
         }
     }
 
@@ -207,6 +318,8 @@ impl TopologyConfig {
             TopologyConfig::Dumbbell(t) => t.senders + t.receivers,
             TopologyConfig::LeafSpine(t) => t.leaves * t.hosts_per_leaf,
             TopologyConfig::FatTree(t) => t.k * (t.k / 2) * t.edge_hosts(),
+            TopologyConfig::Bcube(t) => t.servers().min(u32::MAX as u64) as u32,
+            TopologyConfig::Jellyfish(t) => t.switches.saturating_mul(t.hosts_per_switch()),
         }
     }
 
@@ -217,6 +330,8 @@ impl TopologyConfig {
             TopologyConfig::Dumbbell(t) => t.host_link_gbps,
             TopologyConfig::LeafSpine(t) => t.host_link_gbps,
             TopologyConfig::FatTree(t) => t.host_link_gbps,
+            TopologyConfig::Bcube(t) => t.host_link_gbps,
+            TopologyConfig::Jellyfish(t) => t.host_link_gbps,
         }
     }
 }
@@ -1124,6 +1239,28 @@ fn check_delay(key: &str, v: f64) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The field of a topology section that fails to parse, found by parsing the section as its kind's struct
+/// (the tagged enum's own error names only the section).
+fn topology_field_in_error(topology: &serde_json::Value) -> Option<String> {
+    fn field<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Option<String> {
+        let e = serde_path_to_error::deserialize::<_, T>(v).err()?;
+        let path = e.path().to_string();
+        (path != ".").then_some(path)
+    }
+    let mut section = topology.as_object()?.clone();
+    let kind = section.remove("kind")?;
+    let v = serde_json::Value::Object(section);
+    match kind.as_str()? {
+        "single_switch" => field::<SingleSwitch>(v),
+        "dumbbell" => field::<Dumbbell>(v),
+        "leaf_spine" => field::<LeafSpine>(v),
+        "fat_tree" => field::<FatTree>(v),
+        "bcube" => field::<Bcube>(v),
+        "jellyfish" => field::<Jellyfish>(v),
+        _ => None,
+    }
+}
+
 fn check_int(key: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {
     if v < min || v > max {
         return err(key, format!("must be between {min} and {max} (got {v})"));
@@ -1246,10 +1383,17 @@ impl Config {
             _ => Preset::Native,
         };
         fill_missing(&mut value, &scheme_defaults(name, preset));
+        let topology = value.get("topology").cloned();
         let cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
             let mut key = if path == "." { String::new() } else { path };
             let message = e.into_inner().to_string();
+            // an internally tagged enum (topology) reports a bad value at the section: find the field
+            if key == "topology" {
+                if let Some(field) = topology.as_ref().and_then(topology_field_in_error) {
+                    key = format!("topology.{field}");
+                }
+            }
             // an internally tagged enum (topology) reports unknown fields at the section: name the field
             if let Some(field) = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
                 if !key.ends_with(field) {
@@ -1285,6 +1429,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         const MAX_GBPS: f64 = 10_000.0;
         const MAX_HOSTS: u64 = 1 << 20;
+        const MAX_BCUBE_SERVERS: u64 = 4096;
         match &self.topology {
             TopologyConfig::SingleSwitch(t) => {
                 check_int("topology.hosts", t.hosts as u64, 2, MAX_HOSTS)?;
@@ -1320,6 +1465,65 @@ impl Config {
                 check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
                 check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
                 check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+            TopologyConfig::Bcube(t) => {
+                check_int("topology.n", t.n as u64, 2, 4096)?;
+                check_int("topology.k", t.k as u64, 0, 11)?;
+                // every server is a destination of its own in the routing tables (servers x nodes entries)
+                if t.servers() > MAX_BCUBE_SERVERS {
+                    return err(
+                        "topology.n",
+                        format!(
+                            "BCube(n = {}, k = {}) has n^(k+1) = {} servers; at most {MAX_BCUBE_SERVERS} are supported \
+                             (the routing tables grow as the square of the servers)",
+                            t.n,
+                            t.k,
+                            t.servers()
+                        ),
+                    );
+                }
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+            }
+            TopologyConfig::Jellyfish(t) => {
+                check_int("topology.ports", t.ports as u64, 2, 1024)?;
+                if t.network_ports == 0 || t.network_ports >= t.ports {
+                    return err(
+                        "topology.network_ports",
+                        format!(
+                            "must be at least 1 and below topology.ports ({}), so every switch has hosts (got {})",
+                            t.ports, t.network_ports
+                        ),
+                    );
+                }
+                if t.switches <= t.network_ports || t.switches > 2048 {
+                    return err(
+                        "topology.switches",
+                        format!(
+                            "must be above topology.network_ports ({}; a switch needs that many distinct neighbours) \
+                             and at most 2048, since the routing tables grow as the square of the switches (got {})",
+                            t.network_ports, t.switches
+                        ),
+                    );
+                }
+                let hosts = t.switches as u64 * t.hosts_per_switch() as u64;
+                if hosts > MAX_HOSTS {
+                    return err(
+                        "topology.switches",
+                        format!(
+                            "{} switches x {} host ports each = {hosts} hosts; at most {MAX_HOSTS} are supported",
+                            t.switches,
+                            t.hosts_per_switch()
+                        ),
+                    );
+                }
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+                if let Err(message) = crate::net::jellyfish::graph(t) {
+                    return err("topology.network_ports", message);
+                }
             }
         }
         let s = &self.switch;
@@ -1515,6 +1719,15 @@ impl Config {
             if self.link_loss.probability > 0.0 {
                 return err("link_loss.probability", "the flow level has no packets to lose");
             }
+            if let TopologyConfig::Bcube(t) = &self.topology {
+                // a path crosses up to k + 1 switches: 2 (k + 1) ports, and the two internal links
+                let ports = 2 * (t.k as usize + 1) + 2;
+                if ports > crate::flowlevel::MAX_HOPS {
+                    return err("topology.k", format!(
+                        "BCube paths cross up to {ports} ports at k = {}; the flow level takes at most {} \
+                         (k <= 2), see run.level", t.k, crate::flowlevel::MAX_HOPS));
+                }
+            }
         }
         if !(sc.rax_q1_us.is_finite() && (0.0..=1e9).contains(&sc.rax_q1_us)) {
             return err("scheme.rax_q1_us", format!("must be between 0 and 1e9 us (got {})", sc.rax_q1_us));
@@ -1594,6 +1807,10 @@ mod tests {
 
     #[test]
     fn ranges_are_checked() {
+        let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": -1}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.k", "{e}");
+        let e = Config::from_json(r#"{"topology": {"kind": "jellyfish", "graph_seed": "x"}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.graph_seed", "{e}");
         let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": 7}}"#).unwrap_err();
         assert_eq!(e.key, "topology.k");
         let e = Config::from_json(r#"{"switch": {"queues": 0}}"#).unwrap_err();

@@ -142,8 +142,9 @@ struct Open {
     froze: u32,
 }
 
-/// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4).
-const MAX_HOPS: usize = 8;
+/// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4, BCube(n, k)'s
+/// 2k + 4 with the two internal links: k <= 2).
+pub const MAX_HOPS: usize = 8;
 const FROZE_CAP: u32 = u32::MAX;
 const NOT_FROZEN: u32 = u32::MAX - 1;
 /// Relative tolerance of the incremental update's tests (a resource is saturated within EPS of its capacity;
@@ -379,7 +380,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             } else {
                 hops.iter().map(|&p| res.of_port(p, &net)).collect()
             };
-            let mut line = net.ports[net.host_port[src as usize] as usize].rate_bps as f64;
+            let mut line = net.line_rate_bps(src) as f64;
             if window && t.max_cwnd_packets > 0 {
                 // a window cap: at most max_cwnd segments per base RTT
                 line = line.min(t.max_cwnd_packets as f64 * (mss + header) as f64 * 8.0 / (rtt as f64 / 1e12));

@@ -57,7 +57,7 @@ pub(crate) fn fabric_rtt_bytes<H: crate::net::packet::Header>(net: &Network<H>, 
         time += tx_time(t.mss_bytes + t.header_bytes, port.rate_bps) + port.delay_ps;
         time += tx_time(t.ack_bytes, port.rate_bps) + port.delay_ps;
     }
-    let rate = net.ports[net.host_port[0] as usize].rate_bps as u128;
+    let rate = net.line_rate_bps(0) as u128;
     ((rate * time as u128).div_ceil(8 * crate::units::PS_PER_S as u128)) as u64
 }
 

@@ -386,7 +386,7 @@ impl Sim<'_, Hyline> {
         let i = f as usize;
         let (src, dst) = (self.flows.src[i], self.flows.dst[i]);
         let cands = paths(&self.net, src, dst);
-        let rate = self.net.ports[self.net.host_port[src as usize] as usize].rate_bps;
+        let rate = self.net.line_rate_bps(src);
         self.fam.large[i].codes = cands.iter().map(|(c, _)| *c).collect();
         let links: Vec<Vec<u32>> = cands.into_iter().map(|(_, p)| p).collect();
         self.refresh();

@@ -104,7 +104,7 @@ impl Sim<'_, Rate> {
         self.results.start_ps[i] = now;
         let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
         let deadline = self.flows.deadline_ps.get(i).copied().unwrap_or(crate::flows::NO_DEADLINE);
-        let line_rate = self.net.ports[self.net.host_port[src as usize] as usize].rate_bps;
+        let line_rate = self.net.line_rate_bps(src);
         let random = self.rng.next_u64();
         let mut flow = Box::new(RateFlow::new(&self.fam.params, id, src, dst, size, deadline, line_rate, random));
         let (fwd, header, mss) = (flow_hash(id, false), self.fam.params.header, self.fam.params.mss);

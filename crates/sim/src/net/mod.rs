@@ -11,7 +11,13 @@
 //! candidates towards d as towards E, and E's only candidate is its port facing d. Breadth-first search runs
 //! once per edge switch, and the table (switches x edge switches, about 1 KiB for the 144-host leaf-spine
 //! against 15 KiB per host) stays in the L1 cache, where a per-host table missed on half of all events.
+//!
+//! BCube's servers forward packets, which hosts never do: each server is a host plus a *relay*, a switch-kind
+//! node that owns the server's ports, joined to the host by an internal link (see `config::Bcube`). The relays
+//! are then the edge switches, one per host, and the same search finds every shortest path through servers;
+//! the tables grow as servers x (servers + switches).
 
+pub mod jellyfish;
 pub mod packet;
 pub mod pfc;
 pub mod port;
@@ -56,6 +62,10 @@ pub struct Network<H: Header = ()> {
     head_addr: Vec<usize>,
     /// NIC port of each host.
     pub host_port: Vec<u32>,
+    /// Each host's line rate in bit/s: the most one flow of its can send, the rate of its first link that
+    /// is not internal (its NIC's rate, except on BCube, where the NIC port is the internal link to the
+    /// server's relay and the line rate is the rate of the server's ports).
+    line_bps: Vec<u64>,
     /// For each host: the dense index of its edge switch (see the module docs), and that switch's port
     /// facing the host.
     dests: Vec<(u32, u32)>,
@@ -107,6 +117,9 @@ pub fn flow_hash(flow: u32, reverse: bool) -> u32 {
 
 struct Builder<H: Header> {
     net: Network<H>,
+    /// The nodes that are BCube servers' relays: their ports are the server's NIC ports, with the NIC's buffer
+    /// and ECN setting, outside any shared switch pool.
+    relays: std::ops::Range<u32>,
     queues: u32,
     switch_buffer: u64,
     nic_buffer: u64,
@@ -123,10 +136,10 @@ impl<H: Header> Builder<H> {
 
     fn add_port(&mut self, from: u32, to: u32, rate_bps: u64, delay_ps: Ps) {
         let is_host = self.net.nodes[from as usize].kind == NodeKind::Host;
-        let (buffer, ecn) =
-            if is_host { (self.nic_buffer, self.nic_ecn) } else { (self.switch_buffer, self.ecn) };
+        let nic = is_host || self.relays.contains(&from);
+        let (buffer, ecn) = if nic { (self.nic_buffer, self.nic_ecn) } else { (self.switch_buffer, self.ecn) };
         let mut port = Port::new(from, to, rate_bps, delay_ps, self.queues, buffer, ecn, self.ecn_threshold);
-        if !is_host && !self.net.pools.is_empty() {
+        if !nic && !self.net.pools.is_empty() {
             port.set_pool(from - self.net.hosts);
         }
         let id = self.net.ports.len() as u32;
@@ -160,6 +173,7 @@ impl<H: Header> Network<H> {
                 ports: Vec::new(),
                 head_addr: Vec::new(),
                 host_port: vec![u32::MAX; hosts as usize],
+                line_bps: Vec::new(),
                 dests: Vec::new(),
                 edges: 0,
                 routes: Vec::new(),
@@ -170,6 +184,7 @@ impl<H: Header> Network<H> {
                 port_tier: Vec::new(),
                 tier_names: Vec::new(),
             },
+            relays: 0..0,
             queues: sw.queues,
             switch_buffer: if sw.buffer == BufferMode::Port { sw.buffer_bytes } else { 0 },
             nic_buffer: cfg.host.nic_buffer(cfg.switch.buffer_bytes),
@@ -185,6 +200,9 @@ impl<H: Header> Network<H> {
             TopologyConfig::Dumbbell(_) => 2,
             TopologyConfig::LeafSpine(t) => t.leaves + t.spines,
             TopologyConfig::FatTree(t) => t.k * t.k + t.k * t.k / 4,
+            // (the relays come first and have no pool: their ports are the servers' NICs)
+            TopologyConfig::Bcube(t) => (t.servers() + (t.k as u64 + 1) * t.switches_per_level()) as u32,
+            TopologyConfig::Jellyfish(t) => t.switches,
         };
         if sw.buffer == BufferMode::Shared {
             b.net.pools = vec![Pool { limit: sw.shared_buffer_bytes, used: 0 }; count_switches as usize];
@@ -249,13 +267,56 @@ impl<H: Header> Network<H> {
                     }
                 }
             }
+            TopologyConfig::Bcube(t) => {
+                // nodes: hosts 0..s, the relay of server a at s + a, then level i's switch j at
+                // 2s + i n^k + j (see `Bcube` for the wiring)
+                let (n, s, per_level) = (t.n, hosts, t.switches_per_level() as u32);
+                let relays: Vec<u32> = (0..s).map(|_| b.add_node(NodeKind::Switch, 1)).collect();
+                b.relays = relays[0]..relays[0] + s;
+                for h in 0..s {
+                    let (rate, d) = (t.relay_link_bps(), 0);
+                    b.add_port(h, relays[h as usize], rate, d);
+                    b.add_port(relays[h as usize], h, rate, d);
+                }
+                let mut pow = 1; // n^i
+                for _level in 0..=t.k {
+                    for j in 0..per_level {
+                        let sw = b.add_node(NodeKind::Switch, 2);
+                        // port p of the switch leads to the server whose digit i is p and whose other digits
+                        // are the switch's address j
+                        for p in 0..n {
+                            let a = (j / pow) * pow * n + p * pow + j % pow;
+                            b.link(relays[a as usize], sw, t.host_link_gbps, t.host_link_delay_ns);
+                        }
+                    }
+                    pow *= n;
+                }
+            }
+            TopologyConfig::Jellyfish(t) => {
+                let links = jellyfish::graph(t).expect("validate checked the graph");
+                let switches: Vec<u32> = (0..t.switches).map(|_| b.add_node(NodeKind::Switch, 1)).collect();
+                let per = t.hosts_per_switch();
+                for h in 0..hosts {
+                    b.link(h, switches[(h / per) as usize], t.host_link_gbps, t.host_link_delay_ns);
+                }
+                for (x, y) in links {
+                    b.link(switches[x as usize], switches[y as usize], t.core_link_gbps, t.core_link_delay_ns);
+                }
+            }
         }
         let mut net = b.net;
+        net.line_bps = match &cfg.topology {
+            TopologyConfig::Bcube(t) => vec![gbps_to_bps(t.host_link_gbps); hosts as usize],
+            _ => net.host_port.iter().map(|&p| net.ports[p as usize].rate_bps).collect(),
+        };
         net.compute_routes();
         let level_names: &[&'static str] = match &cfg.topology {
             TopologyConfig::LeafSpine(_) => &["host", "leaf", "spine"],
             TopologyConfig::FatTree(_) => &["host", "edge", "agg", "core"],
-            TopologyConfig::SingleSwitch(_) | TopologyConfig::Dumbbell(_) => &["host", "switch"],
+            TopologyConfig::Bcube(_) => &["host", "server", "bcube"],
+            TopologyConfig::SingleSwitch(_) | TopologyConfig::Dumbbell(_) | TopologyConfig::Jellyfish(_) => {
+                &["host", "switch"]
+            }
         };
         net.classify_tiers(level_names);
         let switches = net.nodes.len() as u32 - hosts;
@@ -269,6 +330,8 @@ impl<H: Header> Network<H> {
     /// middle link), `L_down` (a lower level; a switch port facing a host is `leaf_down`, `edge_down` or
     /// `switch_down`). The leaf-spine fabric has `host_nic`, `leaf_up`, `spine_down`, `leaf_down`: the four
     /// hops of a path between racks, in order.
+    /// BCube's relays are level `server`, its switches level `bcube`: `host_nic` (host to relay, the internal
+    /// link), `server_out` (a server's ports to the switches), `bcube_down`, `server_in` (relay to host).
     fn classify_tiers(&mut self, level_names: &[&'static str]) {
         // (owner level, direction: 0 up, 1 across, 2 down); path order: up the levels, across, down the levels
         let class_of = |net: &Network<H>, p: &port::Port<H>| -> (u8, u8) {
@@ -302,6 +365,9 @@ impl<H: Header> Network<H> {
                 ("agg", 0) => "agg_up",
                 ("agg", _) => "agg_down",
                 ("core", _) => "core_down",
+                ("server", 0) => "server_out",
+                ("server", _) => "server_in",
+                ("bcube", _) => "bcube_down",
                 (_, 0) => "switch_up",
                 _ => "switch_down",
             }
@@ -448,6 +514,17 @@ impl<H: Header> Network<H> {
         self.ecmp_path(src, dst, hash).iter().map(hop).collect()
     }
 
+    /// Bytes the routing tables take (`dests`, `routes`, `route_ports`): (switches x edge switches) entries of
+    /// 8 bytes plus the lists of equal-cost ports.
+    pub fn routing_table_bytes(&self) -> usize {
+        self.dests.len() * 8 + self.routes.len() * 8 + self.route_ports.len() * 4
+    }
+
+    /// Host `host`'s line rate in bit/s (see `line_bps`).
+    pub fn line_rate_bps(&self, host: u32) -> u64 {
+        self.line_bps[host as usize]
+    }
+
     pub fn is_host(&self, node: u32) -> bool {
         node < self.hosts
     }
@@ -592,6 +669,8 @@ mod tests {
             TopologyConfig::FatTree(FatTree::default()),
             TopologyConfig::Dumbbell(Dumbbell::default()),
             TopologyConfig::SingleSwitch(SingleSwitch::default()),
+            TopologyConfig::Bcube(Bcube { n: 3, k: 2, ..Bcube::default() }),
+            TopologyConfig::Jellyfish(Jellyfish::default()),
         ];
         for t in topologies {
             let net: Network = Network::build(&cfg(t.clone()), 1);
