@@ -229,6 +229,12 @@ def test_scale_points_carry_the_fabrics_and_permutation_traffic():
     assert len(pairs) == 128 and (pairs == 1).all() and f["dst"].nunique() == 128
     assert (f.groupby("src").size() == 10).all() and (f["src"] != f["dst"]).all()
     assert {ps.servers(k, s) for k, s in (("fat_tree", 16), ("bcube", 32), ("jellyfish", 128))} == {1024}
+    # BCube with dual-port servers and Jellyfish with 24-port switches, 16 of them to the network
+    bc = by[("bcube", 64, "no", "packet", "PDQ(Full)")].experiment.engine["topology"]
+    assert (bc["kind"], bc["n"], bc["k"], bc["host_link_gbps"]) == ("bcube", 8, 1, 1.0)
+    jf = by[("jellyfish", 136, "no", "flow", "RCP")].experiment.engine["topology"]
+    assert (jf["kind"], jf["switches"], jf["ports"], jf["network_ports"]) == ("jellyfish", 17, 24, 16)
+    assert {k[0] for k in by} == set(ps.TOPOLOGIES) and not any("topology" in n for n in sweep.notes)
 
 
 def test_scale_ratio_shares_by_hand():
