@@ -38,7 +38,7 @@ fn fct_ms(out: &RunOutput, i: usize) -> f64 {
 /// The queue: Early Start with K = 2 RTTs (the default `pdq_early_start_k`; a public re-implementation of PDQ,
 /// SymbioticLab/Aequitas `ext/pdq_queue.cpp`, uses 2 as well) lets the next flow in while the current one
 /// finishes, at the share of the round trip after its data arrives that the current one leaves (see
-/// `transport::rate`'s agent), so the hand-over overlaps little: measured at most 10.4 KB queued (7 packets; the
+/// `transport::rate`'s agent), so the hand-over overlaps little: measured at most 9 KB queued (6 packets; the
 /// figure's "very small queue" stays under about 5).
 #[test]
 fn pdq_converges_flow_by_flow() {
