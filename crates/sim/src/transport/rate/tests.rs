@@ -818,6 +818,59 @@ fn pdq_forgets_a_flow_that_fell_silent() {
     assert_eq!(a.pdq_list().len(), 1);
 }
 
+/// Algorithm 1's preemption at one port: a more critical SYN takes back a less critical flow's grant whose answer
+/// has not passed back yet (the answer becomes a pause here), and a grant already answered (its data on the way)
+/// as long as at most one link's worth of preempted data may still arrive; beyond that it claims the bandwidth
+/// and waits.
+#[test]
+fn pdq_a_more_critical_syn_takes_back_grants_of_less_critical_flows() {
+    let p = params(SchemeName::Pdq);
+    let mut a = RateAgent::new(&p, G10);
+    let syn = |flow: u32, crit: u32| RPacket {
+        flow,
+        dst: 1,
+        wire: 40,
+        flags: flags::PROBE,
+        hdr: RateHdr {
+            rate: to_kbps(G10),
+            deadline_us: NO_DEADLINE_US,
+            crit,
+            rtt_ns: 10_000,
+            kind: kind::SYN,
+            bits: BIT_T_KNOWN,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let ack = |s: &RPacket| RPacket { flags: flags::ACK | flags::PROBE, ..*s };
+    // flow 0 is accepted; flow 1, more critical, arrives before flow 0's answer passes back
+    let mut s0 = syn(0, 900_000);
+    a.forward(&p, 0, 0, &mut s0);
+    assert_eq!(from_kbps(s0.hdr.rate), G10);
+    let mut s1 = syn(1, 800_000);
+    a.forward(&p, US, 0, &mut s1);
+    assert_eq!(from_kbps(s1.hdr.rate), G10, "the more critical flow is accepted at once");
+    let mut a0 = ack(&s0);
+    a.reverse(&p, 2 * US, &mut a0);
+    assert_eq!((a0.hdr.rate, a0.hdr.pauseby), (0, a.id), "flow 0's answer becomes a pause");
+    // flow 1's answer passes back (committed); flow 2, more critical still, preempts it: one link's worth
+    let mut a1 = ack(&s1);
+    a.reverse(&p, 3 * US, &mut a1);
+    assert_eq!(from_kbps(a1.hdr.rate), G10);
+    let mut s2 = syn(2, 700_000);
+    a.forward(&p, 4 * US, 0, &mut s2);
+    assert_eq!(from_kbps(s2.hdr.rate), G10, "a committed grant is preempted within the budget");
+    let mut a2 = ack(&s2);
+    a.reverse(&p, 5 * US, &mut a2);
+    // flow 3 finds flow 2 committed and flow 1's data still on its way: it claims and waits
+    let mut s3 = syn(3, 600_000);
+    a.forward(&p, 6 * US, 0, &mut s3);
+    assert_eq!((s3.hdr.rate, s3.hdr.pauseby), (0, a.id), "no second link's worth of overlap");
+    let l = a.pdq_list();
+    assert_eq!(l.iter().map(|e| e.flow).collect::<Vec<_>>(), vec![3, 2, 1, 0]);
+    assert!(l[1].rate_bps > 0.0 && l[2].rate_bps == 0.0 && l[3].rate_bps == 0.0);
+}
+
 #[test]
 fn d3_flows_without_deadlines_share_and_a_refused_flow_asks_every_rtt() {
     let mut c = Chain::new(params(SchemeName::D3), &[G10, G10], 5 * US);
