@@ -7,8 +7,9 @@
 //! its next event sits in one heap (stale entries skipped by a stamp), and under max-min only the rates the
 //! event can move are refilled (`Fluid::update_max_min`: the flows on the resources whose share changes,
 //! spreading through saturated resources only; the same allocation as a global recomputation, tested on random
-//! instances). SRPT, criticality order and MLFQ still recompute every rate at each event (their order depends on
-//! every flow's bits left). A finished flow's slot is reused, so memory follows the flows open at once.
+//! instances). SRPT, criticality order, MLFQ and D3 still recompute every rate at each event (their order
+//! depends on every flow's bits left; D3's grants on every earlier flow's). A finished flow's slot is reused, so
+//! memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
 //! its hash picks at each hop, as a packet of the flow would take. Under packet spraying, a flow's packets spread
@@ -21,10 +22,39 @@
 //!   each flow's own cap (see slow start) is a resource of its own.
 //! - **SRPT** for pfabric: flows in order of remaining bytes (then id) each take what their path has left, so a
 //!   link serves its most urgent flow at full rate (pFabric's ideal, strict priority by remaining size).
-//! - **Criticality order** for pdq (PDQ(Full)'s ideal): earliest deadline first (flows without one after), then
-//!   fewest bytes left; each flow takes what its path has left, so a link serves its most critical flow at full
-//!   rate. Not modelled: Early Start's overlap, Early Termination, the rate controller's queue. Set-up: PDQ's
-//!   request round trip.
+//! - **Criticality order** for pdq, pdq-basic, pdq-es and pdq-es-et: earliest deadline first (flows without one
+//!   after), then fewest bytes left (`scheme.pdq_criticality = "size"`), or the size-unaware ranks of the PDQ
+//!   paper's section 5.6: a random draw per flow (`"random"`, seeded by the run's seed and the flow's id, not the
+//!   packet level's draws) or the bytes sent, counted in steps of `pdq_criticality_update_bytes` (`"bytes_sent"`,
+//!   fewer is more critical: one event per step); ties by flow id. Each flow takes what its path has left, so a
+//!   link serves its most critical flow at full rate. Set-up: PDQ's request round trip.
+//!   - Hand-over (Early Start off, pdq-basic): a paused flow granted a rate (its path freed by a flow ahead that
+//!     finished or fell behind) holds it at once but sends only one base RTT later, the round trip of the probe
+//!     that learns of it; the link idles meanwhile (the packet level's gap between two flows is about that: the
+//!     next probe comes within an RTT, and its data one RTT after it). A new flow's grant comes with its set-up.
+//!   - Early Start (pdq-es, pdq-es-et, pdq): a flow ahead within K RTTs of its end lets the next one start, whose
+//!     data then arrives (K - 1) RTTs before the last bit of the one ahead. Without queues the bits of that
+//!     overlap wait behind it, so the link stays busy and the hand-over costs nothing: the gap is
+//!     max(0, 1 - K) base RTTs (none at the default K = 2). Not modelled: the overlap's queue, which the packet
+//!     level's rate controller drains by lowering its capacity for a few RTTs.
+//!   - Early Termination (pdq-es-et, pdq): a flow with a deadline gives up (`terminated`, never finished) once
+//!     its deadline has passed, or its wire bits left at line rate would end after it, or, while paused
+//!     (sending nothing), they would one base RTT from now (the packet level's conditions (1) to (3)); with a
+//!     size-unaware criticality only the first (the sender is not told its size). Also at its start. The time it
+//!     gives up at its current rate is one of its events (`Open::give_up_at`).
+//!   - Not modelled: Suppressed Probing (it spaces out the probes of the flows far back in line, which the flow
+//!     level does not send), dampening, the flow list's bound.
+//! - **D3** for d3: a flow with a deadline desires its wire bits left over the time to its deadline (0 without
+//!   one). At each event, flows in order of arrival (their data's start) are granted their desired rate where
+//!   every resource of their path still has it, else what the path has left (D3's greedy first come first
+//!   served, not earliest deadline first); what the grants leave is then shared max-min among all flows, each
+//!   capped at its line rate less its grant (the fluid reading of D3's fair share of the spare capacity,
+//!   max(0, C - demand) / flows, with the shares a flow cannot use handed on). A flow asks again once per base
+//!   RTT from its data's start (D3's request per RTT, the fixed step of this model: the desired rate is held
+//!   between requests, and an event of its own); the first request is its SYN's, from its start. Quenching: a
+//!   flow with a deadline gives up once its desired rate would exceed its line rate (its bits left at line rate
+//!   end after the deadline), or at its start if so already, as the packet level's senders do. Not modelled: the
+//!   rate controller's queue term and the soft-state bounds of the switches' counters.
 //! - **MLFQ** for pias: a flow's queue is the number of demotion thresholds its bytes sent have passed (bytes on
 //!   the wire: a segment's headers ride with its payload; one event per threshold passed); queues in strict
 //!   priority, each max-min on what the more urgent ones left.
@@ -35,8 +65,8 @@
 //!   after the store-and-forward pipeline of its path: the isolated flow's ideal FCT (`engine::ideal_fct`) minus
 //!   its wire bits at the path's bottleneck rate, added at the end.
 //! - **Set-up**: one round trip of header-only packets before the data with `transport.handshake` (the TCP
-//!   family), and for RCP (its rate request). The base RTT of slow start is a full segment's way to the
-//!   destination and an ACK's way back.
+//!   family), and for RCP, D3 and PDQ (the rate request their SYN carries). The base RTT of slow start is a full
+//!   segment's way to the destination and an ACK's way back.
 //! - **Slow start** (the window-based schemes: tcp, dctcp, l2dct, pfabric): in each base RTT from the data's start
 //!   a flow may send a window's worth (at the rate it is allocated), then waits for the next round; the window
 //!   starts at `init_cwnd_packets` segments and doubles every round until it holds a base RTT's worth at line
@@ -46,10 +76,10 @@
 //! Not modelled: queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
 //! (an experiment asking for them at the flow level is refused with the list of those it has).
 
-use crate::config::{Config, RoutingMode, SchemeName};
+use crate::config::{Config, Criticality, RoutingMode, SchemeName};
 use crate::engine::{ideal_fct, RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
-use crate::net::{flow_hash, Network};
+use crate::net::{flow_hash, mix64, Network};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -57,14 +87,18 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// The schemes the flow level has a model for, with the model's name.
-pub const SCHEMES: [(&str, &str); 7] = [
+pub const SCHEMES: [(&str, &str); 11] = [
     ("tcp", "max-min"),
     ("dctcp", "max-min"),
     ("l2dct", "max-min"),
     ("rcp", "max-min"),
     ("pfabric", "SRPT"),
     ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
-    ("pdq", "criticality order: earliest deadline, then fewest bytes left, each taking what its path has left"),
+    ("d3", "D3: desired rates granted first come first served, the rest max-min; quenching"),
+    ("pdq", "criticality order with Early Start and Early Termination"),
+    ("pdq-basic", "criticality order, one RTT's hand-over gap"),
+    ("pdq-es", "criticality order with Early Start"),
+    ("pdq-es-et", "criticality order with Early Start and Early Termination"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +106,16 @@ enum Model {
     MaxMin,
     Srpt,
     /// PDQ: flows in order of criticality (earliest deadline first, flows without one after; then fewest bytes
-    /// left), each taking what its path has left.
-    Critical,
+    /// left, or the flow's `rank` when `size_aware` is false), each taking what its path has left.
+    Critical {
+        size_aware: bool,
+    },
     /// PIAS: a flow's queue is the number of demotion thresholds its bytes sent have passed; queues are served
     /// in strict priority, flows within a queue max-min fairly.
     Mlfq,
+    /// D3: flows in order of arrival each granted their desired rate where their path has it left (what is
+    /// left of it otherwise), then max-min on what the grants leave.
+    D3,
 }
 
 fn model_of(name: SchemeName) -> Option<Model> {
@@ -84,7 +123,8 @@ fn model_of(name: SchemeName) -> Option<Model> {
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
         SchemeName::Pfabric => Some(Model::Srpt),
         SchemeName::Pias => Some(Model::Mlfq),
-        SchemeName::Pdq => Some(Model::Critical),
+        SchemeName::D3 => Some(Model::D3),
+        n if n.is_pdq() => Some(Model::Critical { size_aware: true }),
         _ => None,
     }
 }
@@ -124,8 +164,22 @@ struct Open {
     /// MLFQ: wire bits sent, and the queue (thresholds passed).
     sent: f64,
     class: u8,
-    /// PDQ: the flow's deadline (absolute; NO_DEADLINE if none).
+    /// D3 and PDQ: the flow's deadline (absolute; NO_DEADLINE if none), and when it gives up (`TERM_*`).
     deadline: Ps,
+    term: u8,
+    /// D3: the desired rate of its last request (bit/s; 0 without a deadline) and when the next is due.
+    desired: f64,
+    req_at: Ps,
+    /// PDQ's size-unaware criticality: the flow's rank (random, or bytes-sent steps passed), and the wire bits
+    /// of one step of the bytes-sent estimate (0: no steps).
+    rank: f64,
+    rank_bits: f64,
+    /// D3: the part of the rate granted from the desired rate. PDQ: the rate its path grants (the flow may not
+    /// be sending it yet; -1 before its first grant), the wait between a paused flow's new grant and its data
+    /// (`gap`) and when that wait ends (`wake`, 0 when not waiting).
+    grant: f64,
+    gap: Ps,
+    wake: Ps,
     /// When `left`, `allow` and `sent` were last brought up to date.
     at: Ps,
     /// Bumped whenever the flow's next event is rescheduled or the slot freed: event entries with another
@@ -141,6 +195,15 @@ struct Open {
     sched: u32,
     froze: u32,
 }
+
+/// When an explicit-rate flow with a deadline gives up: never; once its deadline has passed (PDQ with a
+/// size-unaware criticality); once it cannot make it at line rate (D3's quenching: its desired rate exceeds the
+/// line rate); that, or while paused, once it cannot make it at line rate one RTT from now (PDQ's Early
+/// Termination).
+const TERM_NEVER: u8 = 0;
+const TERM_DEADLINE: u8 = 1;
+const TERM_LINE: u8 = 2;
+const TERM_PAUSED: u8 = 3;
 
 /// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4).
 const MAX_HOPS: usize = 8;
@@ -168,10 +231,14 @@ impl Open {
         }
     }
 
-    /// The flow's next own event (last bit, window used up, a threshold passed, the next round); its state must
-    /// be up to date at `now`.
+    /// The flow's next own event (last bit, window used up, a threshold passed, the next round, D3's next
+    /// request, PDQ's data after a hand-over, its criticality's next step, giving up); its state must be up to
+    /// date at `now`.
     fn next_event(&self, now: Ps, th_bits: &[f64]) -> Ps {
-        let mut next = self.round_at;
+        let mut next = self.round_at.min(self.req_at).min(self.give_up_at(now));
+        if self.wake > now {
+            next = next.min(self.wake);
+        }
         if self.rate > 0.0 {
             next = next.min(after(now, self.left, self.rate));
             if self.round_at != NEVER && self.allow > 0.0 {
@@ -180,8 +247,45 @@ impl Open {
             if let Some(&th) = th_bits.get(self.class as usize) {
                 next = next.min(after(now, (th - self.sent).max(0.0), self.rate));
             }
+            if self.rank_bits > 0.0 {
+                next = next.min(after(now, ((self.rank + 1.0) * self.rank_bits - self.sent).max(0.0), self.rate));
+            }
         }
         next
+    }
+
+    /// When the flow gives up at its current rate (`now` if it does now; NEVER if it never does); its state
+    /// must be up to date at `now`. At line rate L with B bits left and rate r, it cannot make it once
+    /// t + B(t) / L > deadline, B(t) falling at r: from now + (slack - B / L) / (1 - r / L) on (rounded to the
+    /// next picosecond, so that the test at that time holds).
+    fn give_up_at(&self, now: Ps) -> Ps {
+        if self.term == TERM_NEVER {
+            return NEVER;
+        }
+        if now >= self.deadline {
+            return now;
+        }
+        if self.term == TERM_DEADLINE {
+            return self.deadline;
+        }
+        let slack = (self.deadline - now) as f64;
+        let mut need = self.left / self.line * 1e12;
+        if self.term == TERM_PAUSED && self.rate <= 0.0 {
+            need += self.rtt as f64;
+        }
+        if need > slack {
+            return now;
+        }
+        let fall = 1.0 - self.rate / self.line;
+        if fall <= 1e-12 {
+            return self.deadline;
+        }
+        let t = ((slack - need) / fall).floor() + 1.0;
+        if t < (self.deadline - now) as f64 {
+            now + t as Ps
+        } else {
+            self.deadline
+        }
     }
 }
 
@@ -253,8 +357,37 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
         cfg.scheme.name,
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Pfabric | SchemeName::Pias
     );
-    let setup_rtts =
-        u64::from(t.handshake && window) + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::Pdq));
+    let setup_rtts = u64::from(t.handshake && window)
+        + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::D3) || cfg.scheme.name.is_pdq());
+    // PDQ's variants: the criticality, the hand-over gap in base RTTs (a paused flow's probe round trip; Early
+    // Start sends the next flow's data K RTTs before the one ahead ends, so none is left when K >= 1), and who
+    // gives up
+    let sc = &cfg.scheme;
+    let pdq = cfg.scheme.name.is_pdq();
+    let model = match model {
+        Model::Critical { .. } => Model::Critical { size_aware: sc.pdq_criticality == Criticality::Size },
+        m => m,
+    };
+    let gap_rtts = if !pdq {
+        0.0
+    } else if sc.pdq_early_start {
+        (1.0 - sc.pdq_early_start_k).max(0.0)
+    } else {
+        1.0
+    };
+    let term = match cfg.scheme.name {
+        SchemeName::D3 => TERM_LINE,
+        _ if pdq && sc.pdq_early_termination => match sc.pdq_criticality {
+            Criticality::Size => TERM_PAUSED,
+            _ => TERM_DEADLINE,
+        },
+        _ => TERM_NEVER,
+    };
+    let rank_bits = if pdq && sc.pdq_criticality == Criticality::BytesSent {
+        sc.pdq_criticality_update_bytes.max(1) as f64 * 8.0 * (mss + header) as f64 / mss as f64
+    } else {
+        0.0
+    };
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     let n = flows.len();
     let mut results = FlowResults::new(n);
@@ -325,6 +458,23 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 }
                 fl.finish(k);
                 continue;
+            }
+            // D3's quenching, PDQ's Early Termination: the flow gives up and never finishes
+            if f.give_up_at(now) <= now {
+                let id = f.id as usize;
+                results.terminated[id] = true;
+                results.bytes_sent[id] = payload_of(f.sent, mss, header).min(flows.size_bytes[id]);
+                fl.finish(k);
+                continue;
+            }
+            // D3: a new request, from the bits left and the time to the deadline
+            if f.req_at <= now {
+                f.desired = f.left / ((f.deadline - now) as f64 / 1e12);
+                f.req_at = now + f.rtt;
+            }
+            // PDQ: the bytes-sent estimate of its criticality moves a step (within a picosecond's worth)
+            if f.rank_bits > 0.0 {
+                f.rank = ((f.sent + f.line * 1e-12) / f.rank_bits).floor();
             }
             let (cap, class) = (f.cap, f.class);
             // slow start: a new round doubles the window; a window of a base RTT's worth no longer binds
@@ -399,6 +549,22 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             }
             let mut hops = [0; MAX_HOPS];
             hops[..path.len()].copy_from_slice(&path);
+            let deadline = flows.deadline_ps.get(i).copied().unwrap_or(NO_DEADLINE);
+            let term = if deadline == NO_DEADLINE { TERM_NEVER } else { term };
+            // a flow that cannot make its deadline even at line rate gives up at its start (its request is never
+            // sent)
+            if term != TERM_NEVER
+                && (now >= deadline || term >= TERM_LINE && wire_bits / line * 1e12 > (deadline - now) as f64)
+            {
+                results.terminated[i] = true;
+                continue;
+            }
+            let d3_asks = model == Model::D3 && deadline != NO_DEADLINE;
+            let data_at = now + setup_rtts * ctrl_rtt;
+            let rank = match sc.pdq_criticality {
+                Criticality::Random if pdq => (mix64(cfg.seed ^ mix64(u64::from(id))) >> 32) as f64,
+                _ => 0.0,
+            };
             let f = Open {
                 id,
                 hops,
@@ -415,7 +581,15 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 tail,
                 sent: 0.0,
                 class: 0,
-                deadline: flows.deadline_ps.get(i).copied().unwrap_or(NO_DEADLINE),
+                deadline,
+                term,
+                desired: if d3_asks { wire_bits / ((deadline - now) as f64 / 1e12) } else { 0.0 },
+                req_at: if d3_asks { data_at + rtt } else { NEVER },
+                rank,
+                rank_bits,
+                grant: -1.0,
+                gap: (gap_rtts * rtt as f64).round() as Ps,
+                wake: 0,
                 at: now,
                 ver: 0,
                 act: u32::MAX,
@@ -426,7 +600,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             };
             // (the set-up round trips are a wait before the data: header-only packets both ways)
             let k = fl.insert(f, &res.capacity);
-            held.push(Reverse((now + setup_rtts * ctrl_rtt, k)));
+            held.push(Reverse((data_at, k)));
             stats.max_concurrent_flows = stats.max_concurrent_flows.max((fl.flows.len() - fl.free.len()) as u64);
         }
         while let Some(&Reverse((at, k))) = held.peek() {
@@ -465,6 +639,11 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
     Ok(RunOutput { results, stats })
+}
+
+/// The payload bytes in `wire_bits` (each segment's headers ride with its payload), rounded down.
+fn payload_of(wire_bits: f64, mss: u32, header: u32) -> u64 {
+    (wire_bits.max(0.0) / 8.0 * mss as f64 / (mss + header) as f64) as u64
 }
 
 /// When `bits` at `rate` (bit/s) are sent, from `now` (rounded up to the picosecond); NEVER if not within the
@@ -659,9 +838,9 @@ impl Fluid {
             f.old_rate = f.rate;
         }
         self.set.clear();
-        if matches!(model, Model::Srpt | Model::Critical) {
+        if matches!(model, Model::Srpt | Model::Critical { .. } | Model::D3) {
             // the last event's order (its flows still open) and the flows that arrived: nearly sorted, which the
-            // sort finds in close to linear time
+            // sort finds in close to linear time (D3: the order of arrival)
             let flows = &self.flows;
             self.set.extend(self.order.iter().filter(|&&(k, id)| {
                 let f = &flows[k as usize];
@@ -671,14 +850,18 @@ impl Fluid {
         } else {
             self.set.extend_from_slice(&self.active);
         }
-        allocate(model, &mut self.flows, &self.set, &self.capacity, &mut self.residual, &mut self.fill);
-        if matches!(model, Model::Srpt | Model::Critical) {
+        allocate(model, &mut self.flows, &self.set, &self.capacity, &mut self.residual, &mut self.fill, now);
+        if matches!(model, Model::Srpt | Model::Critical { .. }) {
             self.order.clear();
             self.order.extend(self.fill.order.iter().map(|&k| (k, self.flows[k as usize].id)));
+        } else if model == Model::D3 {
+            self.order.clear();
+            self.order.extend(self.set.iter().map(|&k| (k, self.flows[k as usize].id)));
         }
         for &k in &self.active {
             let f = &self.flows[k as usize];
-            if f.rate != f.old_rate {
+            // (a PDQ flow waiting for its data to follow a grant is due at the end of the wait)
+            if f.rate != f.old_rate || f.wake > now {
                 self.resched.push(k);
             }
         }
@@ -862,7 +1045,9 @@ struct FillScratch {
     order: Vec<u32>,
 }
 
-/// The rates of the flows `set` (slots of `flows`) under `model`, from the resources' full capacities.
+/// The rates of the flows `set` (slots of `flows`) under `model`, from the resources' full capacities, at
+/// `now`. SRPT and criticality order take `set` as the order to start sorting from; D3 takes it as the order
+/// of arrival.
 fn allocate(
     model: Model,
     flows: &mut [Open],
@@ -870,26 +1055,43 @@ fn allocate(
     capacity: &[f64],
     residual: &mut [f64],
     s: &mut FillScratch,
+    now: Ps,
 ) {
     residual[..capacity.len()].copy_from_slice(capacity);
     match model {
-        Model::Srpt | Model::Critical => {
+        Model::Srpt | Model::Critical { .. } => {
             s.order.clear();
             s.order.extend_from_slice(set);
-            let by_deadline = model == Model::Critical;
+            let (by_deadline, by_rank) = match model {
+                Model::Critical { size_aware } => (true, !size_aware),
+                _ => (false, false),
+            };
             // (stable and adaptive: the order given is the last event's, nearly sorted)
             s.order.sort_by(|&a, &b| {
                 let (fa, fb) = (&flows[a as usize], &flows[b as usize]);
                 let d = if by_deadline { fa.deadline.cmp(&fb.deadline) } else { std::cmp::Ordering::Equal };
-                d.then(fa.left.total_cmp(&fb.left)).then(fa.id.cmp(&fb.id))
+                let c = if by_rank { fa.rank.total_cmp(&fb.rank) } else { fa.left.total_cmp(&fb.left) };
+                d.then(c).then(fa.id.cmp(&fb.id))
             });
             for &k in &s.order {
-                let f = &flows[k as usize];
+                let f = &mut flows[k as usize];
                 let r = f.path().iter().map(|&l| residual[l as usize]).fold(f.cap, f64::min).max(0.0);
                 for &l in f.path() {
                     residual[l as usize] -= r;
                 }
-                flows[k as usize].rate = r;
+                // PDQ's hand-over: a paused flow (not a new one) granted a rate holds it from now, but its data
+                // follows `gap` later (its probe's round trip); the link idles meanwhile
+                let prev = f.grant;
+                f.grant = r;
+                f.rate = r;
+                if f.gap > 0 && r > 0.0 {
+                    if prev == 0.0 {
+                        f.wake = now + f.gap;
+                    }
+                    if f.wake > now {
+                        f.rate = 0.0;
+                    }
+                }
             }
         }
         Model::MaxMin => fill(flows, set, residual, s),
@@ -901,6 +1103,30 @@ fn allocate(
                 queue.clear();
                 queue.extend(set.iter().copied().filter(|&k| flows[k as usize].class == c));
                 fill(flows, &queue, residual, s);
+            }
+        }
+        Model::D3 => {
+            // in order of arrival, each flow's desired rate where its path has it left, else what is left (the
+            // grants of D3's switches, first come first served); then max-min on what those leave, each flow
+            // capped at its line rate less its grant (the spare capacity shared fairly)
+            for &k in set {
+                let f = &mut flows[k as usize];
+                let g = if f.desired > 0.0 {
+                    f.path().iter().map(|&l| residual[l as usize]).fold(f.desired.min(f.line), f64::min).max(0.0)
+                } else {
+                    0.0
+                };
+                for &l in f.path() {
+                    residual[l as usize] -= g;
+                }
+                f.grant = g;
+                f.cap = f.line - g;
+            }
+            fill(flows, set, residual, s);
+            for &k in set {
+                let f = &mut flows[k as usize];
+                f.rate += f.grant;
+                f.cap = f.line;
             }
         }
     }
@@ -1038,6 +1264,14 @@ mod tests {
             sent: 0.0,
             class: 0,
             deadline: NO_DEADLINE,
+            term: TERM_NEVER,
+            desired: 0.0,
+            req_at: NEVER,
+            rank: 0.0,
+            rank_bits: 0.0,
+            grant: -1.0,
+            gap: 0,
+            wake: 0,
             at: 0,
             ver: 0,
             act: u32::MAX,
@@ -1061,7 +1295,7 @@ mod tests {
             })
             .collect();
         let set = fl.active.clone();
-        allocate(model, &mut fl.flows, &set, caps, &mut fl.residual, &mut fl.fill);
+        allocate(model, &mut fl.flows, &set, caps, &mut fl.residual, &mut fl.fill, 0);
         ks.iter().map(|&k| fl.flows[k as usize].rate).collect()
     }
 
@@ -1124,7 +1358,7 @@ mod tests {
                 let mut residual = vec![0.0; links];
                 let mut scratch =
                     FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
-                allocate(Model::MaxMin, &mut global, &set, &caps, &mut residual, &mut scratch);
+                allocate(Model::MaxMin, &mut global, &set, &caps, &mut residual, &mut scratch, 0);
                 for &k in &set {
                     let (a, b) = (fl.flows[k as usize].rate, global[k as usize].rate);
                     assert!((a - b).abs() <= 1e-7, "flow {}: incremental {a}, global {b}", fl.flows[k as usize].id);
@@ -1185,10 +1419,92 @@ mod tests {
         f[1].left = 1.0;
         f[1].deadline = 7;
         f[2].left = 0.5;
-        assert_eq!(rates(Model::Critical, &[1.0], &mut f), vec![1.0, 0.0, 0.0]);
+        assert_eq!(rates(Model::Critical { size_aware: true }, &[1.0], &mut f), vec![1.0, 0.0, 0.0]);
         f[0].deadline = NO_DEADLINE;
         f[1].deadline = NO_DEADLINE;
-        assert_eq!(rates(Model::Critical, &[1.0], &mut f), vec![0.0, 0.0, 1.0]);
+        assert_eq!(rates(Model::Critical { size_aware: true }, &[1.0], &mut f), vec![0.0, 0.0, 1.0]);
+    }
+
+    /// D3 on one link of 10: in order of arrival, flows asking 4 and 3 get them; a third asking 5 gets the 3
+    /// left (first come first served: not earliest deadline first, whatever its deadline); nothing is left to
+    /// share. Without the third, a flow without a deadline (asking nothing) shares the 3 left max-min with the
+    /// two: 1 each.
+    #[test]
+    fn d3_grants_desired_rates_first_come_first_served() {
+        let mut f = vec![flow(0, &[0], 9.0), flow(1, &[0], 9.0), flow(2, &[0], 9.0)];
+        f[0].desired = 4.0;
+        f[1].desired = 3.0;
+        f[2].desired = 5.0;
+        f[0].deadline = 50;
+        f[1].deadline = 40;
+        f[2].deadline = 10;
+        assert_eq!(rates(Model::D3, &[10.0], &mut f), vec![4.0, 3.0, 3.0]);
+        f[2].desired = 0.0;
+        f[2].deadline = NO_DEADLINE;
+        assert_eq!(rates(Model::D3, &[10.0], &mut f), vec![5.0, 4.0, 1.0]);
+        // a flow's line rate caps its grant and its share: 4.5 less its grant of 4 leaves it 0.5; the other two
+        // share the 2.5 left (1.25 each)
+        f[0].line = 4.5;
+        assert_eq!(rates(Model::D3, &[10.0], &mut f), vec![4.5, 4.25, 1.25]);
+    }
+
+    /// PDQ's hand-over: a paused flow granted a rate holds it for `gap` before it sends (the link idles), a new
+    /// flow starts at once, and a flow paused again waits again.
+    #[test]
+    fn pdq_paused_flow_waits_one_gap_after_its_grant() {
+        let mut f = flow(0, &[0], 1.0);
+        f.gap = 10;
+        let mut fl = Fluid::default();
+        fl.begin();
+        let k = fl.insert(f, &[1.0]);
+        fl.activate(k, 0);
+        fl.allocate_all(Model::Critical { size_aware: true }, 0);
+        assert_eq!(fl.flows[k as usize].rate, 1.0, "a new flow starts at once");
+        let mut paused = fl.flows[k as usize].clone();
+        paused.grant = 0.0;
+        paused.rate = 0.0;
+        fl.flows[k as usize] = paused;
+        fl.begin();
+        fl.allocate_all(Model::Critical { size_aware: true }, 100);
+        let f = &fl.flows[k as usize];
+        assert_eq!((f.rate, f.grant, f.wake), (0.0, 1.0, 110));
+        assert_eq!(f.next_event(100, &[]), 110);
+        fl.begin();
+        fl.allocate_all(Model::Critical { size_aware: true }, 109);
+        assert_eq!(fl.flows[k as usize].rate, 0.0);
+        fl.begin();
+        fl.allocate_all(Model::Critical { size_aware: true }, 110);
+        assert_eq!(fl.flows[k as usize].rate, 1.0);
+    }
+
+    /// Giving up: at line rate 1 with 10 bits left and the deadline 20 s away, a flow at rate 0.5 can make it
+    /// until t + (10 - 0.5 t) > 20, t > 20 s; at rate 1 it never gives up before its deadline; a paused PDQ flow
+    /// with a 5 s RTT gives up once t + 10 + 5 > 20, t > 5 s; one past its deadline at once.
+    #[test]
+    fn give_up_times_by_hand() {
+        let s = 1_000_000_000_000u64;
+        let mut f = flow(0, &[0], 1.0);
+        f.left = 10.0;
+        f.deadline = 20 * s;
+        f.rtt = 5 * s;
+        f.term = TERM_LINE;
+        f.rate = 0.5;
+        assert_eq!(f.give_up_at(0), 20 * s, "(20 s is also its deadline)");
+        f.left = 12.0;
+        assert_eq!(f.give_up_at(0), 16 * s + 1, "t + 12 - 0.5 t > 20: t > 16 s");
+        f.rate = 1.0;
+        assert_eq!(f.give_up_at(0), 20 * s);
+        f.left = 10.0;
+        f.rate = 0.0;
+        f.term = TERM_PAUSED;
+        assert_eq!(f.give_up_at(0), 5 * s + 1);
+        f.left = 16.0;
+        assert_eq!(f.give_up_at(0), 0, "16 + 5 > 20: at once");
+        f.term = TERM_DEADLINE;
+        assert_eq!(f.give_up_at(0), 20 * s);
+        assert_eq!(f.give_up_at(21 * s), 21 * s);
+        f.term = TERM_NEVER;
+        assert_eq!(f.give_up_at(21 * s), NEVER);
     }
 
     /// SRPT: the flow with the fewest bits left takes its path's capacity; the rest share what is left in that
