@@ -76,10 +76,12 @@
 //! Not modelled: queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
 //! (an experiment asking for them at the flow level is refused with the list of those it has).
 
-use crate::config::{Config, Criticality, RoutingMode, SchemeName};
+use crate::config::{Config, Criticality, QclimbInfo, RoutingMode, SchemeName};
 use crate::engine::{ideal_fct, RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
 use crate::net::{flow_hash, mix64, Network};
+use crate::policy::rax::RaxParams;
+use crate::policy::{Bounds, Tagging};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -87,13 +89,16 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// The schemes the flow level has a model for, with the model's name.
-pub const SCHEMES: [(&str, &str); 11] = [
+pub const SCHEMES: [(&str, &str); 14] = [
     ("tcp", "max-min"),
     ("dctcp", "max-min"),
     ("l2dct", "max-min"),
     ("rcp", "max-min"),
     ("pfabric", "SRPT"),
     ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
+    ("qclimb", "strict priority by QCLIMB's tag of the bytes sent, max-min within a queue"),
+    ("rax", "strict priority by RAX's remaining-time estimate, max-min within a queue"),
+    ("rax-plus", "strict priority by the remaining time, max-min within a queue"),
     ("d3", "D3: desired rates granted first come first served, the rest max-min; quenching"),
     ("pdq", "criticality order with Early Start and Early Termination"),
     ("pdq-basic", "criticality order, one RTT's hand-over gap"),
@@ -122,7 +127,7 @@ fn model_of(name: SchemeName) -> Option<Model> {
     match name {
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
         SchemeName::Pfabric => Some(Model::Srpt),
-        SchemeName::Pias => Some(Model::Mlfq),
+        SchemeName::Pias | SchemeName::Qclimb | SchemeName::Rax | SchemeName::RaxPlus => Some(Model::Mlfq),
         SchemeName::D3 => Some(Model::D3),
         n if n.is_pdq() => Some(Model::Critical { size_aware: true }),
         _ => None,
@@ -161,9 +166,11 @@ struct Open {
     rtt: Ps,
     /// Added to the time the last bit leaves: the path's pipeline latency.
     tail: Ps,
-    /// MLFQ: wire bits sent, and the queue (thresholds passed).
+    /// MLFQ: wire bits sent, and the queue (thresholds passed; QCLIMB and RAX: the tag of the bytes sent),
+    /// and (QCLIMB, RAX) the wire bits sent at which the tag is due again (infinite: never).
     sent: f64,
     class: u8,
+    tag_at: f64,
     /// D3 and PDQ: the flow's deadline (absolute; NO_DEADLINE if none), and when it gives up (`TERM_*`).
     deadline: Ps,
     term: u8,
@@ -246,6 +253,9 @@ impl Open {
             }
             if let Some(&th) = th_bits.get(self.class as usize) {
                 next = next.min(after(now, (th - self.sent).max(0.0), self.rate));
+            }
+            if self.tag_at.is_finite() {
+                next = next.min(after(now, (self.tag_at - self.sent).max(0.0), self.rate));
             }
             if self.rank_bits > 0.0 {
                 next = next.min(after(now, ((self.rank + 1.0) * self.rank_bits - self.sent).max(0.0), self.rate));
@@ -347,7 +357,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     let (mss, header) = (t.mss_bytes, t.header_bytes);
     let spray = cfg.routing.mode == RoutingMode::Spray;
     // PIAS's thresholds (payload bytes) in wire bits: a segment's headers ride with its payload
-    let th_bits: Vec<f64> = if model == Model::Mlfq {
+    let th_bits: Vec<f64> = if cfg.scheme.name == SchemeName::Pias {
         let per_byte = 8.0 * (mss + header) as f64 / mss as f64;
         cfg.scheme.thresholds_bytes.iter().map(|&b| b as f64 * per_byte).collect()
     } else {
@@ -355,8 +365,16 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     };
     let window = matches!(
         cfg.scheme.name,
-        SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Pfabric | SchemeName::Pias
+        SchemeName::Tcp
+            | SchemeName::Dctcp
+            | SchemeName::L2dct
+            | SchemeName::Pfabric
+            | SchemeName::Pias
+            | SchemeName::Qclimb
+            | SchemeName::Rax
+            | SchemeName::RaxPlus
     );
+    let tags = Tags::new(cfg, flows)?;
     let setup_rtts = u64::from(t.handshake && window)
         + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::D3) || cfg.scheme.name.is_pdq());
     // PDQ's variants: the criticality, the hand-over gap in base RTTs (a paused flow's probe round trip; Early
@@ -486,6 +504,10 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
                 f.allow = 0.0; // (less than a picosecond's worth: used up)
             }
+            // QCLIMB, RAX: the tag of the bytes sent, due again (within a picosecond's worth)
+            if f.sent * 1e12 + f.line >= f.tag_at * 1e12 {
+                (f.class, f.tag_at) = tags.at(f.id, f.sent + f.line * 1e-12);
+            }
             // (a flow within a picosecond's worth of a threshold has passed it)
             while th_bits.get(f.class as usize).is_some_and(|&th| f.sent * 1e12 + f.line > th * 1e12) {
                 f.class += 1;
@@ -565,6 +587,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 Criticality::Random if pdq => (mix64(cfg.seed ^ mix64(u64::from(id))) >> 32) as f64,
                 _ => 0.0,
             };
+            let (class, tag_at) = tags.at(id, 0.0);
             let f = Open {
                 id,
                 hops,
@@ -580,7 +603,8 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 rtt,
                 tail,
                 sent: 0.0,
-                class: 0,
+                class,
+                tag_at,
                 deadline,
                 term,
                 desired: if d3_asks { wire_bits / ((deadline - now) as f64 / 1e12) } else { 0.0 },
@@ -639,6 +663,126 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
     Ok(RunOutput { results, stats })
+}
+
+/// QCLIMB's and RAX's tags, functions of a flow's bytes sent (the packet level's rules, `policy`): the tag of
+/// the bytes sent so far and the next byte count at which it may change. RAX's remaining time is exact at the
+/// flow level when the flow's bytes are all written at its start (no generation rate, which the flow level
+/// refuses, and an unbounded send buffer): RAX+'s is its unsent bytes at line rate, RAX's estimate
+/// (the copy rate stays at the line rate it starts from: no write is ever sampled) its size plus its unsent
+/// bytes at line rate.
+enum Tags {
+    None,
+    /// (`per_byte`: wire bits per payload byte: a segment's headers ride with its payload)
+    Qclimb {
+        tagging: Tagging,
+        thresholds: Vec<u64>,
+        slack: u64,
+        bounds: Vec<Bounds>,
+        per_byte: f64,
+    },
+    Rax {
+        rax: RaxParams,
+        size: Vec<u64>,
+        per_byte: f64,
+    },
+}
+
+impl Tags {
+    fn new(cfg: &Config, flows: &FlowSet) -> Result<Self, FlowError> {
+        let sc = &cfg.scheme;
+        let (mss, header) = (cfg.transport.mss_bytes as f64, cfg.transport.header_bytes as f64);
+        let per_byte = 8.0 * (mss + header) / mss;
+        Ok(match sc.name {
+            SchemeName::Qclimb => {
+                let n = flows.len();
+                let bounds = (0..n)
+                    .map(|i| {
+                        let size = flows.size_bytes[i];
+                        let estimate = flows.estimate_bytes.get(i).copied().unwrap_or(size);
+                        let (lower, upper) = match sc.qclimb_info {
+                            QclimbInfo::Bounds => (flows.lower_bytes[i], flows.upper_bytes[i]),
+                            QclimbInfo::Precise => (size, size),
+                            _ => (estimate, estimate),
+                        };
+                        Bounds { lower, upper, estimate, pias: flows.qclimb.get(i) == Some(&false) }
+                    })
+                    .collect();
+                let tagging = Tagging::from_config(cfg);
+                let slack = match tagging {
+                    Tagging::Qclimb { slack, .. } => slack,
+                    _ => 0,
+                };
+                Tags::Qclimb { tagging, thresholds: sc.thresholds_bytes.clone(), slack, bounds, per_byte }
+            }
+            SchemeName::Rax | SchemeName::RaxPlus => {
+                if cfg.transport.send_buffer_bytes != 0 {
+                    return Err(FlowError(
+                        "run.level = \"flow\": RAX's remaining time depends on the bytes written into a bounded send \
+                         buffer (transport.send_buffer_bytes), which the flow level does not model; use 0 (unbounded)"
+                            .into(),
+                    ));
+                }
+                let rax = RaxParams::from_config(cfg, sc.name == SchemeName::RaxPlus);
+                Tags::Rax { rax, size: flows.size_bytes.clone(), per_byte }
+            }
+            _ => Tags::None,
+        })
+    }
+
+    /// The tag of flow `id` after `sent_wire` bits sent, and the wire bits at which it is due again.
+    fn at(&self, id: u32, sent_wire: f64) -> (u8, f64) {
+        let i = id as usize;
+        match self {
+            Tags::None => (0, f64::INFINITY),
+            Tags::Qclimb { tagging, thresholds, slack, bounds, per_byte } => {
+                let b = (sent_wire / per_byte) as u64;
+                let bd = &bounds[i];
+                let tag = tagging.priority(0, b, bd);
+                // the byte counts where Algorithm 1's tag can change: each threshold passed (alpha + 1), the
+                // remaining L - B falling to a threshold, L, L + S, U
+                let mut next = u64::MAX;
+                let mut see = |c: u64| {
+                    if c > b && c < next {
+                        next = c;
+                    }
+                };
+                for &a in thresholds {
+                    see(a.saturating_add(1));
+                    see(bd.lower.saturating_sub(a));
+                }
+                see(bd.lower);
+                see(bd.lower.saturating_add(*slack));
+                see(bd.upper);
+                let at = if next == u64::MAX { f64::INFINITY } else { next as f64 * per_byte };
+                (tag, at)
+            }
+            Tags::Rax { rax, size, per_byte } => {
+                let b = ((sent_wire / per_byte) as u64).min(size[i]);
+                let t = |b: u64| {
+                    if rax.plus {
+                        rax.true_remaining_ps(size[i], size[i], b, 0)
+                    } else {
+                        rax.estimate_ps(size[i], b, rax.line_rate_bps)
+                    }
+                };
+                let tag = rax.priority(t(b));
+                // the remaining time falls at line rate as bytes are sent: the next threshold below it is
+                // crossed once T(b) < Q, at b > (T(0) - Q) C / 8e12
+                let now_t = t(b);
+                let mut next = f64::INFINITY;
+                for &q in &rax.thresholds_ps {
+                    if q <= now_t {
+                        let c = ((t(0) - q) * rax.line_rate_bps / 8e12).floor() + 1.0;
+                        if c > b as f64 && c <= size[i] as f64 {
+                            next = next.min(c);
+                        }
+                    }
+                }
+                (tag, next * per_byte)
+            }
+        }
+    }
 }
 
 /// The payload bytes in `wire_bits` (each segment's headers ride with its payload), rounded down.
@@ -1263,6 +1407,7 @@ mod tests {
             tail: 0,
             sent: 0.0,
             class: 0,
+            tag_at: f64::INFINITY,
             deadline: NO_DEADLINE,
             term: TERM_NEVER,
             desired: 0.0,
@@ -1505,6 +1650,46 @@ mod tests {
         assert_eq!(f.give_up_at(21 * s), 21 * s);
         f.term = TERM_NEVER;
         assert_eq!(f.give_up_at(21 * s), NEVER);
+    }
+
+    /// QCLIMB's tag at the flow level is Algorithm 1's at every byte count (the appendix's example of
+    /// `policy::tests::qclimb_follows_algorithm_1`: queues <= 2, [3, 5], >= 6, L = 6, U = 9, slack 1), and the
+    /// byte count at which it is due again is never past a change of it.
+    #[test]
+    fn qclimb_tags_follow_algorithm_1() {
+        let bounds = vec![Bounds { lower: 6, upper: 9, estimate: 7, pias: false }];
+        let tags = Tags::Qclimb {
+            tagging: Tagging::Qclimb { thresholds: vec![2, 5], slack: 1 },
+            thresholds: vec![2, 5],
+            slack: 1,
+            bounds,
+            per_byte: 8.0,
+        };
+        let want = [2u8, 1, 1, 1, 0, 0, 0, 2, 2, 2, 2];
+        for b in 0..want.len() {
+            let (tag, at) = tags.at(0, b as f64 * 8.0);
+            assert_eq!(tag, want[b], "{b} bytes sent");
+            let next = if at.is_finite() { (at / 8.0) as usize } else { want.len() };
+            assert!(next > b && want[b..next.min(want.len())].iter().all(|&t| t == tag), "{b}: due at {next}");
+        }
+        assert_eq!(tags.at(0, 7.0 * 8.0), (2, 9.0 * 8.0), "demoted by bytes sent until U");
+    }
+
+    /// RAX at 10 Gbps (Q_1 = 160 us, E = 2): RAX+ ranks a 1 MB flow by its unsent bytes at line rate, 800 us
+    /// (queue 3: 640 <= T < 1280) until more than 200,000 bytes are sent (T < 640 us: queue 2); RAX's estimate
+    /// of a 100 KB flow is its size plus its unsent bytes at line rate, 160 us at first (queue 1), below Q_1
+    /// after one byte.
+    #[test]
+    fn rax_tags_by_hand() {
+        let cfg = Config::from_json(r#"{"scheme": {"name": "rax-plus"}}"#).unwrap();
+        assert_eq!(cfg.topology.host_link_gbps(), 10.0);
+        let rax = RaxParams::from_config(&cfg, true);
+        let tags = Tags::Rax { rax: rax.clone(), size: vec![1_000_000], per_byte: 8.0 };
+        assert_eq!(tags.at(0, 0.0), (3, 200_001.0 * 8.0));
+        assert_eq!(tags.at(0, 200_001.0 * 8.0).0, 2);
+        let tags = Tags::Rax { rax: RaxParams { plus: false, ..rax }, size: vec![100_000], per_byte: 8.0 };
+        assert_eq!(tags.at(0, 0.0), (1, 8.0));
+        assert_eq!(tags.at(0, 8.0).0, 0);
     }
 
     /// SRPT: the flow with the fewest bits left takes its path's capacity; the rest share what is left in that

@@ -24,7 +24,7 @@ fn cfg(scheme: &str, level: Level) -> Config {
 /// (its set-up, slow start's rounds, wire bytes, pipeline latency) is the packet level's within 0.2%.
 #[test]
 fn an_isolated_flow_takes_the_same_time_at_both_levels() {
-    for scheme in ["dctcp", "tcp", "pfabric", "rcp", "pias", "pdq", "d3", "pdq-basic"] {
+    for scheme in ["dctcp", "tcp", "pfabric", "rcp", "pias", "pdq", "d3", "pdq-basic", "rax", "rax-plus"] {
         for size in [1_000u64, 14_600, 100_000, 1_000_000, 10_000_000] {
             let f = flows(&[(0, 143, size, 0)]);
             let p = engine::run(&cfg(scheme, Level::Packet), &f, None).unwrap();
@@ -32,8 +32,11 @@ fn an_isolated_flow_takes_the_same_time_at_both_levels() {
             let (a, b) = (p.results.finish_ps[0] as f64, q.results.finish_ps[0] as f64);
             assert_eq!(q.results.ideal_fct_ps[0], p.results.ideal_fct_ps[0]);
             // TCP's slow start overshoots the buffer from about 1 MB on and loses packets at the packet level;
-            // losses are not modelled at the flow level
-            if scheme != "tcp" || size <= 100_000 {
+            // losses are not modelled at the flow level. RAX's flows of 1 MB and more rise in priority while
+            // they send: at the packet level the segments sent after a rise overtake those queued before it
+            // (1 MB: up to 307 segments out of order, one timeout, 9 to 71 spurious retransmissions; 8% longer
+            // under RAX, 25% under RAX+), reordering the flow level does not model
+            if (scheme != "tcp" && !scheme.starts_with("rax")) || size <= 100_000 {
                 assert!((b / a - 1.0).abs() < 0.002, "{scheme} {size} B: packet {a} ps, flow {b} ps");
             }
         }
@@ -218,4 +221,28 @@ fn a_deadline_workload_finishes_or_gives_up() {
             assert!(ended > 0, "{scheme}: none terminated");
         }
     }
+}
+
+/// QCLIMB (precise sizes), RAX and RAX+ at the flow level: strict priority by their tags. A 100 KB flow that
+/// arrives at 0.2 ms while a 1 MB flow is sending into the same host is tagged more urgent (remaining size or
+/// time below the first threshold) and takes the link: it finishes in its isolated time, where under DCTCP's
+/// max-min sharing it takes longer.
+#[test]
+fn tagged_schemes_let_the_short_flow_through() {
+    let f = flows(&[(0, 2, 1_000_000, 0), (1, 2, 100_000, MS / 5)]);
+    let alone = flows(&[(1, 2, 100_000, MS / 5)]);
+    let fct = |scheme: &str, f: &fctlab_sim::flows::FlowSet| {
+        let mut c = common::dumbbell(2, 10.0, 10.0);
+        let th = "[150000, 500000, 1000000, 2000000, 3000000, 4000000, 5000000]";
+        let sc = format!(r#"{{"scheme": {{"name": "{scheme}", "qclimb_info": "precise", "thresholds_bytes": {th}}}}}"#);
+        c.scheme = Config::from_json(&sc).unwrap().scheme;
+        c.run.level = Level::Flow;
+        let r = engine::run(&c, f, None).unwrap().results;
+        let last = f.len() - 1;
+        r.finish_ps[last] - r.start_ps[last]
+    };
+    for scheme in ["qclimb", "rax", "rax-plus"] {
+        assert_eq!(fct(scheme, &f), fct(scheme, &alone), "{scheme}");
+    }
+    assert!(fct("dctcp", &f) > fct("dctcp", &alone) * 11 / 10);
 }
