@@ -7,8 +7,8 @@
 //! its next event sits in one heap (stale entries skipped by a stamp), and under max-min only the rates the
 //! event can move are refilled (`Fluid::update_max_min`: the flows on the resources whose share changes,
 //! spreading through saturated resources only; the same allocation as a global recomputation, tested on random
-//! instances). SRPT, criticality order, MLFQ and D3 still recompute every rate at each event (their order
-//! depends on every flow's bits left; D3's grants on every earlier flow's). A finished flow's slot is reused, so
+//! instances). SRPT, criticality order, MLFQ, tags, LAS and D3 still recompute every rate at each event (their
+//! order depends on every flow's bits left or sent; D3's grants on every earlier flow's). A finished flow's slot is reused, so
 //! memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
@@ -58,6 +58,22 @@
 //! - **MLFQ** for pias: a flow's queue is the number of demotion thresholds its bytes sent have passed (bytes on
 //!   the wire: a segment's headers ride with its payload; one event per threshold passed); queues in strict
 //!   priority, each max-min on what the more urgent ones left.
+//! - **Tags** for qclimb, rax and rax-plus: the same strict priority, the queue being the packet level's tag
+//!   of the payload bytes sent (`policy`: QCLIMB's Algorithm 1 from the flow's bounds, estimate and slack;
+//!   RAX's queue of its remaining time). A tag is a step function of the bytes sent, re-evaluated at the next
+//!   byte count where it can change (an event): QCLIMB's thresholds passed, its remaining lower bound falling to
+//!   a threshold, L, L + S and U; RAX's remaining time falling below a threshold. RAX's remaining time is exact
+//!   here only because a flow's bytes are all written at its start (no generation rate, which the flow level
+//!   refuses; a bounded send buffer is refused for RAX): RAX+'s is the unsent bytes at line rate, RAX's
+//!   estimate the written bytes (the size) plus the unsent ones at line rate (its copy rate stays at the line
+//!   rate it starts from, as no write is sampled). Not modelled: the reordering a rise in priority causes at the
+//!   packet level (segments sent after it overtake those queued before; an isolated 1 MB flow takes 8% longer
+//!   there under RAX, 25% under RAX+, with a timeout), QCLIMB's own out-of-order and loss handling.
+//! - **LAS** for las (least attained service, the fluid limit of strict priority by bytes sent): flows in order
+//!   of wire bits sent, those with equal service (within a bit) as one group, each group max-min on what the
+//!   groups before it left; a flow served faster than the next one in that order on one of its resources
+//!   catches up with it at a time that is one of its events, and from then they are one group. Only
+//!   neighbours in that order on a shared resource can meet first, so those are the events.
 //!
 //! What the packet level has and an isolated flow needs to take the same time at both levels:
 //! - **Bytes on the wire**: payload plus `transport.header_bytes` per `mss_bytes` segment.
@@ -67,7 +83,7 @@
 //! - **Set-up**: one round trip of header-only packets before the data with `transport.handshake` (the TCP
 //!   family), and for RCP, D3 and PDQ (the rate request their SYN carries). The base RTT of slow start is a full
 //!   segment's way to the destination and an ACK's way back.
-//! - **Slow start** (the window-based schemes: tcp, dctcp, l2dct, pfabric): in each base RTT from the data's start
+//! - **Slow start** (the window-based schemes: the TCP family, pfabric, las, pias, qclimb, rax): in each base RTT from the data's start
 //!   a flow may send a window's worth (at the rate it is allocated), then waits for the next round; the window
 //!   starts at `init_cwnd_packets` segments and doubles every round until it holds a base RTT's worth at line
 //!   rate, from when it no longer binds. Two events per round (the window used up, the next round). With
@@ -89,12 +105,13 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// The schemes the flow level has a model for, with the model's name.
-pub const SCHEMES: [(&str, &str); 14] = [
+pub const SCHEMES: [(&str, &str); 15] = [
     ("tcp", "max-min"),
     ("dctcp", "max-min"),
     ("l2dct", "max-min"),
     ("rcp", "max-min"),
     ("pfabric", "SRPT"),
+    ("las", "least attained service: strict priority by bytes sent, equal service shared max-min"),
     ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
     ("qclimb", "strict priority by QCLIMB's tag of the bytes sent, max-min within a queue"),
     ("rax", "strict priority by RAX's remaining-time estimate, max-min within a queue"),
@@ -118,6 +135,8 @@ enum Model {
     /// PIAS: a flow's queue is the number of demotion thresholds its bytes sent have passed; queues are served
     /// in strict priority, flows within a queue max-min fairly.
     Mlfq,
+    /// LAS: strict priority by wire bits sent (fewest first); flows with equal service share max-min.
+    Las,
     /// D3: flows in order of arrival each granted their desired rate where their path has it left (what is
     /// left of it otherwise), then max-min on what the grants leave.
     D3,
@@ -127,6 +146,7 @@ fn model_of(name: SchemeName) -> Option<Model> {
     match name {
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
         SchemeName::Pfabric => Some(Model::Srpt),
+        SchemeName::Las => Some(Model::Las),
         SchemeName::Pias | SchemeName::Qclimb | SchemeName::Rax | SchemeName::RaxPlus => Some(Model::Mlfq),
         SchemeName::D3 => Some(Model::D3),
         n if n.is_pdq() => Some(Model::Critical { size_aware: true }),
@@ -187,6 +207,9 @@ struct Open {
     grant: f64,
     gap: Ps,
     wake: Ps,
+    /// LAS: when the flow, at its rate, catches up with the next flow of one of its resources in the order of
+    /// service (NEVER: it does not).
+    catch_at: Ps,
     /// When `left`, `allow` and `sent` were last brought up to date.
     at: Ps,
     /// Bumped whenever the flow's next event is rescheduled or the slot freed: event entries with another
@@ -215,6 +238,8 @@ const TERM_PAUSED: u8 = 3;
 /// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4).
 const MAX_HOPS: usize = 8;
 const FROZE_CAP: u32 = u32::MAX;
+/// LAS: services within this many wire bits are equal.
+const LAS_TIE_BITS: f64 = 1.0;
 const NOT_FROZEN: u32 = u32::MAX - 1;
 /// Relative tolerance of the incremental update's tests (a resource is saturated within EPS of its capacity;
 /// a rate changed by more than EPS of a resource's capacity has changed).
@@ -242,7 +267,7 @@ impl Open {
     /// request, PDQ's data after a hand-over, its criticality's next step, giving up); its state must be up to
     /// date at `now`.
     fn next_event(&self, now: Ps, th_bits: &[f64]) -> Ps {
-        let mut next = self.round_at.min(self.req_at).min(self.give_up_at(now));
+        let mut next = self.round_at.min(self.req_at).min(self.give_up_at(now)).min(self.catch_at);
         if self.wake > now {
             next = next.min(self.wake);
         }
@@ -369,6 +394,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             | SchemeName::Dctcp
             | SchemeName::L2dct
             | SchemeName::Pfabric
+            | SchemeName::Las
             | SchemeName::Pias
             | SchemeName::Qclimb
             | SchemeName::Rax
@@ -614,6 +640,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 grant: -1.0,
                 gap: (gap_rtts * rtt as f64).round() as Ps,
                 wake: 0,
+                catch_at: NEVER,
                 at: now,
                 ver: 0,
                 act: u32::MAX,
@@ -892,6 +919,7 @@ impl Fluid {
             self.acc_delta.resize(l, 0.0);
             self.changed.resize(l, 0);
             self.fill.count.resize(l, 0);
+            self.fill.last.resize(l, u32::MAX);
             self.fill.users.resize(l, Vec::new());
         }
         match self.free.pop() {
@@ -982,7 +1010,7 @@ impl Fluid {
             f.old_rate = f.rate;
         }
         self.set.clear();
-        if matches!(model, Model::Srpt | Model::Critical { .. } | Model::D3) {
+        if matches!(model, Model::Srpt | Model::Critical { .. } | Model::D3 | Model::Las) {
             // the last event's order (its flows still open) and the flows that arrived: nearly sorted, which the
             // sort finds in close to linear time (D3: the order of arrival)
             let flows = &self.flows;
@@ -998,14 +1026,18 @@ impl Fluid {
         if matches!(model, Model::Srpt | Model::Critical { .. }) {
             self.order.clear();
             self.order.extend(self.fill.order.iter().map(|&k| (k, self.flows[k as usize].id)));
+        } else if model == Model::Las {
+            self.order.clear();
+            self.order.extend(self.fill.sorted.iter().map(|&k| (k, self.flows[k as usize].id)));
         } else if model == Model::D3 {
             self.order.clear();
             self.order.extend(self.set.iter().map(|&k| (k, self.flows[k as usize].id)));
         }
         for &k in &self.active {
             let f = &self.flows[k as usize];
-            // (a PDQ flow waiting for its data to follow a grant is due at the end of the wait)
-            if f.rate != f.old_rate || f.wake > now {
+            // (a PDQ flow waiting for its data to follow a grant is due at the end of the wait; a LAS flow at its
+            // catching up)
+            if f.rate != f.old_rate || f.wake > now || f.catch_at != NEVER {
                 self.resched.push(k);
             }
         }
@@ -1187,6 +1219,10 @@ struct FillScratch {
     users: Vec<Vec<u32>>,
     links: Vec<u32>,
     order: Vec<u32>,
+    /// MLFQ's queue and LAS's order of service and group; per resource, LAS's last flow in that order.
+    sorted: Vec<u32>,
+    group: Vec<u32>,
+    last: Vec<u32>,
 }
 
 /// The rates of the flows `set` (slots of `flows`) under `model`, from the resources' full capacities, at
@@ -1242,12 +1278,63 @@ fn allocate(
         Model::Mlfq => {
             // queue by queue, each on what the more urgent ones left
             let last = set.iter().map(|&k| flows[k as usize].class).max().unwrap_or(0);
-            let mut queue = Vec::new();
+            let mut queue = std::mem::take(&mut s.group);
             for c in 0..=last {
                 queue.clear();
                 queue.extend(set.iter().copied().filter(|&k| flows[k as usize].class == c));
                 fill(flows, &queue, residual, s);
             }
+            s.group = queue;
+        }
+        Model::Las => {
+            // in order of service (the order given is the last event's, nearly sorted), flows whose service is
+            // equal (within a bit: the picosecond a catching up is rounded to leaves less) as one group, each
+            // group max-min on what the groups before it left
+            let mut sorted = std::mem::take(&mut s.sorted);
+            let mut group = std::mem::take(&mut s.group);
+            sorted.clear();
+            sorted.extend_from_slice(set);
+            sorted.sort_by(|&a, &b| {
+                let (fa, fb) = (&flows[a as usize], &flows[b as usize]);
+                fa.sent.total_cmp(&fb.sent).then(fa.id.cmp(&fb.id))
+            });
+            let mut i = 0;
+            while i < sorted.len() {
+                let first = flows[sorted[i] as usize].sent;
+                group.clear();
+                while i < sorted.len() && flows[sorted[i] as usize].sent - first <= LAS_TIE_BITS {
+                    group.push(sorted[i]);
+                    i += 1;
+                }
+                fill(flows, &group, residual, s);
+            }
+            // the next catching up on each resource: a flow served faster than the next one in order of service
+            // on one of its resources reaches its service then, and the two share from there
+            for &k in &sorted {
+                flows[k as usize].catch_at = NEVER;
+            }
+            for &k in &sorted {
+                let (sent, rate) = (flows[k as usize].sent, flows[k as usize].rate);
+                for h in 0..flows[k as usize].hops_len as usize {
+                    let l = flows[k as usize].hops[h] as usize;
+                    let p = s.last[l];
+                    s.last[l] = k;
+                    if p == u32::MAX {
+                        continue;
+                    }
+                    let fp = &mut flows[p as usize];
+                    if sent - fp.sent > LAS_TIE_BITS && fp.rate > rate {
+                        fp.catch_at = fp.catch_at.min(after(now, sent - fp.sent, fp.rate - rate));
+                    }
+                }
+            }
+            for &k in &sorted {
+                for &l in flows[k as usize].path() {
+                    s.last[l as usize] = u32::MAX;
+                }
+            }
+            s.sorted = sorted;
+            s.group = group;
         }
         Model::D3 => {
             // in order of arrival, each flow's desired rate where its path has it left, else what is left (the
@@ -1417,6 +1504,7 @@ mod tests {
             grant: -1.0,
             gap: 0,
             wake: 0,
+            catch_at: NEVER,
             at: 0,
             ver: 0,
             act: u32::MAX,

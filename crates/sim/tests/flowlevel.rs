@@ -24,7 +24,7 @@ fn cfg(scheme: &str, level: Level) -> Config {
 /// (its set-up, slow start's rounds, wire bytes, pipeline latency) is the packet level's within 0.2%.
 #[test]
 fn an_isolated_flow_takes_the_same_time_at_both_levels() {
-    for scheme in ["dctcp", "tcp", "pfabric", "rcp", "pias", "pdq", "d3", "pdq-basic", "rax", "rax-plus"] {
+    for scheme in ["dctcp", "tcp", "pfabric", "las", "rcp", "pias", "pdq", "d3", "pdq-basic", "rax", "rax-plus"] {
         for size in [1_000u64, 14_600, 100_000, 1_000_000, 10_000_000] {
             let f = flows(&[(0, 143, size, 0)]);
             let p = engine::run(&cfg(scheme, Level::Packet), &f, None).unwrap();
@@ -46,7 +46,7 @@ fn an_isolated_flow_takes_the_same_time_at_both_levels() {
 /// A workload: every flow finishes, at least its ideal time, the same bits twice.
 #[test]
 fn a_workload_finishes_deterministically() {
-    for scheme in ["dctcp", "pfabric", "pias", "pdq", "d3", "pdq-basic"] {
+    for scheme in ["dctcp", "pfabric", "las", "pias", "pdq", "d3", "pdq-basic"] {
         let f = random_flows(5_000, 144, 2_000_000, 20_000_000, 11);
         let a = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
         let b = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
@@ -245,4 +245,22 @@ fn tagged_schemes_let_the_short_flow_through() {
         assert_eq!(fct(scheme, &f), fct(scheme, &alone), "{scheme}");
     }
     assert!(fct("dctcp", &f) > fct("dctcp", &alone) * 11 / 10);
+}
+
+/// LAS at the flow level, its fluid limit: a 100 KB flow (822,080 wire bits) that starts 40 us after a 1 MB flow
+/// into the same 10 Gbps link has the link alone until it has sent what the other has, 400,000 bits (40 us),
+/// then the two share it equally (5 Gbps each) until it has sent the rest, 422,080 bits in 84.416 us: it takes
+/// 42.208 us longer than alone (82.208 us of sending).
+#[test]
+fn las_serves_the_least_attained_first_then_shares() {
+    let us = 1_000_000u64;
+    let f = flows(&[(0, 2, 1_000_000, 0), (1, 2, 100_000, 40 * us)]);
+    let alone = flows(&[(1, 2, 100_000, 40 * us)]);
+    let fct = |f: &fctlab_sim::flows::FlowSet| {
+        let r = engine::run(&dumbbell_flow("las"), f, None).unwrap().results;
+        let last = f.len() - 1;
+        r.finish_ps[last] - r.start_ps[last]
+    };
+    let extra = fct(&f) - fct(&alone);
+    assert!(extra.abs_diff(42_208_000) <= 4, "{extra} ps");
 }
