@@ -8,8 +8,8 @@
 //! event can move are refilled (`Fluid::update_max_min`: the flows on the resources whose share changes,
 //! spreading through saturated resources only; the same allocation as a global recomputation, tested on random
 //! instances). SRPT, criticality order, MLFQ, tags, LAS and D3 still recompute every rate at each event (their
-//! order depends on every flow's bits left or sent; D3's grants on every earlier flow's). A finished flow's slot is reused, so
-//! memory follows the flows open at once.
+//! order depends on every flow's bits left or sent; D3's grants on every earlier flow's). A finished flow's slot
+//! is reused, so memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
 //! its hash picks at each hop, as a packet of the flow would take. Under packet spraying, a flow's packets spread
@@ -83,11 +83,11 @@
 //! - **Set-up**: one round trip of header-only packets before the data with `transport.handshake` (the TCP
 //!   family), and for RCP, D3 and PDQ (the rate request their SYN carries). The base RTT of slow start is a full
 //!   segment's way to the destination and an ACK's way back.
-//! - **Slow start** (the window-based schemes: the TCP family, pfabric, las, pias, qclimb, rax): in each base RTT from the data's start
-//!   a flow may send a window's worth (at the rate it is allocated), then waits for the next round; the window
-//!   starts at `init_cwnd_packets` segments and doubles every round until it holds a base RTT's worth at line
-//!   rate, from when it no longer binds. Two events per round (the window used up, the next round). With
-//!   `max_cwnd_packets` the rate is capped at that many segments per base RTT.
+//! - **Slow start** (the window-based schemes: the TCP family, pfabric, las, pias, qclimb, rax): in each base
+//!   RTT from the data's start a flow may send a window's worth (at the rate it is allocated), then waits for the
+//!   next round; the window starts at `init_cwnd_packets` segments and doubles every round until it holds a base
+//!   RTT's worth at line rate, from when it no longer binds. Two events per round (the window used up, the next
+//!   round). With `max_cwnd_packets` the rate is capped at that many segments per base RTT.
 //!
 //! Not modelled: queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
 //! (an experiment asking for them at the flow level is refused with the list of those it has).
