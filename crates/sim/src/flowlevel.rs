@@ -7,9 +7,11 @@
 //! its next event sits in one heap (stale entries skipped by a stamp), and under max-min only the rates the
 //! event can move are refilled (`Fluid::update_max_min`: the flows on the resources whose share changes,
 //! spreading through saturated resources only; the same allocation as a global recomputation, tested on random
-//! instances). SRPT, criticality order, MLFQ, tags, LAS and D3 still recompute every rate at each event (their
-//! order depends on every flow's bits left or sent; D3's grants on every earlier flow's). A finished flow's slot
-//! is reused, so memory follows the flows open at once.
+//! instances). Strict priority by queue (pias, qclimb, rax) is updated the same way queue by queue
+//! (`Fluid::update_mlfq`: a queue's capacity is what the more urgent ones leave, and changes only where their
+//! load moved). SRPT, criticality order, LAS and D3 still recompute every rate at each event (their order
+//! depends on every flow's bits left or sent, which move between events; D3's grants on every earlier flow's).
+//! A finished flow's slot is reused, so memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
 //! its hash picks at each hop, as a packet of the flow would take. Under packet spraying, a flow's packets spread
@@ -455,7 +457,8 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     let mut ready: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
     let mut held: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
     let mut events: BinaryHeap<Reverse<(Ps, u32, u32)>> = BinaryHeap::new();
-    let mut fl = Fluid::default();
+    let mut fl =
+        if model == Model::Mlfq { Fluid::layered(th_bits.len().max(tags.queues()) + 1) } else { Fluid::default() };
     let mut now: Ps = 0;
     loop {
         // the next event: an arrival, the end of a set-up, a flow's own event (its last bit, its window used up,
@@ -500,7 +503,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                         ready.push(Reverse((flows.start_ps[c as usize].max(now + tail), c)));
                     }
                 }
-                fl.finish(k);
+                fl.done(k);
                 continue;
             }
             // D3's quenching, PDQ's Early Termination: the flow gives up and never finishes
@@ -508,7 +511,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 let id = f.id as usize;
                 results.terminated[id] = true;
                 results.bytes_sent[id] = payload_of(f.sent, mss, header).min(flows.size_bytes[id]);
-                fl.finish(k);
+                fl.done(k);
                 continue;
             }
             // D3: a new request, from the bits left and the time to the deadline
@@ -539,8 +542,10 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 f.class += 1;
             }
             f.cap = if f.round_at != NEVER && f.allow <= 0.0 { 0.0 } else { f.line };
-            if f.cap != cap || f.class != class {
-                fl.touch(k);
+            if f.class != class && model == Model::Mlfq {
+                fl.requeue(k, class);
+            } else if f.cap != cap || f.class != class {
+                fl.changed(k);
             }
             fl.resched.push(k);
         }
@@ -659,10 +664,11 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 break;
             }
             held.pop();
-            fl.activate(k, now);
+            fl.start(k, now);
         }
         match model {
             Model::MaxMin => fl.update_max_min(now),
+            Model::Mlfq => fl.update_mlfq(now),
             _ => fl.allocate_all(model, now),
         }
         // the flows whose next event moved
@@ -755,6 +761,15 @@ impl Tags {
             }
             _ => Tags::None,
         })
+    }
+
+    /// The number of queues past the first that a tag may name.
+    fn queues(&self) -> usize {
+        match self {
+            Tags::None => 0,
+            Tags::Qclimb { thresholds, .. } => thresholds.len(),
+            Tags::Rax { rax, .. } => rax.thresholds_ps.len(),
+        }
     }
 
     /// The tag of flow `id` after `sent_wire` bits sent, and the wire bits at which it is due again.
@@ -876,8 +891,10 @@ struct Fluid {
     order: Vec<(u32, u32)>,
     removed_links: Vec<u32>,
     removed: Vec<f64>,
-    /// Per resource: the event that put all its users in the set; the filling round that computed its residual.
+    /// Per resource: the update (`pass`, one per event and queue) that put all its users in the set; the filling
+    /// round that computed its residual.
     whole: Vec<u32>,
+    pass: u32,
     seen: Vec<u32>,
     round: u32,
     residual: Vec<f64>,
@@ -890,6 +907,31 @@ struct Fluid {
     links: Vec<u32>,
     expand: Vec<u32>,
     fill: FillScratch,
+    /// Each resource's capacity (`capacity` is the capacity the current update fills: the same, or under MLFQ
+    /// what the more urgent queues leave).
+    base: Vec<f64>,
+    /// MLFQ (empty otherwise): one layer per queue, its users, loads, removals, capacities and set (see
+    /// `Fluid::update_mlfq`); the layer being worked on is swapped into the fields above, and they hold empty
+    /// vectors in between.
+    layers: Vec<Layer>,
+    /// MLFQ: resources where a more urgent queue's load changed in this event (and a stamp per resource), and
+    /// those where a queue's capacity changed, whose users are refilled whole.
+    dirty: Vec<u32>,
+    dirty_at: Vec<u32>,
+    cap_changed: Vec<u32>,
+}
+
+/// One queue of MLFQ, as `Fluid` holds the max-min state of all flows: its flows' users of each resource, their
+/// load, what finished or demoted flows removed in this event, the capacity the queue has (what the more
+/// urgent queues leave) and the flows to refill.
+#[derive(Default)]
+struct Layer {
+    users: Vec<Vec<u32>>,
+    load: Vec<f64>,
+    removed: Vec<f64>,
+    removed_links: Vec<u32>,
+    capacity: Vec<f64>,
+    set: Vec<u32>,
 }
 
 impl Fluid {
@@ -902,19 +944,100 @@ impl Fluid {
             self.removed[l as usize] = 0.0;
         }
         self.removed_links.clear();
+        for y in &mut self.layers {
+            y.set.clear();
+            for &l in &y.removed_links {
+                y.removed[l as usize] = 0.0;
+            }
+            y.removed_links.clear();
+        }
+    }
+
+    /// MLFQ with `queues` queues: every flow's max-min state lives in the layer of its queue.
+    fn layered(queues: usize) -> Self {
+        Fluid { layers: (0..queues.max(1)).map(|_| Layer::default()).collect(), ..Fluid::default() }
+    }
+
+    /// Swap layer `c` with the fields the max-min code works on (its own inverse).
+    fn swap(&mut self, c: u8) {
+        let y = &mut self.layers[c as usize];
+        std::mem::swap(&mut self.users, &mut y.users);
+        std::mem::swap(&mut self.load, &mut y.load);
+        std::mem::swap(&mut self.removed, &mut y.removed);
+        std::mem::swap(&mut self.removed_links, &mut y.removed_links);
+        std::mem::swap(&mut self.capacity, &mut y.capacity);
+        std::mem::swap(&mut self.set, &mut y.set);
+    }
+
+    /// `activate`, `touch`, `finish` in the flow's layer (MLFQ) or in the one state (the other models).
+    fn start(&mut self, k: u32, now: Ps) {
+        let c = self.flows[k as usize].class;
+        self.in_layer(c, |fl| fl.activate(k, now));
+    }
+
+    fn changed(&mut self, k: u32) {
+        let c = self.flows[k as usize].class;
+        self.in_layer(c, |fl| fl.touch(k));
+    }
+
+    fn done(&mut self, k: u32) {
+        let c = self.flows[k as usize].class;
+        self.in_layer(c, |fl| fl.finish(k));
+    }
+
+    #[inline]
+    fn in_layer(&mut self, c: u8, op: impl FnOnce(&mut Self)) {
+        if self.layers.is_empty() {
+            op(self);
+        } else {
+            self.swap(c);
+            op(self);
+            self.swap(c);
+        }
+    }
+
+    /// MLFQ: flow `k` (active) moves from queue `from` to its queue now: it leaves the old layer's users (which
+    /// lose its rate, as from a finished flow) and joins the new one's as a flow to fill.
+    fn requeue(&mut self, k: u32, from: u8) {
+        let to = self.flows[k as usize].class;
+        self.swap(from);
+        self.detach(k);
+        self.swap(from);
+        self.swap(to);
+        let ep = self.epoch;
+        let f = &mut self.flows[k as usize];
+        for h in 0..f.hops_len as usize {
+            let u = &mut self.users[f.hops[h] as usize];
+            f.pos[h] = u.len() as u32;
+            u.push(k);
+        }
+        f.old_rate = 0.0;
+        f.mark = ep;
+        self.set.push(k);
+        self.swap(to);
     }
 
     /// A new flow in its set-up wait: a slot, not yet on its resources.
     fn insert(&mut self, f: Open, capacity: &[f64]) -> u32 {
-        if self.capacity.len() < capacity.len() {
-            self.capacity.extend_from_slice(&capacity[self.capacity.len()..]);
+        if self.base.len() < capacity.len() {
+            self.base.extend_from_slice(&capacity[self.base.len()..]);
             let l = capacity.len();
-            self.users.resize(l, Vec::new());
-            self.removed.resize(l, 0.0);
+            if self.layers.is_empty() {
+                self.capacity.extend_from_slice(&capacity[self.capacity.len()..]);
+                self.users.resize(l, Vec::new());
+                self.removed.resize(l, 0.0);
+                self.load.resize(l, 0.0);
+            }
+            for y in &mut self.layers {
+                y.capacity.extend_from_slice(&capacity[y.capacity.len()..]);
+                y.users.resize(l, Vec::new());
+                y.removed.resize(l, 0.0);
+                y.load.resize(l, 0.0);
+            }
+            self.dirty_at.resize(l, 0);
             self.whole.resize(l, 0);
             self.seen.resize(l, 0);
             self.residual.resize(l, 0.0);
-            self.load.resize(l, 0.0);
             self.acc_old.resize(l, 0.0);
             self.acc_delta.resize(l, 0.0);
             self.changed.resize(l, 0);
@@ -965,6 +1088,23 @@ impl Fluid {
 
     /// A flow sent its last bit: off its resources (which lose its rate), its slot freed.
     fn finish(&mut self, k: u32) {
+        self.detach(k);
+        let f = &mut self.flows[k as usize];
+        let a = f.act as usize;
+        f.act = u32::MAX;
+        f.ver = f.ver.wrapping_add(1);
+        f.rate = 0.0;
+        f.mark = self.epoch.wrapping_sub(1); // (not in this event's set)
+        self.active.swap_remove(a);
+        if a < self.active.len() {
+            let moved = self.active[a];
+            self.flows[moved as usize].act = a as u32;
+        }
+        self.free.push(k);
+    }
+
+    /// Flow `k` leaves its resources' users, which lose its rate.
+    fn detach(&mut self, k: u32) {
         let f = &self.flows[k as usize];
         let (hops, pos, rate) = (f.hops, f.pos, f.rate);
         for (h, &l) in hops[..f.hops_len as usize].iter().enumerate() {
@@ -987,18 +1127,6 @@ impl Fluid {
                 self.load[l as usize] = 0.0;
             }
         }
-        let f = &mut self.flows[k as usize];
-        let a = f.act as usize;
-        f.act = u32::MAX;
-        f.ver = f.ver.wrapping_add(1);
-        f.rate = 0.0;
-        f.mark = self.epoch.wrapping_sub(1); // (not in this event's set)
-        self.active.swap_remove(a);
-        if a < self.active.len() {
-            let moved = self.active[a];
-            self.flows[moved as usize].act = a as u32;
-        }
-        self.free.push(k);
     }
 
     /// Every active flow's rate from scratch (SRPT, criticality order, MLFQ): each flow brought up to date
@@ -1043,15 +1171,67 @@ impl Fluid {
         }
     }
 
+    /// MLFQ, incrementally: queue by queue from the most urgent, the max-min update of that queue's layer on
+    /// the capacity the more urgent queues leave. A queue's capacity changes only on the resources where a more
+    /// urgent queue's load changed in this event (its flows that changed rate, finished, left or joined it):
+    /// those are refilled whole, and the update spreads from there and from the queue's own changes as under
+    /// max-min. The same allocation as a global recomputation queue by queue (`incremental_mlfq_equals_global`).
+    fn update_mlfq(&mut self, now: Ps) {
+        self.dirty.clear();
+        let ep = self.epoch;
+        for c in 0..self.layers.len() {
+            self.swap(c as u8);
+            // this queue's capacity where a more urgent queue's load moved
+            self.cap_changed.clear();
+            for j in 0..self.dirty.len() {
+                let li = self.dirty[j] as usize;
+                let above: f64 = self.layers[..c].iter().map(|y| y.load[li]).sum();
+                let mut cap = self.base[li] - above;
+                if cap < EPS * self.base[li] {
+                    cap = 0.0;
+                }
+                // (a resource below its capacity before the event, flows that left it counted, and below it after
+                // has no flow's bottleneck: nothing to refill)
+                let (old, load, tol) = (self.capacity[li], self.load[li], EPS * self.base[li]);
+                let was_full = load + self.removed[li] >= old - tol;
+                if (cap - old).abs() > tol && (was_full || load > cap - tol) {
+                    self.cap_changed.push(li as u32);
+                }
+                self.capacity[li] = cap;
+            }
+            self.update_max_min(now);
+            // where this queue's load moved: its flows that changed rate, and those that left it
+            for j in 0..self.set.len() {
+                let f = &self.flows[self.set[j] as usize];
+                if f.rate != f.old_rate {
+                    for &l in f.path() {
+                        if self.dirty_at[l as usize] != ep {
+                            self.dirty_at[l as usize] = ep;
+                            self.dirty.push(l);
+                        }
+                    }
+                }
+            }
+            for &l in &self.removed_links {
+                if self.dirty_at[l as usize] != ep {
+                    self.dirty_at[l as usize] = ep;
+                    self.dirty.push(l);
+                }
+            }
+            self.swap(c as u8);
+        }
+        self.cap_changed.clear();
+    }
+
     /// Put every user of the resources in `expand` in the set.
     fn grow(&mut self, now: Ps) {
         let ep = self.epoch;
         for j in 0..self.expand.len() {
             let li = self.expand[j] as usize;
-            if self.whole[li] == ep {
+            if self.whole[li] == self.pass {
                 continue;
             }
-            self.whole[li] = ep;
+            self.whole[li] = self.pass;
             // (the resource's load summed afresh, so that rounding does not build up)
             let mut load = 0.0;
             for &g in &self.users[li] {
@@ -1083,6 +1263,7 @@ impl Fluid {
     /// recomputation fills the 339 flows open on average.
     fn update_max_min(&mut self, now: Ps) {
         let ep = self.epoch;
+        self.pass = self.pass.wrapping_add(1);
         // Saturated resources of the flows that changed, and those that lost a flow, nearly always have their
         // users refilled anyway (a second filling round would find them): refill them from the start.
         self.expand.clear();
@@ -1100,6 +1281,8 @@ impl Fluid {
                 self.expand.push(l);
             }
         }
+        // (MLFQ: resources whose capacity for this queue changed are refilled whole)
+        self.expand.extend_from_slice(&self.cap_changed);
         self.grow(now);
         loop {
             // what the flows outside the set leave on the set's resources: the load before the event less the
@@ -1122,7 +1305,7 @@ impl Fluid {
             }
             for &l in &self.links {
                 let li = l as usize;
-                self.residual[li] = if self.whole[li] == ep {
+                self.residual[li] = if self.whole[li] == self.pass {
                     self.capacity[li]
                 } else {
                     self.capacity[li] - self.load[li] + self.acc_old[li]
@@ -1145,7 +1328,7 @@ impl Fluid {
             for &k in &self.set {
                 let f = &self.flows[k as usize];
                 let l = f.froze;
-                if l >= NOT_FROZEN || self.whole[l as usize] == ep {
+                if l >= NOT_FROZEN || self.whole[l as usize] == self.pass {
                     continue;
                 }
                 let tol = EPS * self.capacity[l as usize];
@@ -1161,7 +1344,7 @@ impl Fluid {
             for j in 0..self.links.len() + self.removed_links.len() {
                 let l = if j < self.links.len() { self.links[j] } else { self.removed_links[j - self.links.len()] };
                 let li = l as usize;
-                if self.whole[li] == ep {
+                if self.whole[li] == self.pass {
                     continue;
                 }
                 let set_here = self.seen[li] == round;
@@ -1604,6 +1787,100 @@ mod tests {
             }
         }
         assert!(checked > 100_000 && moved > 10_000, "{checked} rates checked, {moved} moved");
+    }
+
+    /// MLFQ, the same as `incremental_equals_global` with up to four queues: flows arrive in a random queue,
+    /// finish, change cap, and move to another queue (one to three changes at once); after each event the
+    /// incremental update, queue by queue, gives every flow the rate of the global filling queue by queue, and
+    /// each layer's load is the sum of its users' rates.
+    #[test]
+    fn incremental_mlfq_equals_global() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut draw = |n: u64| rng.next_u64() % n;
+        let (mut checked, mut moved) = (0, 0);
+        for _case in 0..300 {
+            let links = 1 + draw(8) as usize;
+            let caps: Vec<f64> =
+                (0..links).map(|_| [1.0, 2.0, 4.0, 10.0][draw(4) as usize] * (1.0 + draw(3) as f64 / 4.0)).collect();
+            let queues = 1 + draw(4) as u8;
+            let mut fl = Fluid::layered(queues as usize);
+            let mut live: Vec<u32> = Vec::new();
+            let mut id = 0;
+            for _event in 0..50 {
+                fl.begin();
+                for _ in 0..1 + draw(3) {
+                    let cap = match draw(4) {
+                        0 => 0.0,
+                        1 => 0.1 + draw(40) as f64 / 10.0,
+                        _ => 100.0,
+                    };
+                    match draw(6) {
+                        0..=2 if live.len() < 40 => {
+                            let mut path: Vec<u32> = (0..links as u32).collect();
+                            for i in (1..path.len()).rev() {
+                                path.swap(i, draw(i as u64 + 1) as usize);
+                            }
+                            path.truncate(1 + draw(links.min(4) as u64) as usize);
+                            let mut f = flow(id, &path, cap);
+                            f.class = draw(queues as u64) as u8;
+                            let k = fl.insert(f, &caps);
+                            id += 1;
+                            fl.start(k, 0);
+                            live.push(k);
+                        }
+                        3 | 4 if !live.is_empty() => {
+                            let j = draw(live.len() as u64) as usize;
+                            let k = live[j];
+                            if fl.flows[k as usize].mark == fl.epoch {
+                                continue; // (changed in this event already)
+                            }
+                            if draw(2) == 0 {
+                                live.swap_remove(j);
+                                fl.done(k);
+                            } else {
+                                let from = fl.flows[k as usize].class;
+                                fl.flows[k as usize].class = draw(queues as u64) as u8;
+                                fl.flows[k as usize].cap = cap;
+                                if fl.flows[k as usize].class != from {
+                                    fl.requeue(k, from);
+                                } else {
+                                    fl.changed(k);
+                                }
+                            }
+                        }
+                        _ if !live.is_empty() => {
+                            let k = live[draw(live.len() as u64) as usize];
+                            if fl.flows[k as usize].mark == fl.epoch {
+                                continue;
+                            }
+                            fl.changed(k);
+                            fl.flows[k as usize].cap = cap;
+                        }
+                        _ => {}
+                    }
+                }
+                fl.update_mlfq(0);
+                moved += fl.resched.len();
+                let mut global = fl.flows.clone();
+                let set = fl.active.clone();
+                let mut residual = vec![0.0; links];
+                let mut scratch =
+                    FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
+                allocate(Model::Mlfq, &mut global, &set, &caps, &mut residual, &mut scratch, 0);
+                for &k in &set {
+                    let (a, b) = (fl.flows[k as usize].rate, global[k as usize].rate);
+                    assert!((a - b).abs() <= 1e-7, "flow {}: incremental {a}, global {b}", fl.flows[k as usize].id);
+                    checked += 1;
+                }
+                for y in &fl.layers {
+                    for l in 0..y.users.len() {
+                        let sum: f64 = y.users[l].iter().map(|&k| fl.flows[k as usize].rate).sum();
+                        assert!((y.load[l] - sum).abs() <= 1e-7, "resource {l}: load {} against {sum}", y.load[l]);
+                    }
+                }
+            }
+        }
+        assert!(checked > 50_000 && moved > 5_000, "{checked} rates checked, {moved} moved");
     }
 
     /// The parking lot: one long flow across three unit links, one short flow on each: max-min gives every flow
