@@ -1489,7 +1489,17 @@ fn allocate(
                     group.push(sorted[i]);
                     i += 1;
                 }
-                fill(flows, &group, residual, s);
+                if let [k] = group[..] {
+                    // (one flow: what its path has left, up to its cap, as the filling would give it)
+                    let f = &mut flows[k as usize];
+                    let r = f.path().iter().map(|&l| residual[l as usize]).fold(f.cap, f64::min).max(0.0);
+                    for &l in f.path() {
+                        residual[l as usize] -= r;
+                    }
+                    f.rate = r;
+                } else {
+                    fill(flows, &group, residual, s);
+                }
             }
             // the next catching up on each resource: a flow served faster than the next one in order of service
             // on one of its resources reaches its service then, and the two share from there
