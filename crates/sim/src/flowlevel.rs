@@ -406,8 +406,8 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     let setup_rtts = u64::from(t.handshake && window)
         + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::D3) || cfg.scheme.name.is_pdq());
     // PDQ's variants: the criticality, the hand-over gap in base RTTs (a paused flow's probe round trip; Early
-    // Start sends the next flow's data K RTTs before the one ahead ends, so none is left when K >= 1), and who
-    // gives up
+    // Start accepts the next flow K RTTs before the one ahead ends, so its data comes K - 1 RTTs early and no gap
+    // is left when K >= 1), and who gives up
     let sc = &cfg.scheme;
     let pdq = cfg.scheme.name.is_pdq();
     let model = match model {
