@@ -1206,8 +1206,8 @@ pub struct RunConfig {
     pub monitor_host: Option<u32>,
     pub monitor_interval_us: f64,
     /// `"packet"` (the default) or `"flow"`: rates from the scheme's allocation rule instead of packets
-    /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT, pias as MLFQ, pdq in
-    /// criticality order).
+    /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT, pias as MLFQ, d3 as
+    /// first-come-first-served grants of desired rates, the pdq variants in criticality order).
     pub level: Level,
 }
 

@@ -7,8 +7,11 @@
 //! its next event sits in one heap (stale entries skipped by a stamp), and under max-min only the rates the
 //! event can move are refilled (`Fluid::update_max_min`: the flows on the resources whose share changes,
 //! spreading through saturated resources only; the same allocation as a global recomputation, tested on random
-//! instances). SRPT, criticality order and MLFQ still recompute every rate at each event (their order depends on
-//! every flow's bits left). A finished flow's slot is reused, so memory follows the flows open at once.
+//! instances). Strict priority by queue (pias, qclimb, rax) is updated the same way queue by queue
+//! (`Fluid::update_mlfq`: a queue's capacity is what the more urgent ones leave, and changes only where their
+//! load moved). SRPT, criticality order, LAS and D3 still recompute every rate at each event (their order
+//! depends on every flow's bits left or sent, which move between events; D3's grants on every earlier flow's).
+//! A finished flow's slot is reused, so memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
 //! its hash picks at each hop, as a packet of the flow would take. Under packet spraying, a flow's packets spread
@@ -21,13 +24,58 @@
 //!   each flow's own cap (see slow start) is a resource of its own.
 //! - **SRPT** for pfabric: flows in order of remaining bytes (then id) each take what their path has left, so a
 //!   link serves its most urgent flow at full rate (pFabric's ideal, strict priority by remaining size).
-//! - **Criticality order** for pdq (PDQ(Full)'s ideal): earliest deadline first (flows without one after), then
-//!   fewest bytes left; each flow takes what its path has left, so a link serves its most critical flow at full
-//!   rate. Not modelled: Early Start's overlap, Early Termination, the rate controller's queue. Set-up: PDQ's
-//!   request round trip.
+//! - **Criticality order** for pdq, pdq-basic, pdq-es and pdq-es-et: earliest deadline first (flows without one
+//!   after), then fewest bytes left (`scheme.pdq_criticality = "size"`), or the size-unaware ranks of the PDQ
+//!   paper's section 5.6: a random draw per flow (`"random"`, seeded by the run's seed and the flow's id, not the
+//!   packet level's draws) or the bytes sent, counted in steps of `pdq_criticality_update_bytes` (`"bytes_sent"`,
+//!   fewer is more critical: one event per step); ties by flow id. Each flow takes what its path has left, so a
+//!   link serves its most critical flow at full rate. Set-up: PDQ's request round trip.
+//!   - Hand-over (Early Start off, pdq-basic): a paused flow granted a rate (its path freed by a flow ahead that
+//!     finished or fell behind) holds it at once but sends only one base RTT later, the round trip of the probe
+//!     that learns of it; the link idles meanwhile (the packet level's gap between two flows is about that: the
+//!     next probe comes within an RTT, and its data one RTT after it). A new flow's grant comes with its set-up.
+//!   - Early Start (pdq-es, pdq-es-et, pdq): a flow ahead within K RTTs of its end lets the next one start, whose
+//!     data then arrives (K - 1) RTTs before the last bit of the one ahead. Without queues the bits of that
+//!     overlap wait behind it, so the link stays busy and the hand-over costs nothing: the gap is
+//!     max(0, 1 - K) base RTTs (none at the default K = 2). Not modelled: the overlap's queue, which the packet
+//!     level's rate controller drains by lowering its capacity for a few RTTs.
+//!   - Early Termination (pdq-es-et, pdq): a flow with a deadline gives up (`terminated`, never finished) once
+//!     its deadline has passed, or its wire bits left at line rate would end after it, or, while paused
+//!     (sending nothing), they would one base RTT from now (the packet level's conditions (1) to (3)); with a
+//!     size-unaware criticality only the first (the sender is not told its size). Also at its start. The time it
+//!     gives up at its current rate is one of its events (`Open::give_up_at`).
+//!   - Not modelled: Suppressed Probing (it spaces out the probes of the flows far back in line, which the flow
+//!     level does not send), dampening, the flow list's bound.
+//! - **D3** for d3: a flow with a deadline desires its wire bits left over the time to its deadline (0 without
+//!   one). At each event, flows in order of arrival (their data's start) are granted their desired rate where
+//!   every resource of their path still has it, else what the path has left (D3's greedy first come first
+//!   served, not earliest deadline first); what the grants leave is then shared max-min among all flows, each
+//!   capped at its line rate less its grant (the fluid reading of D3's fair share of the spare capacity,
+//!   max(0, C - demand) / flows, with the shares a flow cannot use handed on). A flow asks again once per base
+//!   RTT from its data's start (D3's request per RTT, the fixed step of this model: the desired rate is held
+//!   between requests, and an event of its own); the first request is its SYN's, from its start. Quenching: a
+//!   flow with a deadline gives up once its desired rate would exceed its line rate (its bits left at line rate
+//!   end after the deadline), or at its start if so already, as the packet level's senders do. Not modelled: the
+//!   rate controller's queue term and the soft-state bounds of the switches' counters.
 //! - **MLFQ** for pias: a flow's queue is the number of demotion thresholds its bytes sent have passed (bytes on
 //!   the wire: a segment's headers ride with its payload; one event per threshold passed); queues in strict
 //!   priority, each max-min on what the more urgent ones left.
+//! - **Tags** for qclimb, rax and rax-plus: the same strict priority, the queue being the packet level's tag
+//!   of the payload bytes sent (`policy`: QCLIMB's Algorithm 1 from the flow's bounds, estimate and slack;
+//!   RAX's queue of its remaining time). A tag is a step function of the bytes sent, re-evaluated at the next
+//!   byte count where it can change (an event): QCLIMB's thresholds passed, its remaining lower bound falling to
+//!   a threshold, L, L + S and U; RAX's remaining time falling below a threshold. RAX's remaining time is exact
+//!   here only because a flow's bytes are all written at its start (no generation rate, which the flow level
+//!   refuses; a bounded send buffer is refused for RAX): RAX+'s is the unsent bytes at line rate, RAX's
+//!   estimate the written bytes (the size) plus the unsent ones at line rate (its copy rate stays at the line
+//!   rate it starts from, as no write is sampled). Not modelled: the reordering a rise in priority causes at the
+//!   packet level (segments sent after it overtake those queued before; an isolated 1 MB flow takes 8% longer
+//!   there under RAX, 25% under RAX+, with a timeout), QCLIMB's own out-of-order and loss handling.
+//! - **LAS** for las (least attained service, the fluid limit of strict priority by bytes sent): flows in order
+//!   of wire bits sent, those with equal service (within a bit) as one group, each group max-min on what the
+//!   groups before it left; a flow served faster than the next one in that order on one of its resources
+//!   catches up with it at a time that is one of its events, and from then they are one group. Only
+//!   neighbours in that order on a shared resource can meet first, so those are the events.
 //!
 //! What the packet level has and an isolated flow needs to take the same time at both levels:
 //! - **Bytes on the wire**: payload plus `transport.header_bytes` per `mss_bytes` segment.
@@ -35,21 +83,23 @@
 //!   after the store-and-forward pipeline of its path: the isolated flow's ideal FCT (`engine::ideal_fct`) minus
 //!   its wire bits at the path's bottleneck rate, added at the end.
 //! - **Set-up**: one round trip of header-only packets before the data with `transport.handshake` (the TCP
-//!   family), and for RCP (its rate request). The base RTT of slow start is a full segment's way to the
-//!   destination and an ACK's way back.
-//! - **Slow start** (the window-based schemes: tcp, dctcp, l2dct, pfabric): in each base RTT from the data's start
-//!   a flow may send a window's worth (at the rate it is allocated), then waits for the next round; the window
-//!   starts at `init_cwnd_packets` segments and doubles every round until it holds a base RTT's worth at line
-//!   rate, from when it no longer binds. Two events per round (the window used up, the next round). With
-//!   `max_cwnd_packets` the rate is capped at that many segments per base RTT.
+//!   family), and for RCP, D3 and PDQ (the rate request their SYN carries). The base RTT of slow start is a full
+//!   segment's way to the destination and an ACK's way back.
+//! - **Slow start** (the window-based schemes: the TCP family, pfabric, las, pias, qclimb, rax): in each base
+//!   RTT from the data's start a flow may send a window's worth (at the rate it is allocated), then waits for the
+//!   next round; the window starts at `init_cwnd_packets` segments and doubles every round until it holds a base
+//!   RTT's worth at line rate, from when it no longer binds. Two events per round (the window used up, the next
+//!   round). With `max_cwnd_packets` the rate is capped at that many segments per base RTT.
 //!
 //! Not modelled: queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
 //! (an experiment asking for them at the flow level is refused with the list of those it has).
 
-use crate::config::{Config, RoutingMode, SchemeName};
+use crate::config::{Config, Criticality, QclimbInfo, RoutingMode, SchemeName};
 use crate::engine::{ideal_fct, RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
-use crate::net::{flow_hash, Network};
+use crate::net::{flow_hash, mix64, Network};
+use crate::policy::rax::RaxParams;
+use crate::policy::{Bounds, Tagging};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -57,14 +107,22 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// The schemes the flow level has a model for, with the model's name.
-pub const SCHEMES: [(&str, &str); 7] = [
+pub const SCHEMES: [(&str, &str); 15] = [
     ("tcp", "max-min"),
     ("dctcp", "max-min"),
     ("l2dct", "max-min"),
     ("rcp", "max-min"),
     ("pfabric", "SRPT"),
+    ("las", "least attained service: strict priority by bytes sent, equal service shared max-min"),
     ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
-    ("pdq", "criticality order: earliest deadline, then fewest bytes left, each taking what its path has left"),
+    ("qclimb", "strict priority by QCLIMB's tag of the bytes sent, max-min within a queue"),
+    ("rax", "strict priority by RAX's remaining-time estimate, max-min within a queue"),
+    ("rax-plus", "strict priority by the remaining time, max-min within a queue"),
+    ("d3", "D3: desired rates granted first come first served, the rest max-min; quenching"),
+    ("pdq", "criticality order with Early Start and Early Termination"),
+    ("pdq-basic", "criticality order, one RTT's hand-over gap"),
+    ("pdq-es", "criticality order with Early Start"),
+    ("pdq-es-et", "criticality order with Early Start and Early Termination"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,19 +130,28 @@ enum Model {
     MaxMin,
     Srpt,
     /// PDQ: flows in order of criticality (earliest deadline first, flows without one after; then fewest bytes
-    /// left), each taking what its path has left.
-    Critical,
+    /// left, or the flow's `rank` when `size_aware` is false), each taking what its path has left.
+    Critical {
+        size_aware: bool,
+    },
     /// PIAS: a flow's queue is the number of demotion thresholds its bytes sent have passed; queues are served
     /// in strict priority, flows within a queue max-min fairly.
     Mlfq,
+    /// LAS: strict priority by wire bits sent (fewest first); flows with equal service share max-min.
+    Las,
+    /// D3: flows in order of arrival each granted their desired rate where their path has it left (what is
+    /// left of it otherwise), then max-min on what the grants leave.
+    D3,
 }
 
 fn model_of(name: SchemeName) -> Option<Model> {
     match name {
         SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
         SchemeName::Pfabric => Some(Model::Srpt),
-        SchemeName::Pias => Some(Model::Mlfq),
-        SchemeName::Pdq => Some(Model::Critical),
+        SchemeName::Las => Some(Model::Las),
+        SchemeName::Pias | SchemeName::Qclimb | SchemeName::Rax | SchemeName::RaxPlus => Some(Model::Mlfq),
+        SchemeName::D3 => Some(Model::D3),
+        n if n.is_pdq() => Some(Model::Critical { size_aware: true }),
         _ => None,
     }
 }
@@ -121,11 +188,30 @@ struct Open {
     rtt: Ps,
     /// Added to the time the last bit leaves: the path's pipeline latency.
     tail: Ps,
-    /// MLFQ: wire bits sent, and the queue (thresholds passed).
+    /// MLFQ: wire bits sent, and the queue (thresholds passed; QCLIMB and RAX: the tag of the bytes sent),
+    /// and (QCLIMB, RAX) the wire bits sent at which the tag is due again (infinite: never).
     sent: f64,
     class: u8,
-    /// PDQ: the flow's deadline (absolute; NO_DEADLINE if none).
+    tag_at: f64,
+    /// D3 and PDQ: the flow's deadline (absolute; NO_DEADLINE if none), and when it gives up (`TERM_*`).
     deadline: Ps,
+    term: u8,
+    /// D3: the desired rate of its last request (bit/s; 0 without a deadline) and when the next is due.
+    desired: f64,
+    req_at: Ps,
+    /// PDQ's size-unaware criticality: the flow's rank (random, or bytes-sent steps passed), and the wire bits
+    /// of one step of the bytes-sent estimate (0: no steps).
+    rank: f64,
+    rank_bits: f64,
+    /// D3: the part of the rate granted from the desired rate. PDQ: the rate its path grants (the flow may not
+    /// be sending it yet; -1 before its first grant), the wait between a paused flow's new grant and its data
+    /// (`gap`) and when that wait ends (`wake`, 0 when not waiting).
+    grant: f64,
+    gap: Ps,
+    wake: Ps,
+    /// LAS: when the flow, at its rate, catches up with the next flow of one of its resources in the order of
+    /// service (NEVER: it does not).
+    catch_at: Ps,
     /// When `left`, `allow` and `sent` were last brought up to date.
     at: Ps,
     /// Bumped whenever the flow's next event is rescheduled or the slot freed: event entries with another
@@ -142,10 +228,21 @@ struct Open {
     froze: u32,
 }
 
+/// When an explicit-rate flow with a deadline gives up: never; once its deadline has passed (PDQ with a
+/// size-unaware criticality); once it cannot make it at line rate (D3's quenching: its desired rate exceeds the
+/// line rate); that, or while paused, once it cannot make it at line rate one RTT from now (PDQ's Early
+/// Termination).
+const TERM_NEVER: u8 = 0;
+const TERM_DEADLINE: u8 = 1;
+const TERM_LINE: u8 = 2;
+const TERM_PAUSED: u8 = 3;
+
 /// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4, BCube(n, k)'s
 /// 2k + 4 with the two internal links: k <= 2).
 pub const MAX_HOPS: usize = 8;
 const FROZE_CAP: u32 = u32::MAX;
+/// LAS: services within this many wire bits are equal.
+const LAS_TIE_BITS: f64 = 1.0;
 const NOT_FROZEN: u32 = u32::MAX - 1;
 /// Relative tolerance of the incremental update's tests (a resource is saturated within EPS of its capacity;
 /// a rate changed by more than EPS of a resource's capacity has changed).
@@ -169,10 +266,14 @@ impl Open {
         }
     }
 
-    /// The flow's next own event (last bit, window used up, a threshold passed, the next round); its state must
-    /// be up to date at `now`.
+    /// The flow's next own event (last bit, window used up, a threshold passed, the next round, D3's next
+    /// request, PDQ's data after a hand-over, its criticality's next step, giving up); its state must be up to
+    /// date at `now`.
     fn next_event(&self, now: Ps, th_bits: &[f64]) -> Ps {
-        let mut next = self.round_at;
+        let mut next = self.round_at.min(self.req_at).min(self.give_up_at(now)).min(self.catch_at);
+        if self.wake > now {
+            next = next.min(self.wake);
+        }
         if self.rate > 0.0 {
             next = next.min(after(now, self.left, self.rate));
             if self.round_at != NEVER && self.allow > 0.0 {
@@ -181,8 +282,48 @@ impl Open {
             if let Some(&th) = th_bits.get(self.class as usize) {
                 next = next.min(after(now, (th - self.sent).max(0.0), self.rate));
             }
+            if self.tag_at.is_finite() {
+                next = next.min(after(now, (self.tag_at - self.sent).max(0.0), self.rate));
+            }
+            if self.rank_bits > 0.0 {
+                next = next.min(after(now, ((self.rank + 1.0) * self.rank_bits - self.sent).max(0.0), self.rate));
+            }
         }
         next
+    }
+
+    /// When the flow gives up at its current rate (`now` if it does now; NEVER if it never does); its state
+    /// must be up to date at `now`. At line rate L with B bits left and rate r, it cannot make it once
+    /// t + B(t) / L > deadline, B(t) falling at r: from now + (slack - B / L) / (1 - r / L) on (rounded to the
+    /// next picosecond, so that the test at that time holds).
+    fn give_up_at(&self, now: Ps) -> Ps {
+        if self.term == TERM_NEVER {
+            return NEVER;
+        }
+        if now >= self.deadline {
+            return now;
+        }
+        if self.term == TERM_DEADLINE {
+            return self.deadline;
+        }
+        let slack = (self.deadline - now) as f64;
+        let mut need = self.left / self.line * 1e12;
+        if self.term == TERM_PAUSED && self.rate <= 0.0 {
+            need += self.rtt as f64;
+        }
+        if need > slack {
+            return now;
+        }
+        let fall = 1.0 - self.rate / self.line;
+        if fall <= 1e-12 {
+            return self.deadline;
+        }
+        let t = ((slack - need) / fall).floor() + 1.0;
+        if t < (self.deadline - now) as f64 {
+            now + t as Ps
+        } else {
+            self.deadline
+        }
     }
 }
 
@@ -244,7 +385,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     let (mss, header) = (t.mss_bytes, t.header_bytes);
     let spray = cfg.routing.mode == RoutingMode::Spray;
     // PIAS's thresholds (payload bytes) in wire bits: a segment's headers ride with its payload
-    let th_bits: Vec<f64> = if model == Model::Mlfq {
+    let th_bits: Vec<f64> = if cfg.scheme.name == SchemeName::Pias {
         let per_byte = 8.0 * (mss + header) as f64 / mss as f64;
         cfg.scheme.thresholds_bytes.iter().map(|&b| b as f64 * per_byte).collect()
     } else {
@@ -252,10 +393,48 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     };
     let window = matches!(
         cfg.scheme.name,
-        SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Pfabric | SchemeName::Pias
+        SchemeName::Tcp
+            | SchemeName::Dctcp
+            | SchemeName::L2dct
+            | SchemeName::Pfabric
+            | SchemeName::Las
+            | SchemeName::Pias
+            | SchemeName::Qclimb
+            | SchemeName::Rax
+            | SchemeName::RaxPlus
     );
-    let setup_rtts =
-        u64::from(t.handshake && window) + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::Pdq));
+    let tags = Tags::new(cfg, flows)?;
+    let setup_rtts = u64::from(t.handshake && window)
+        + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::D3) || cfg.scheme.name.is_pdq());
+    // PDQ's variants: the criticality, the hand-over gap in base RTTs (a paused flow's probe round trip; Early
+    // Start accepts the next flow K RTTs before the one ahead ends, so its data comes K - 1 RTTs early and no gap
+    // is left when K >= 1), and who gives up
+    let sc = &cfg.scheme;
+    let pdq = cfg.scheme.name.is_pdq();
+    let model = match model {
+        Model::Critical { .. } => Model::Critical { size_aware: sc.pdq_criticality == Criticality::Size },
+        m => m,
+    };
+    let gap_rtts = if !pdq {
+        0.0
+    } else if sc.pdq_early_start {
+        (1.0 - sc.pdq_early_start_k).max(0.0)
+    } else {
+        1.0
+    };
+    let term = match cfg.scheme.name {
+        SchemeName::D3 => TERM_LINE,
+        _ if pdq && sc.pdq_early_termination => match sc.pdq_criticality {
+            Criticality::Size => TERM_PAUSED,
+            _ => TERM_DEADLINE,
+        },
+        _ => TERM_NEVER,
+    };
+    let rank_bits = if pdq && sc.pdq_criticality == Criticality::BytesSent {
+        sc.pdq_criticality_update_bytes.max(1) as f64 * 8.0 * (mss + header) as f64 / mss as f64
+    } else {
+        0.0
+    };
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     let n = flows.len();
     let mut results = FlowResults::new(n);
@@ -279,7 +458,8 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     let mut ready: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
     let mut held: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
     let mut events: BinaryHeap<Reverse<(Ps, u32, u32)>> = BinaryHeap::new();
-    let mut fl = Fluid::default();
+    let mut fl =
+        if model == Model::Mlfq { Fluid::layered(th_bits.len().max(tags.queues()) + 1) } else { Fluid::default() };
     let mut now: Ps = 0;
     loop {
         // the next event: an arrival, the end of a set-up, a flow's own event (its last bit, its window used up,
@@ -324,8 +504,25 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                         ready.push(Reverse((flows.start_ps[c as usize].max(now + tail), c)));
                     }
                 }
-                fl.finish(k);
+                fl.done(k);
                 continue;
+            }
+            // D3's quenching, PDQ's Early Termination: the flow gives up and never finishes
+            if f.give_up_at(now) <= now {
+                let id = f.id as usize;
+                results.terminated[id] = true;
+                results.bytes_sent[id] = payload_of(f.sent, mss, header).min(flows.size_bytes[id]);
+                fl.done(k);
+                continue;
+            }
+            // D3: a new request, from the bits left and the time to the deadline
+            if f.req_at <= now {
+                f.desired = f.left / ((f.deadline - now) as f64 / 1e12);
+                f.req_at = now + f.rtt;
+            }
+            // PDQ: the bytes-sent estimate of its criticality moves a step (within a picosecond's worth)
+            if f.rank_bits > 0.0 {
+                f.rank = ((f.sent + f.line * 1e-12) / f.rank_bits).floor();
             }
             let (cap, class) = (f.cap, f.class);
             // slow start: a new round doubles the window; a window of a base RTT's worth no longer binds
@@ -337,13 +534,19 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
                 f.allow = 0.0; // (less than a picosecond's worth: used up)
             }
+            // QCLIMB, RAX: the tag of the bytes sent, due again (within a picosecond's worth)
+            if f.sent * 1e12 + f.line >= f.tag_at * 1e12 {
+                (f.class, f.tag_at) = tags.at(f.id, f.sent + f.line * 1e-12);
+            }
             // (a flow within a picosecond's worth of a threshold has passed it)
             while th_bits.get(f.class as usize).is_some_and(|&th| f.sent * 1e12 + f.line > th * 1e12) {
                 f.class += 1;
             }
             f.cap = if f.round_at != NEVER && f.allow <= 0.0 { 0.0 } else { f.line };
-            if f.cap != cap || f.class != class {
-                fl.touch(k);
+            if f.class != class && model == Model::Mlfq {
+                fl.requeue(k, class);
+            } else if f.cap != cap || f.class != class {
+                fl.changed(k);
             }
             fl.resched.push(k);
         }
@@ -400,6 +603,23 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             }
             let mut hops = [0; MAX_HOPS];
             hops[..path.len()].copy_from_slice(&path);
+            let deadline = flows.deadline_ps.get(i).copied().unwrap_or(NO_DEADLINE);
+            let term = if deadline == NO_DEADLINE { TERM_NEVER } else { term };
+            // a flow that cannot make its deadline even at line rate gives up at its start (its request is never
+            // sent)
+            if term != TERM_NEVER
+                && (now >= deadline || term >= TERM_LINE && wire_bits / line * 1e12 > (deadline - now) as f64)
+            {
+                results.terminated[i] = true;
+                continue;
+            }
+            let d3_asks = model == Model::D3 && deadline != NO_DEADLINE;
+            let data_at = now + setup_rtts * ctrl_rtt;
+            let rank = match sc.pdq_criticality {
+                Criticality::Random if pdq => (mix64(cfg.seed ^ mix64(u64::from(id))) >> 32) as f64,
+                _ => 0.0,
+            };
+            let (class, tag_at) = tags.at(id, 0.0);
             let f = Open {
                 id,
                 hops,
@@ -415,8 +635,18 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 rtt,
                 tail,
                 sent: 0.0,
-                class: 0,
-                deadline: flows.deadline_ps.get(i).copied().unwrap_or(NO_DEADLINE),
+                class,
+                tag_at,
+                deadline,
+                term,
+                desired: if d3_asks { wire_bits / ((deadline - now) as f64 / 1e12) } else { 0.0 },
+                req_at: if d3_asks { data_at + rtt } else { NEVER },
+                rank,
+                rank_bits,
+                grant: -1.0,
+                gap: (gap_rtts * rtt as f64).round() as Ps,
+                wake: 0,
+                catch_at: NEVER,
                 at: now,
                 ver: 0,
                 act: u32::MAX,
@@ -427,7 +657,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             };
             // (the set-up round trips are a wait before the data: header-only packets both ways)
             let k = fl.insert(f, &res.capacity);
-            held.push(Reverse((now + setup_rtts * ctrl_rtt, k)));
+            held.push(Reverse((data_at, k)));
             stats.max_concurrent_flows = stats.max_concurrent_flows.max((fl.flows.len() - fl.free.len()) as u64);
         }
         while let Some(&Reverse((at, k))) = held.peek() {
@@ -435,10 +665,11 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 break;
             }
             held.pop();
-            fl.activate(k, now);
+            fl.start(k, now);
         }
         match model {
             Model::MaxMin => fl.update_max_min(now),
+            Model::Mlfq => fl.update_mlfq(now),
             _ => fl.allocate_all(model, now),
         }
         // the flows whose next event moved
@@ -466,6 +697,140 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
     Ok(RunOutput { results, stats })
+}
+
+/// QCLIMB's and RAX's tags, functions of a flow's bytes sent (the packet level's rules, `policy`): the tag of
+/// the bytes sent so far and the next byte count at which it may change. RAX's remaining time is exact at the
+/// flow level when the flow's bytes are all written at its start (no generation rate, which the flow level
+/// refuses, and an unbounded send buffer): RAX+'s is its unsent bytes at line rate, RAX's estimate
+/// (the copy rate stays at the line rate it starts from: no write is ever sampled) its size plus its unsent
+/// bytes at line rate.
+enum Tags {
+    None,
+    /// (`per_byte`: wire bits per payload byte: a segment's headers ride with its payload)
+    Qclimb {
+        tagging: Tagging,
+        thresholds: Vec<u64>,
+        slack: u64,
+        bounds: Vec<Bounds>,
+        per_byte: f64,
+    },
+    Rax {
+        rax: RaxParams,
+        size: Vec<u64>,
+        per_byte: f64,
+    },
+}
+
+impl Tags {
+    fn new(cfg: &Config, flows: &FlowSet) -> Result<Self, FlowError> {
+        let sc = &cfg.scheme;
+        let (mss, header) = (cfg.transport.mss_bytes as f64, cfg.transport.header_bytes as f64);
+        let per_byte = 8.0 * (mss + header) / mss;
+        Ok(match sc.name {
+            SchemeName::Qclimb => {
+                let n = flows.len();
+                let bounds = (0..n)
+                    .map(|i| {
+                        let size = flows.size_bytes[i];
+                        let estimate = flows.estimate_bytes.get(i).copied().unwrap_or(size);
+                        let (lower, upper) = match sc.qclimb_info {
+                            QclimbInfo::Bounds => (flows.lower_bytes[i], flows.upper_bytes[i]),
+                            QclimbInfo::Precise => (size, size),
+                            _ => (estimate, estimate),
+                        };
+                        Bounds { lower, upper, estimate, pias: flows.qclimb.get(i) == Some(&false) }
+                    })
+                    .collect();
+                let tagging = Tagging::from_config(cfg);
+                let slack = match tagging {
+                    Tagging::Qclimb { slack, .. } => slack,
+                    _ => 0,
+                };
+                Tags::Qclimb { tagging, thresholds: sc.thresholds_bytes.clone(), slack, bounds, per_byte }
+            }
+            SchemeName::Rax | SchemeName::RaxPlus => {
+                if cfg.transport.send_buffer_bytes != 0 {
+                    return Err(FlowError(
+                        "run.level = \"flow\": RAX's remaining time depends on the bytes written into a bounded send \
+                         buffer (transport.send_buffer_bytes), which the flow level does not model; use 0 (unbounded)"
+                            .into(),
+                    ));
+                }
+                let rax = RaxParams::from_config(cfg, sc.name == SchemeName::RaxPlus);
+                Tags::Rax { rax, size: flows.size_bytes.clone(), per_byte }
+            }
+            _ => Tags::None,
+        })
+    }
+
+    /// The number of queues past the first that a tag may name.
+    fn queues(&self) -> usize {
+        match self {
+            Tags::None => 0,
+            Tags::Qclimb { thresholds, .. } => thresholds.len(),
+            Tags::Rax { rax, .. } => rax.thresholds_ps.len(),
+        }
+    }
+
+    /// The tag of flow `id` after `sent_wire` bits sent, and the wire bits at which it is due again.
+    fn at(&self, id: u32, sent_wire: f64) -> (u8, f64) {
+        let i = id as usize;
+        match self {
+            Tags::None => (0, f64::INFINITY),
+            Tags::Qclimb { tagging, thresholds, slack, bounds, per_byte } => {
+                let b = (sent_wire / per_byte) as u64;
+                let bd = &bounds[i];
+                let tag = tagging.priority(0, b, bd);
+                // the byte counts where Algorithm 1's tag can change: each threshold passed (alpha + 1), the
+                // remaining L - B falling to a threshold, L, L + S, U
+                let mut next = u64::MAX;
+                let mut see = |c: u64| {
+                    if c > b && c < next {
+                        next = c;
+                    }
+                };
+                for &a in thresholds {
+                    see(a.saturating_add(1));
+                    see(bd.lower.saturating_sub(a));
+                }
+                see(bd.lower);
+                see(bd.lower.saturating_add(*slack));
+                see(bd.upper);
+                let at = if next == u64::MAX { f64::INFINITY } else { next as f64 * per_byte };
+                (tag, at)
+            }
+            Tags::Rax { rax, size, per_byte } => {
+                let b = ((sent_wire / per_byte) as u64).min(size[i]);
+                let t = |b: u64| {
+                    if rax.plus {
+                        rax.true_remaining_ps(size[i], size[i], b, 0)
+                    } else {
+                        rax.estimate_ps(size[i], b, rax.line_rate_bps)
+                    }
+                };
+                let tag = rax.priority(t(b));
+                // the remaining time falls at line rate as bytes are sent: the next threshold below it is
+                // crossed once T(b) < Q, at b > (T(0) - Q) C / 8e12
+                let now_t = t(b);
+                let mut next = f64::INFINITY;
+                for &q in &rax.thresholds_ps {
+                    if q <= now_t {
+                        let c = ((t(0) - q) * rax.line_rate_bps / 8e12).floor() + 1.0;
+                        if c > b as f64 && c <= size[i] as f64 {
+                            next = next.min(c);
+                        }
+                    }
+                }
+                (tag, next * per_byte)
+            }
+        }
+    }
+}
+
+/// The payload bytes in `wire_bits` (each segment's headers ride with its payload), rounded down.
+fn payload_of(wire_bits: f64, mss: u32, header: u32) -> u64 {
+    (wire_bits.max(0.0) / 8.0 * mss as f64 / (mss + header) as f64) as u64
 }
 
 /// When `bits` at `rate` (bit/s) are sent, from `now` (rounded up to the picosecond); NEVER if not within the
@@ -527,8 +892,10 @@ struct Fluid {
     order: Vec<(u32, u32)>,
     removed_links: Vec<u32>,
     removed: Vec<f64>,
-    /// Per resource: the event that put all its users in the set; the filling round that computed its residual.
+    /// Per resource: the update (`pass`, one per event and queue) that put all its users in the set; the filling
+    /// round that computed its residual.
     whole: Vec<u32>,
+    pass: u32,
     seen: Vec<u32>,
     round: u32,
     residual: Vec<f64>,
@@ -541,6 +908,31 @@ struct Fluid {
     links: Vec<u32>,
     expand: Vec<u32>,
     fill: FillScratch,
+    /// Each resource's capacity (`capacity` is the capacity the current update fills: the same, or under MLFQ
+    /// what the more urgent queues leave).
+    base: Vec<f64>,
+    /// MLFQ (empty otherwise): one layer per queue, its users, loads, removals, capacities and set (see
+    /// `Fluid::update_mlfq`); the layer being worked on is swapped into the fields above, and they hold empty
+    /// vectors in between.
+    layers: Vec<Layer>,
+    /// MLFQ: resources where a more urgent queue's load changed in this event (and a stamp per resource), and
+    /// those where a queue's capacity changed, whose users are refilled whole.
+    dirty: Vec<u32>,
+    dirty_at: Vec<u32>,
+    cap_changed: Vec<u32>,
+}
+
+/// One queue of MLFQ, as `Fluid` holds the max-min state of all flows: its flows' users of each resource, their
+/// load, what finished or demoted flows removed in this event, the capacity the queue has (what the more
+/// urgent queues leave) and the flows to refill.
+#[derive(Default)]
+struct Layer {
+    users: Vec<Vec<u32>>,
+    load: Vec<f64>,
+    removed: Vec<f64>,
+    removed_links: Vec<u32>,
+    capacity: Vec<f64>,
+    set: Vec<u32>,
 }
 
 impl Fluid {
@@ -553,23 +945,105 @@ impl Fluid {
             self.removed[l as usize] = 0.0;
         }
         self.removed_links.clear();
+        for y in &mut self.layers {
+            y.set.clear();
+            for &l in &y.removed_links {
+                y.removed[l as usize] = 0.0;
+            }
+            y.removed_links.clear();
+        }
+    }
+
+    /// MLFQ with `queues` queues: every flow's max-min state lives in the layer of its queue.
+    fn layered(queues: usize) -> Self {
+        Fluid { layers: (0..queues.max(1)).map(|_| Layer::default()).collect(), ..Fluid::default() }
+    }
+
+    /// Swap layer `c` with the fields the max-min code works on (its own inverse).
+    fn swap(&mut self, c: u8) {
+        let y = &mut self.layers[c as usize];
+        std::mem::swap(&mut self.users, &mut y.users);
+        std::mem::swap(&mut self.load, &mut y.load);
+        std::mem::swap(&mut self.removed, &mut y.removed);
+        std::mem::swap(&mut self.removed_links, &mut y.removed_links);
+        std::mem::swap(&mut self.capacity, &mut y.capacity);
+        std::mem::swap(&mut self.set, &mut y.set);
+    }
+
+    /// `activate`, `touch`, `finish` in the flow's layer (MLFQ) or in the one state (the other models).
+    fn start(&mut self, k: u32, now: Ps) {
+        let c = self.flows[k as usize].class;
+        self.in_layer(c, |fl| fl.activate(k, now));
+    }
+
+    fn changed(&mut self, k: u32) {
+        let c = self.flows[k as usize].class;
+        self.in_layer(c, |fl| fl.touch(k));
+    }
+
+    fn done(&mut self, k: u32) {
+        let c = self.flows[k as usize].class;
+        self.in_layer(c, |fl| fl.finish(k));
+    }
+
+    #[inline]
+    fn in_layer(&mut self, c: u8, op: impl FnOnce(&mut Self)) {
+        if self.layers.is_empty() {
+            op(self);
+        } else {
+            self.swap(c);
+            op(self);
+            self.swap(c);
+        }
+    }
+
+    /// MLFQ: flow `k` (active) moves from queue `from` to its queue now: it leaves the old layer's users (which
+    /// lose its rate, as from a finished flow) and joins the new one's as a flow to fill.
+    fn requeue(&mut self, k: u32, from: u8) {
+        let to = self.flows[k as usize].class;
+        self.swap(from);
+        self.detach(k);
+        self.swap(from);
+        self.swap(to);
+        let ep = self.epoch;
+        let f = &mut self.flows[k as usize];
+        for h in 0..f.hops_len as usize {
+            let u = &mut self.users[f.hops[h] as usize];
+            f.pos[h] = u.len() as u32;
+            u.push(k);
+        }
+        f.old_rate = 0.0;
+        f.mark = ep;
+        self.set.push(k);
+        self.swap(to);
     }
 
     /// A new flow in its set-up wait: a slot, not yet on its resources.
     fn insert(&mut self, f: Open, capacity: &[f64]) -> u32 {
-        if self.capacity.len() < capacity.len() {
-            self.capacity.extend_from_slice(&capacity[self.capacity.len()..]);
+        if self.base.len() < capacity.len() {
+            self.base.extend_from_slice(&capacity[self.base.len()..]);
             let l = capacity.len();
-            self.users.resize(l, Vec::new());
-            self.removed.resize(l, 0.0);
+            if self.layers.is_empty() {
+                self.capacity.extend_from_slice(&capacity[self.capacity.len()..]);
+                self.users.resize(l, Vec::new());
+                self.removed.resize(l, 0.0);
+                self.load.resize(l, 0.0);
+            }
+            for y in &mut self.layers {
+                y.capacity.extend_from_slice(&capacity[y.capacity.len()..]);
+                y.users.resize(l, Vec::new());
+                y.removed.resize(l, 0.0);
+                y.load.resize(l, 0.0);
+            }
+            self.dirty_at.resize(l, 0);
             self.whole.resize(l, 0);
             self.seen.resize(l, 0);
             self.residual.resize(l, 0.0);
-            self.load.resize(l, 0.0);
             self.acc_old.resize(l, 0.0);
             self.acc_delta.resize(l, 0.0);
             self.changed.resize(l, 0);
             self.fill.count.resize(l, 0);
+            self.fill.last.resize(l, u32::MAX);
             self.fill.users.resize(l, Vec::new());
         }
         match self.free.pop() {
@@ -615,6 +1089,23 @@ impl Fluid {
 
     /// A flow sent its last bit: off its resources (which lose its rate), its slot freed.
     fn finish(&mut self, k: u32) {
+        self.detach(k);
+        let f = &mut self.flows[k as usize];
+        let a = f.act as usize;
+        f.act = u32::MAX;
+        f.ver = f.ver.wrapping_add(1);
+        f.rate = 0.0;
+        f.mark = self.epoch.wrapping_sub(1); // (not in this event's set)
+        self.active.swap_remove(a);
+        if a < self.active.len() {
+            let moved = self.active[a];
+            self.flows[moved as usize].act = a as u32;
+        }
+        self.free.push(k);
+    }
+
+    /// Flow `k` leaves its resources' users, which lose its rate.
+    fn detach(&mut self, k: u32) {
         let f = &self.flows[k as usize];
         let (hops, pos, rate) = (f.hops, f.pos, f.rate);
         for (h, &l) in hops[..f.hops_len as usize].iter().enumerate() {
@@ -637,18 +1128,6 @@ impl Fluid {
                 self.load[l as usize] = 0.0;
             }
         }
-        let f = &mut self.flows[k as usize];
-        let a = f.act as usize;
-        f.act = u32::MAX;
-        f.ver = f.ver.wrapping_add(1);
-        f.rate = 0.0;
-        f.mark = self.epoch.wrapping_sub(1); // (not in this event's set)
-        self.active.swap_remove(a);
-        if a < self.active.len() {
-            let moved = self.active[a];
-            self.flows[moved as usize].act = a as u32;
-        }
-        self.free.push(k);
     }
 
     /// Every active flow's rate from scratch (SRPT, criticality order, MLFQ): each flow brought up to date
@@ -660,9 +1139,9 @@ impl Fluid {
             f.old_rate = f.rate;
         }
         self.set.clear();
-        if matches!(model, Model::Srpt | Model::Critical) {
+        if matches!(model, Model::Srpt | Model::Critical { .. } | Model::D3 | Model::Las) {
             // the last event's order (its flows still open) and the flows that arrived: nearly sorted, which the
-            // sort finds in close to linear time
+            // sort finds in close to linear time (D3: the order of arrival)
             let flows = &self.flows;
             self.set.extend(self.order.iter().filter(|&&(k, id)| {
                 let f = &flows[k as usize];
@@ -672,17 +1151,77 @@ impl Fluid {
         } else {
             self.set.extend_from_slice(&self.active);
         }
-        allocate(model, &mut self.flows, &self.set, &self.capacity, &mut self.residual, &mut self.fill);
-        if matches!(model, Model::Srpt | Model::Critical) {
+        allocate(model, &mut self.flows, &self.set, &self.capacity, &mut self.residual, &mut self.fill, now);
+        if matches!(model, Model::Srpt | Model::Critical { .. }) {
             self.order.clear();
             self.order.extend(self.fill.order.iter().map(|&k| (k, self.flows[k as usize].id)));
+        } else if model == Model::Las {
+            self.order.clear();
+            self.order.extend(self.fill.sorted.iter().map(|&k| (k, self.flows[k as usize].id)));
+        } else if model == Model::D3 {
+            self.order.clear();
+            self.order.extend(self.set.iter().map(|&k| (k, self.flows[k as usize].id)));
         }
         for &k in &self.active {
             let f = &self.flows[k as usize];
-            if f.rate != f.old_rate {
+            // (a PDQ flow waiting for its data to follow a grant is due at the end of the wait; a LAS flow at its
+            // catching up)
+            if f.rate != f.old_rate || f.wake > now || f.catch_at != NEVER {
                 self.resched.push(k);
             }
         }
+    }
+
+    /// MLFQ, incrementally: queue by queue from the most urgent, the max-min update of that queue's layer on
+    /// the capacity the more urgent queues leave. A queue's capacity changes only on the resources where a more
+    /// urgent queue's load changed in this event (its flows that changed rate, finished, left or joined it):
+    /// those are refilled whole, and the update spreads from there and from the queue's own changes as under
+    /// max-min. The same allocation as a global recomputation queue by queue (`incremental_mlfq_equals_global`).
+    fn update_mlfq(&mut self, now: Ps) {
+        self.dirty.clear();
+        let ep = self.epoch;
+        for c in 0..self.layers.len() {
+            self.swap(c as u8);
+            // this queue's capacity where a more urgent queue's load moved
+            self.cap_changed.clear();
+            for j in 0..self.dirty.len() {
+                let li = self.dirty[j] as usize;
+                let above: f64 = self.layers[..c].iter().map(|y| y.load[li]).sum();
+                let mut cap = self.base[li] - above;
+                if cap < EPS * self.base[li] {
+                    cap = 0.0;
+                }
+                // (a resource below its capacity before the event, flows that left it counted, and below it after
+                // has no flow's bottleneck: nothing to refill)
+                let (old, load, tol) = (self.capacity[li], self.load[li], EPS * self.base[li]);
+                let was_full = load + self.removed[li] >= old - tol;
+                if (cap - old).abs() > tol && (was_full || load > cap - tol) {
+                    self.cap_changed.push(li as u32);
+                }
+                self.capacity[li] = cap;
+            }
+            self.update_max_min(now);
+            // where this queue's load moved: its flows that changed rate, and those that left it
+            for j in 0..self.set.len() {
+                let f = &self.flows[self.set[j] as usize];
+                if f.rate != f.old_rate {
+                    for &l in f.path() {
+                        if self.dirty_at[l as usize] != ep {
+                            self.dirty_at[l as usize] = ep;
+                            self.dirty.push(l);
+                        }
+                    }
+                }
+            }
+            for &l in &self.removed_links {
+                if self.dirty_at[l as usize] != ep {
+                    self.dirty_at[l as usize] = ep;
+                    self.dirty.push(l);
+                }
+            }
+            self.swap(c as u8);
+        }
+        self.cap_changed.clear();
     }
 
     /// Put every user of the resources in `expand` in the set.
@@ -690,10 +1229,10 @@ impl Fluid {
         let ep = self.epoch;
         for j in 0..self.expand.len() {
             let li = self.expand[j] as usize;
-            if self.whole[li] == ep {
+            if self.whole[li] == self.pass {
                 continue;
             }
-            self.whole[li] = ep;
+            self.whole[li] = self.pass;
             // (the resource's load summed afresh, so that rounding does not build up)
             let mut load = 0.0;
             for &g in &self.users[li] {
@@ -725,6 +1264,7 @@ impl Fluid {
     /// recomputation fills the 339 flows open on average.
     fn update_max_min(&mut self, now: Ps) {
         let ep = self.epoch;
+        self.pass = self.pass.wrapping_add(1);
         // Saturated resources of the flows that changed, and those that lost a flow, nearly always have their
         // users refilled anyway (a second filling round would find them): refill them from the start.
         self.expand.clear();
@@ -742,6 +1282,8 @@ impl Fluid {
                 self.expand.push(l);
             }
         }
+        // (MLFQ: resources whose capacity for this queue changed are refilled whole)
+        self.expand.extend_from_slice(&self.cap_changed);
         self.grow(now);
         loop {
             // what the flows outside the set leave on the set's resources: the load before the event less the
@@ -764,7 +1306,7 @@ impl Fluid {
             }
             for &l in &self.links {
                 let li = l as usize;
-                self.residual[li] = if self.whole[li] == ep {
+                self.residual[li] = if self.whole[li] == self.pass {
                     self.capacity[li]
                 } else {
                     self.capacity[li] - self.load[li] + self.acc_old[li]
@@ -787,7 +1329,7 @@ impl Fluid {
             for &k in &self.set {
                 let f = &self.flows[k as usize];
                 let l = f.froze;
-                if l >= NOT_FROZEN || self.whole[l as usize] == ep {
+                if l >= NOT_FROZEN || self.whole[l as usize] == self.pass {
                     continue;
                 }
                 let tol = EPS * self.capacity[l as usize];
@@ -803,7 +1345,7 @@ impl Fluid {
             for j in 0..self.links.len() + self.removed_links.len() {
                 let l = if j < self.links.len() { self.links[j] } else { self.removed_links[j - self.links.len()] };
                 let li = l as usize;
-                if self.whole[li] == ep {
+                if self.whole[li] == self.pass {
                     continue;
                 }
                 let set_here = self.seen[li] == round;
@@ -861,9 +1403,15 @@ struct FillScratch {
     users: Vec<Vec<u32>>,
     links: Vec<u32>,
     order: Vec<u32>,
+    /// MLFQ's queue and LAS's order of service and group; per resource, LAS's last flow in that order.
+    sorted: Vec<u32>,
+    group: Vec<u32>,
+    last: Vec<u32>,
 }
 
-/// The rates of the flows `set` (slots of `flows`) under `model`, from the resources' full capacities.
+/// The rates of the flows `set` (slots of `flows`) under `model`, from the resources' full capacities, at
+/// `now`. SRPT and criticality order take `set` as the order to start sorting from; D3 takes it as the order
+/// of arrival.
 fn allocate(
     model: Model,
     flows: &mut [Open],
@@ -871,37 +1419,139 @@ fn allocate(
     capacity: &[f64],
     residual: &mut [f64],
     s: &mut FillScratch,
+    now: Ps,
 ) {
     residual[..capacity.len()].copy_from_slice(capacity);
     match model {
-        Model::Srpt | Model::Critical => {
+        Model::Srpt | Model::Critical { .. } => {
             s.order.clear();
             s.order.extend_from_slice(set);
-            let by_deadline = model == Model::Critical;
+            let (by_deadline, by_rank) = match model {
+                Model::Critical { size_aware } => (true, !size_aware),
+                _ => (false, false),
+            };
             // (stable and adaptive: the order given is the last event's, nearly sorted)
             s.order.sort_by(|&a, &b| {
                 let (fa, fb) = (&flows[a as usize], &flows[b as usize]);
                 let d = if by_deadline { fa.deadline.cmp(&fb.deadline) } else { std::cmp::Ordering::Equal };
-                d.then(fa.left.total_cmp(&fb.left)).then(fa.id.cmp(&fb.id))
+                let c = if by_rank { fa.rank.total_cmp(&fb.rank) } else { fa.left.total_cmp(&fb.left) };
+                d.then(c).then(fa.id.cmp(&fb.id))
             });
             for &k in &s.order {
-                let f = &flows[k as usize];
+                let f = &mut flows[k as usize];
                 let r = f.path().iter().map(|&l| residual[l as usize]).fold(f.cap, f64::min).max(0.0);
                 for &l in f.path() {
                     residual[l as usize] -= r;
                 }
-                flows[k as usize].rate = r;
+                // PDQ's hand-over: a paused flow (not a new one) granted a rate holds it from now, but its data
+                // follows `gap` later (its probe's round trip); the link idles meanwhile
+                let prev = f.grant;
+                f.grant = r;
+                f.rate = r;
+                if f.gap > 0 && r > 0.0 {
+                    if prev == 0.0 {
+                        f.wake = now + f.gap;
+                    }
+                    if f.wake > now {
+                        f.rate = 0.0;
+                    }
+                }
             }
         }
         Model::MaxMin => fill(flows, set, residual, s),
         Model::Mlfq => {
             // queue by queue, each on what the more urgent ones left
             let last = set.iter().map(|&k| flows[k as usize].class).max().unwrap_or(0);
-            let mut queue = Vec::new();
+            let mut queue = std::mem::take(&mut s.group);
             for c in 0..=last {
                 queue.clear();
                 queue.extend(set.iter().copied().filter(|&k| flows[k as usize].class == c));
                 fill(flows, &queue, residual, s);
+            }
+            s.group = queue;
+        }
+        Model::Las => {
+            // in order of service (the order given is the last event's, nearly sorted), flows whose service is
+            // equal (within a bit: the picosecond a catching up is rounded to leaves less) as one group, each
+            // group max-min on what the groups before it left
+            let mut sorted = std::mem::take(&mut s.sorted);
+            let mut group = std::mem::take(&mut s.group);
+            sorted.clear();
+            sorted.extend_from_slice(set);
+            sorted.sort_by(|&a, &b| {
+                let (fa, fb) = (&flows[a as usize], &flows[b as usize]);
+                fa.sent.total_cmp(&fb.sent).then(fa.id.cmp(&fb.id))
+            });
+            let mut i = 0;
+            while i < sorted.len() {
+                let first = flows[sorted[i] as usize].sent;
+                group.clear();
+                while i < sorted.len() && flows[sorted[i] as usize].sent - first <= LAS_TIE_BITS {
+                    group.push(sorted[i]);
+                    i += 1;
+                }
+                if let [k] = group[..] {
+                    // (one flow: what its path has left, up to its cap, as the filling would give it)
+                    let f = &mut flows[k as usize];
+                    let r = f.path().iter().map(|&l| residual[l as usize]).fold(f.cap, f64::min).max(0.0);
+                    for &l in f.path() {
+                        residual[l as usize] -= r;
+                    }
+                    f.rate = r;
+                } else {
+                    fill(flows, &group, residual, s);
+                }
+            }
+            // the next catching up on each resource: a flow served faster than the next one in order of service
+            // on one of its resources reaches its service then, and the two share from there
+            for &k in &sorted {
+                flows[k as usize].catch_at = NEVER;
+            }
+            for &k in &sorted {
+                let (sent, rate) = (flows[k as usize].sent, flows[k as usize].rate);
+                for h in 0..flows[k as usize].hops_len as usize {
+                    let l = flows[k as usize].hops[h] as usize;
+                    let p = s.last[l];
+                    s.last[l] = k;
+                    if p == u32::MAX {
+                        continue;
+                    }
+                    let fp = &mut flows[p as usize];
+                    if sent - fp.sent > LAS_TIE_BITS && fp.rate > rate {
+                        fp.catch_at = fp.catch_at.min(after(now, sent - fp.sent, fp.rate - rate));
+                    }
+                }
+            }
+            for &k in &sorted {
+                for &l in flows[k as usize].path() {
+                    s.last[l as usize] = u32::MAX;
+                }
+            }
+            s.sorted = sorted;
+            s.group = group;
+        }
+        Model::D3 => {
+            // in order of arrival, each flow's desired rate where its path has it left, else what is left (the
+            // grants of D3's switches, first come first served); then max-min on what those leave, each flow
+            // capped at its line rate less its grant (the spare capacity shared fairly)
+            for &k in set {
+                let f = &mut flows[k as usize];
+                let g = if f.desired > 0.0 {
+                    f.path().iter().map(|&l| residual[l as usize]).fold(f.desired.min(f.line), f64::min).max(0.0)
+                } else {
+                    0.0
+                };
+                for &l in f.path() {
+                    residual[l as usize] -= g;
+                }
+                f.grant = g;
+                f.cap = f.line - g;
+            }
+            fill(flows, set, residual, s);
+            for &k in set {
+                let f = &mut flows[k as usize];
+                f.rate += f.grant;
+                f.cap = f.line;
             }
         }
     }
@@ -1038,7 +1688,17 @@ mod tests {
             tail: 0,
             sent: 0.0,
             class: 0,
+            tag_at: f64::INFINITY,
             deadline: NO_DEADLINE,
+            term: TERM_NEVER,
+            desired: 0.0,
+            req_at: NEVER,
+            rank: 0.0,
+            rank_bits: 0.0,
+            grant: -1.0,
+            gap: 0,
+            wake: 0,
+            catch_at: NEVER,
             at: 0,
             ver: 0,
             act: u32::MAX,
@@ -1062,7 +1722,7 @@ mod tests {
             })
             .collect();
         let set = fl.active.clone();
-        allocate(model, &mut fl.flows, &set, caps, &mut fl.residual, &mut fl.fill);
+        allocate(model, &mut fl.flows, &set, caps, &mut fl.residual, &mut fl.fill, 0);
         ks.iter().map(|&k| fl.flows[k as usize].rate).collect()
     }
 
@@ -1125,7 +1785,7 @@ mod tests {
                 let mut residual = vec![0.0; links];
                 let mut scratch =
                     FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
-                allocate(Model::MaxMin, &mut global, &set, &caps, &mut residual, &mut scratch);
+                allocate(Model::MaxMin, &mut global, &set, &caps, &mut residual, &mut scratch, 0);
                 for &k in &set {
                     let (a, b) = (fl.flows[k as usize].rate, global[k as usize].rate);
                     assert!((a - b).abs() <= 1e-7, "flow {}: incremental {a}, global {b}", fl.flows[k as usize].id);
@@ -1138,6 +1798,100 @@ mod tests {
             }
         }
         assert!(checked > 100_000 && moved > 10_000, "{checked} rates checked, {moved} moved");
+    }
+
+    /// MLFQ, the same as `incremental_equals_global` with up to four queues: flows arrive in a random queue,
+    /// finish, change cap, and move to another queue (one to three changes at once); after each event the
+    /// incremental update, queue by queue, gives every flow the rate of the global filling queue by queue, and
+    /// each layer's load is the sum of its users' rates.
+    #[test]
+    fn incremental_mlfq_equals_global() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut draw = |n: u64| rng.next_u64() % n;
+        let (mut checked, mut moved) = (0, 0);
+        for _case in 0..300 {
+            let links = 1 + draw(8) as usize;
+            let caps: Vec<f64> =
+                (0..links).map(|_| [1.0, 2.0, 4.0, 10.0][draw(4) as usize] * (1.0 + draw(3) as f64 / 4.0)).collect();
+            let queues = 1 + draw(4) as u8;
+            let mut fl = Fluid::layered(queues as usize);
+            let mut live: Vec<u32> = Vec::new();
+            let mut id = 0;
+            for _event in 0..50 {
+                fl.begin();
+                for _ in 0..1 + draw(3) {
+                    let cap = match draw(4) {
+                        0 => 0.0,
+                        1 => 0.1 + draw(40) as f64 / 10.0,
+                        _ => 100.0,
+                    };
+                    match draw(6) {
+                        0..=2 if live.len() < 40 => {
+                            let mut path: Vec<u32> = (0..links as u32).collect();
+                            for i in (1..path.len()).rev() {
+                                path.swap(i, draw(i as u64 + 1) as usize);
+                            }
+                            path.truncate(1 + draw(links.min(4) as u64) as usize);
+                            let mut f = flow(id, &path, cap);
+                            f.class = draw(queues as u64) as u8;
+                            let k = fl.insert(f, &caps);
+                            id += 1;
+                            fl.start(k, 0);
+                            live.push(k);
+                        }
+                        3 | 4 if !live.is_empty() => {
+                            let j = draw(live.len() as u64) as usize;
+                            let k = live[j];
+                            if fl.flows[k as usize].mark == fl.epoch {
+                                continue; // (changed in this event already)
+                            }
+                            if draw(2) == 0 {
+                                live.swap_remove(j);
+                                fl.done(k);
+                            } else {
+                                let from = fl.flows[k as usize].class;
+                                fl.flows[k as usize].class = draw(queues as u64) as u8;
+                                fl.flows[k as usize].cap = cap;
+                                if fl.flows[k as usize].class != from {
+                                    fl.requeue(k, from);
+                                } else {
+                                    fl.changed(k);
+                                }
+                            }
+                        }
+                        _ if !live.is_empty() => {
+                            let k = live[draw(live.len() as u64) as usize];
+                            if fl.flows[k as usize].mark == fl.epoch {
+                                continue;
+                            }
+                            fl.changed(k);
+                            fl.flows[k as usize].cap = cap;
+                        }
+                        _ => {}
+                    }
+                }
+                fl.update_mlfq(0);
+                moved += fl.resched.len();
+                let mut global = fl.flows.clone();
+                let set = fl.active.clone();
+                let mut residual = vec![0.0; links];
+                let mut scratch =
+                    FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
+                allocate(Model::Mlfq, &mut global, &set, &caps, &mut residual, &mut scratch, 0);
+                for &k in &set {
+                    let (a, b) = (fl.flows[k as usize].rate, global[k as usize].rate);
+                    assert!((a - b).abs() <= 1e-7, "flow {}: incremental {a}, global {b}", fl.flows[k as usize].id);
+                    checked += 1;
+                }
+                for y in &fl.layers {
+                    for l in 0..y.users.len() {
+                        let sum: f64 = y.users[l].iter().map(|&k| fl.flows[k as usize].rate).sum();
+                        assert!((y.load[l] - sum).abs() <= 1e-7, "resource {l}: load {} against {sum}", y.load[l]);
+                    }
+                }
+            }
+        }
+        assert!(checked > 50_000 && moved > 5_000, "{checked} rates checked, {moved} moved");
     }
 
     /// The parking lot: one long flow across three unit links, one short flow on each: max-min gives every flow
@@ -1186,10 +1940,132 @@ mod tests {
         f[1].left = 1.0;
         f[1].deadline = 7;
         f[2].left = 0.5;
-        assert_eq!(rates(Model::Critical, &[1.0], &mut f), vec![1.0, 0.0, 0.0]);
+        assert_eq!(rates(Model::Critical { size_aware: true }, &[1.0], &mut f), vec![1.0, 0.0, 0.0]);
         f[0].deadline = NO_DEADLINE;
         f[1].deadline = NO_DEADLINE;
-        assert_eq!(rates(Model::Critical, &[1.0], &mut f), vec![0.0, 0.0, 1.0]);
+        assert_eq!(rates(Model::Critical { size_aware: true }, &[1.0], &mut f), vec![0.0, 0.0, 1.0]);
+    }
+
+    /// D3 on one link of 10: in order of arrival, flows asking 4 and 3 get them; a third asking 5 gets the 3
+    /// left (first come first served: not earliest deadline first, whatever its deadline); nothing is left to
+    /// share. Without the third, a flow without a deadline (asking nothing) shares the 3 left max-min with the
+    /// two: 1 each.
+    #[test]
+    fn d3_grants_desired_rates_first_come_first_served() {
+        let mut f = vec![flow(0, &[0], 9.0), flow(1, &[0], 9.0), flow(2, &[0], 9.0)];
+        f[0].desired = 4.0;
+        f[1].desired = 3.0;
+        f[2].desired = 5.0;
+        f[0].deadline = 50;
+        f[1].deadline = 40;
+        f[2].deadline = 10;
+        assert_eq!(rates(Model::D3, &[10.0], &mut f), vec![4.0, 3.0, 3.0]);
+        f[2].desired = 0.0;
+        f[2].deadline = NO_DEADLINE;
+        assert_eq!(rates(Model::D3, &[10.0], &mut f), vec![5.0, 4.0, 1.0]);
+        // a flow's line rate caps its grant and its share: 4.5 less its grant of 4 leaves it 0.5; the other two
+        // share the 2.5 left (1.25 each)
+        f[0].line = 4.5;
+        assert_eq!(rates(Model::D3, &[10.0], &mut f), vec![4.5, 4.25, 1.25]);
+    }
+
+    /// PDQ's hand-over: a paused flow granted a rate holds it for `gap` before it sends (the link idles), a new
+    /// flow starts at once, and a flow paused again waits again.
+    #[test]
+    fn pdq_paused_flow_waits_one_gap_after_its_grant() {
+        let mut f = flow(0, &[0], 1.0);
+        f.gap = 10;
+        let mut fl = Fluid::default();
+        fl.begin();
+        let k = fl.insert(f, &[1.0]);
+        fl.activate(k, 0);
+        fl.allocate_all(Model::Critical { size_aware: true }, 0);
+        assert_eq!(fl.flows[k as usize].rate, 1.0, "a new flow starts at once");
+        let mut paused = fl.flows[k as usize].clone();
+        paused.grant = 0.0;
+        paused.rate = 0.0;
+        fl.flows[k as usize] = paused;
+        fl.begin();
+        fl.allocate_all(Model::Critical { size_aware: true }, 100);
+        let f = &fl.flows[k as usize];
+        assert_eq!((f.rate, f.grant, f.wake), (0.0, 1.0, 110));
+        assert_eq!(f.next_event(100, &[]), 110);
+        fl.begin();
+        fl.allocate_all(Model::Critical { size_aware: true }, 109);
+        assert_eq!(fl.flows[k as usize].rate, 0.0);
+        fl.begin();
+        fl.allocate_all(Model::Critical { size_aware: true }, 110);
+        assert_eq!(fl.flows[k as usize].rate, 1.0);
+    }
+
+    /// Giving up: at line rate 1 with 10 bits left and the deadline 20 s away, a flow at rate 0.5 can make it
+    /// until t + (10 - 0.5 t) > 20, t > 20 s; at rate 1 it never gives up before its deadline; a paused PDQ flow
+    /// with a 5 s RTT gives up once t + 10 + 5 > 20, t > 5 s; one past its deadline at once.
+    #[test]
+    fn give_up_times_by_hand() {
+        let s = 1_000_000_000_000u64;
+        let mut f = flow(0, &[0], 1.0);
+        f.left = 10.0;
+        f.deadline = 20 * s;
+        f.rtt = 5 * s;
+        f.term = TERM_LINE;
+        f.rate = 0.5;
+        assert_eq!(f.give_up_at(0), 20 * s, "(20 s is also its deadline)");
+        f.left = 12.0;
+        assert_eq!(f.give_up_at(0), 16 * s + 1, "t + 12 - 0.5 t > 20: t > 16 s");
+        f.rate = 1.0;
+        assert_eq!(f.give_up_at(0), 20 * s);
+        f.left = 10.0;
+        f.rate = 0.0;
+        f.term = TERM_PAUSED;
+        assert_eq!(f.give_up_at(0), 5 * s + 1);
+        f.left = 16.0;
+        assert_eq!(f.give_up_at(0), 0, "16 + 5 > 20: at once");
+        f.term = TERM_DEADLINE;
+        assert_eq!(f.give_up_at(0), 20 * s);
+        assert_eq!(f.give_up_at(21 * s), 21 * s);
+        f.term = TERM_NEVER;
+        assert_eq!(f.give_up_at(21 * s), NEVER);
+    }
+
+    /// QCLIMB's tag at the flow level is Algorithm 1's at every byte count (the appendix's example of
+    /// `policy::tests::qclimb_follows_algorithm_1`: queues <= 2, [3, 5], >= 6, L = 6, U = 9, slack 1), and the
+    /// byte count at which it is due again is never past a change of it.
+    #[test]
+    fn qclimb_tags_follow_algorithm_1() {
+        let bounds = vec![Bounds { lower: 6, upper: 9, estimate: 7, pias: false }];
+        let tags = Tags::Qclimb {
+            tagging: Tagging::Qclimb { thresholds: vec![2, 5], slack: 1 },
+            thresholds: vec![2, 5],
+            slack: 1,
+            bounds,
+            per_byte: 8.0,
+        };
+        let want = [2u8, 1, 1, 1, 0, 0, 0, 2, 2, 2, 2];
+        for b in 0..want.len() {
+            let (tag, at) = tags.at(0, b as f64 * 8.0);
+            assert_eq!(tag, want[b], "{b} bytes sent");
+            let next = if at.is_finite() { (at / 8.0) as usize } else { want.len() };
+            assert!(next > b && want[b..next.min(want.len())].iter().all(|&t| t == tag), "{b}: due at {next}");
+        }
+        assert_eq!(tags.at(0, 7.0 * 8.0), (2, 9.0 * 8.0), "demoted by bytes sent until U");
+    }
+
+    /// RAX at 10 Gbps (Q_1 = 160 us, E = 2): RAX+ ranks a 1 MB flow by its unsent bytes at line rate, 800 us
+    /// (queue 3: 640 <= T < 1280) until more than 200,000 bytes are sent (T < 640 us: queue 2); RAX's estimate
+    /// of a 100 KB flow is its size plus its unsent bytes at line rate, 160 us at first (queue 1), below Q_1
+    /// after one byte.
+    #[test]
+    fn rax_tags_by_hand() {
+        let cfg = Config::from_json(r#"{"scheme": {"name": "rax-plus"}}"#).unwrap();
+        assert_eq!(cfg.topology.host_link_gbps(), 10.0);
+        let rax = RaxParams::from_config(&cfg, true);
+        let tags = Tags::Rax { rax: rax.clone(), size: vec![1_000_000], per_byte: 8.0 };
+        assert_eq!(tags.at(0, 0.0), (3, 200_001.0 * 8.0));
+        assert_eq!(tags.at(0, 200_001.0 * 8.0).0, 2);
+        let tags = Tags::Rax { rax: RaxParams { plus: false, ..rax }, size: vec![100_000], per_byte: 8.0 };
+        assert_eq!(tags.at(0, 0.0), (1, 8.0));
+        assert_eq!(tags.at(0, 8.0).0, 0);
     }
 
     /// SRPT: the flow with the fewest bits left takes its path's capacity; the rest share what is left in that
