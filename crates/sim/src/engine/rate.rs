@@ -21,7 +21,7 @@ use crate::flows::FlowSet;
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
 use crate::net::Network;
-use crate::transport::rate::{RateAgent, RateFlow, RateHdr, RateOutcome, RateParams};
+use crate::transport::rate::{RateAgent, RateFlow, RateHdr, RateOutcome, RateParams, RateScheme};
 use crate::units::NEVER;
 use rand::RngCore;
 use std::sync::atomic::Ordering;
@@ -33,6 +33,27 @@ pub(crate) struct Rate;
 pub(crate) struct RateState {
     params: RateParams,
     agents: Vec<RateAgent>,
+    /// D3's allocation vectors (empty for the other schemes): flow f's entry for the h-th port of its path is
+    /// `d3_vec[d3_off[f] + h]`, the allocation (kbit/s) that port last granted it. D3 carries this vector in
+    /// its header and the sender echoes it unchanged; here the packet carries only its index (`hop`), and the
+    /// port reads and writes its own entry, which is the same thing on a fixed path (ECMP: every packet of a
+    /// flow's direction takes one path). On a two-thread run each thread holds a copy, and a port's entries
+    /// are touched only by the thread that owns the port. Under packet spraying the h-th port may change from
+    /// request to request, as a real D3 header's h-th entry would then describe another router.
+    d3_vec: Vec<u32>,
+    d3_off: Vec<u32>,
+}
+
+/// D3's allocation vectors: each flow's path length (its data's ECMP path, ports from the sender's NIC on;
+/// every shortest path has that length), laid out one after the other.
+fn d3_vectors(flows: &FlowSet, net: &Network<RateHdr>) -> (Vec<u32>, Vec<u32>) {
+    let mut off = Vec::with_capacity(flows.len() + 1);
+    off.push(0u32);
+    for f in 0..flows.len() {
+        let hops = net.ecmp_path(flows.src[f], flows.dst[f], flow_hash(f as u32, false)).len() as u32;
+        off.push(off[f] + hops.min(u8::MAX as u32));
+    }
+    (vec![0; off[flows.len()] as usize], off)
 }
 
 impl Family for Rate {
@@ -41,8 +62,10 @@ impl Family for Rate {
     type State = RateState;
     const AGENTS: bool = true;
 
-    fn state(cfg: &Config, _flows: &FlowSet, _hosts_here: bool, net: &Network<RateHdr>) -> RateState {
+    fn state(cfg: &Config, flows: &FlowSet, _hosts_here: bool, net: &Network<RateHdr>) -> RateState {
         let params = RateParams::from_config(cfg);
+        let (d3_vec, d3_off) =
+            if params.scheme == RateScheme::D3 { d3_vectors(flows, net) } else { (Vec::new(), Vec::new()) };
         // (an agent's id names it in PDQ's pauseby field: the port's id + 1, the same on both sides of a
         // two-thread run and from run to run)
         let agents = net
@@ -55,7 +78,7 @@ impl Family for Rate {
                 a
             })
             .collect();
-        RateState { params, agents }
+        RateState { params, agents, d3_vec, d3_off }
     }
 
     fn header_bytes(st: &RateState) -> u32 {
@@ -79,7 +102,15 @@ impl Family for Rate {
         let now = sim.now;
         let p = &sim.net.ports[port as usize];
         let (owner, queued) = (p.owner, p.bytes);
-        sim.fam.agents[port as usize].forward(&sim.fam.params, now, queued, pkt);
+        let agent = &mut sim.fam.agents[port as usize];
+        if agent.uses_d3_entry(pkt) {
+            // D3: this port's entry of the flow's allocation vector
+            let (start, end) = (sim.fam.d3_off[pkt.flow as usize], sim.fam.d3_off[pkt.flow as usize + 1]);
+            let slot = (start + pkt.hdr.hop as u32).min(end - 1) as usize;
+            agent.forward_d3(&sim.fam.params, now, queued, pkt, &mut sim.fam.d3_vec[slot]);
+            return;
+        }
+        agent.forward(&sim.fam.params, now, queued, pkt);
         if pkt.is_ack() && !sim.net.is_host(owner) {
             // the ACK passes a switch on its way back: the port this flow's data leaves that switch by
             let data_dst = sim.flows.dst[pkt.flow as usize];

@@ -107,24 +107,25 @@
 //!
 //! D3 (Wilson et al., SIGCOMM 2011): no per-flow state; counters of the port's flows N, their
 //! demand D (sum of desired rates) and the allocation A. A request (SYN, or a data packet / probe with
-//! `BIT_REQ`) carries the desired rate d, the previous desired rate and the allocation a_prev the flow holds:
-//! D += d - d_prev; the flow's own allocation is free for it again, left = C - (A - a_prev); with
-//! fs = max(0, C - D) / N (the fair share of the spare capacity), the grant is d + min(fs, left - d) if
-//! left >= d (the desired rate, first come first served, plus a fair share of the rest), else
-//! max(0, left) (greedy: whatever is left). The rate field is lowered to the grant. Flows without a deadline
-//! ask d = 0 and so get only the fair share. A FIN or TERM returns a_prev and d_prev and leaves N.
-//! Chosen: the allocation is committed on the reverse path, from the ACK of the request: A += a_final -
-//! a_prev at every port, a_final being the path's minimum, which is what the sender will use. D3 carries one
-//! allocation per router; committing the path's minimum instead keeps every port's A equal to what its
-//! flows really use without a per-hop vector in the header. The cost: requests that cross a port within the
-//! same half RTT all see the same free capacity (over-allocation for about one RTT, which the queue term of
-//! C then drains). C is the PDQ rate controller's (the D3 paper also lowers its capacity for queued bytes).
+//! `BIT_REQ`) carries the desired rate d, the previous desired rate and, in `prev`, this port's own previous
+//! allocation a_prev to the flow (its entry of D3's allocation vector, which the engine keeps per flow and
+//! hop: see `engine::rate`): D += d - d_prev; the flow's own allocation is free for it again,
+//! left = C - (A - a_prev); with fs = max(0, C - D) / N (the fair share of the spare capacity), the grant g is
+//! d + min(fs, left - d) if left >= d (the desired rate, first come first served, plus a fair share of the
+//! rest), else max(0, left) (greedy: whatever is left). As in D3, the port commits its own grant at once, on
+//! the forward path: A += g - a_prev, and g goes back into the vector (`prev` on the way out). The rate field
+//! is lowered to g; the sender uses the path's minimum, so a port ahead of the bottleneck holds more than the
+//! flow uses until the next request (D3's own behaviour). Flows without a deadline ask d = 0 and so get only
+//! the fair share. A FIN or TERM returns a_prev and d_prev and leaves N. (An earlier choice committed the
+//! path's minimum from the request's ACK on the way back; requests crossing a port within the same half RTT
+//! then all saw the same free capacity, and over-allocated it by up to 96 KB of queue in query aggregation.)
+//! C is the PDQ rate controller's (the D3 paper also lowers its capacity for queued bytes).
 //! Lost requests, ACKs and FINs leave the counters off by the lost amount (D3's routers keep no per-flow
 //! state to notice), and an inflated A or D starves flows for good. Chosen repair, soft state: every control
 //! period (2 average RTTs) a port bounds N, D and A from above by what the period's requests say. A flow
 //! requests about once per RTT r (its header's RTT), so weighting each request by r / period counts each
 //! requesting flow about once: N <= 1.1 x sum(r) / period, D <= 1.1 x sum(d r) / period, and
-//! A <= 1.1 x sum(g r) / period with g the grant written at this port (an upper bound of what the flow holds).
+//! A <= 1.1 x sum(g r) / period with g this port's grant (what it holds for the flow).
 //! Flows that stopped requesting (finished, or all data sent) fall out of the bound within a period.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -320,16 +321,30 @@ impl RateAgent {
         }
     }
 
+    /// Whether `pkt` reads and writes its flow's D3 allocation-vector entry at a port (see the module docs): a
+    /// request or a FIN / TERM on its way to the receiver, under D3.
+    #[inline]
+    pub fn uses_d3_entry(&self, pkt: &RPacket) -> bool {
+        self.scheme == RateScheme::D3
+            && !pkt.is_ack()
+            && (pkt.hdr.is_req() || matches!(pkt.hdr.kind, kind::FIN | kind::TERM))
+    }
+
+    /// [`RateAgent::forward`] for a packet that [`RateAgent::uses_d3_entry`]: `entry` is this port's entry of
+    /// the flow's allocation vector (its previous allocation, kbit/s), handed in through `prev` and updated
+    /// with the new one; the packet's `hop` then moves on to the next port's entry.
+    pub fn forward_d3(&mut self, p: &RateParams, now: Ps, queue_bytes: u64, pkt: &mut RPacket, entry: &mut u32) {
+        pkt.hdr.prev = *entry;
+        self.forward(p, now, queue_bytes, pkt);
+        *entry = pkt.hdr.prev;
+        pkt.hdr.hop = pkt.hdr.hop.saturating_add(1);
+    }
+
     /// An ACK of a flow whose data leaves through this port, on its way back to the sender.
     pub fn reverse(&mut self, p: &RateParams, now: Ps, pkt: &mut RPacket) {
         match self.scheme {
             RateScheme::Rcp => {}
-            RateScheme::D3 => {
-                let h = &pkt.hdr;
-                if h.is_req() {
-                    self.d3_alloc = (self.d3_alloc + from_kbps(h.rate) as f64 - from_kbps(h.prev) as f64).max(0.0);
-                }
-            }
+            RateScheme::D3 => {} // D3 commits its allocations on the forward path
             RateScheme::Pdq => self.pdq_reverse(p, now, pkt.flow, &mut pkt.hdr),
         }
     }
@@ -393,6 +408,7 @@ impl RateAgent {
             self.d3_alloc = (self.d3_alloc - prev).max(0.0);
             self.d3_demand = (self.d3_demand - prev_desired).max(0.0);
             self.d3_flows = self.d3_flows.saturating_sub(1);
+            h.prev = 0;
             return;
         }
         if !h.is_req() {
@@ -407,11 +423,14 @@ impl RateAgent {
         let left = c - (self.d3_alloc - prev).max(0.0);
         let fs = ((c - self.d3_demand) / self.d3_flows.max(1) as f64).max(0.0);
         let grant = if left >= desired { desired + fs.min(left - desired) } else { left.max(0.0) };
-        h.rate = h.rate.min(to_kbps(grant as u64));
+        let g = to_kbps(grant as u64);
+        self.d3_alloc = (self.d3_alloc + from_kbps(g) as f64 - prev).max(0.0);
+        h.prev = g;
+        h.rate = h.rate.min(g);
         let r = if h.rtt_ns > 0 { h.rtt_ns as f64 * 1000.0 } else { self.avg_rtt };
         self.d3_win_n += r;
         self.d3_win_d += desired * r;
-        self.d3_win_a += from_kbps(h.rate) as f64 * r;
+        self.d3_win_a += from_kbps(g) as f64 * r;
     }
 
     /// End of a control period: bound N, D and A by what the period's requests say (see the module docs).

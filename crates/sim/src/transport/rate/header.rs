@@ -5,7 +5,9 @@
 //! the rate and the RTT; D3's (Wilson et al.) the desired rate, the previous desired rate and the
 //! previous allocation, with the allocation coming back in the rate field. To keep the packet small, fields
 //! a scheme does not use carry another scheme's value: D3 sends its desired rate in `crit` and its previous
-//! desired rate in `pauseby` (use the `d3_*` accessors).
+//! desired rate in `pauseby` (use the `d3_*` accessors). D3's allocation vector (one previous allocation per
+//! router) is not carried whole: the packet carries its index, `hop`, and the engine keeps the vector per flow
+//! (`engine::rate`), handing each port its own entry in `prev`.
 
 use crate::net::packet::{Header, Packet};
 
@@ -57,6 +59,9 @@ pub struct RateHdr {
     pub kind: u8,
     /// `BIT_*` flags.
     pub bits: u8,
+    /// D3: the ports this packet has crossed towards the receiver, i.e. the index of the next port's entry in
+    /// the flow's allocation vector (the sender sends 0).
+    pub hop: u8,
 }
 
 impl Header for RateHdr {}

@@ -69,6 +69,8 @@ struct Chain {
     queues: Option<Queues>,
     /// The senders' NIC rate: the first link's.
     line: u64,
+    /// D3's allocation vectors, per flow one entry per agent (as `engine::rate` keeps them).
+    d3: Vec<Vec<u32>>,
 }
 
 impl Chain {
@@ -89,6 +91,7 @@ impl Chain {
             out: Vec::new(),
             queues: None,
             line: links[0],
+            d3: Vec::new(),
         }
     }
 
@@ -116,8 +119,9 @@ impl Chain {
         }
         let occupancy: u64 = q.backlog[k].iter().map(|&(_, b)| b as u64).sum();
         let mut pkt = self.pkts[idx];
-        self.agents[k].forward(&self.p, now, occupancy, &mut pkt);
+        self.forward_at(k, now, occupancy, &mut pkt);
         self.pkts[idx] = pkt;
+        let q = self.queues.as_mut().unwrap();
         if occupancy + pkt.wire as u64 > q.buffer {
             q.drops += 1;
             return;
@@ -131,6 +135,16 @@ impl Chain {
         self.push(at, i, ev);
     }
 
+    /// Agent k's forward processing, with the flow's D3 allocation-vector entry as the engine hands it.
+    fn forward_at(&mut self, k: usize, now: Ps, occupancy: u64, pkt: &mut RPacket) {
+        if self.agents[k].uses_d3_entry(pkt) {
+            let (agents, d3) = (&mut self.agents, &mut self.d3);
+            agents[k].forward_d3(&self.p, now, occupancy, pkt, &mut d3[pkt.flow as usize][k]);
+        } else {
+            self.agents[k].forward(&self.p, now, occupancy, pkt);
+        }
+    }
+
     fn push(&mut self, at: Ps, flow: usize, ev: Ev) {
         self.n += 1;
         self.heap.push(Reverse((at, self.n, flow, ev)));
@@ -141,6 +155,7 @@ impl Chain {
         self.flows.push(RateFlow::new(&self.p, i as u32, 0, 1, size, deadline, self.line, random));
         self.ends.push(Ends::default());
         self.freed.push(false);
+        self.d3.push(vec![0; self.agents.len()]);
         self.push(start, i, Ev::Start);
         i
     }
@@ -161,8 +176,8 @@ impl Chain {
                     self.log.push(Sent { at: now, flow: i, pkt, dropped });
                     continue;
                 } else {
-                    for a in self.agents.iter_mut() {
-                        a.forward(&self.p, now, 0, &mut pkt);
+                    for k in 0..self.agents.len() {
+                        self.forward_at(k, now, 0, &mut pkt);
                     }
                 }
                 self.pkts.push(pkt);
@@ -944,4 +959,49 @@ fn the_schemes_rank_as_the_pdq_paper_finds_on_a_burst() {
     let es = burst_mean_fct(SchemeName::PdqEs);
     let full = burst_mean_fct(SchemeName::Pdq);
     assert!(full <= es * 1.03 && es < basic && basic < d3 && d3 < rcp, "{full} {es} {basic} {d3} {rcp}");
+}
+
+/// D3 commits a port's grant on the forward path, so requests that cross a port before any answer comes back
+/// cannot together take more than its capacity (they once all saw the same free capacity); each port's own
+/// entry of the flow's allocation vector comes back with the next request, so a port ahead of the bottleneck
+/// does not pile up the difference between its grant and the path's.
+#[test]
+fn d3_commits_on_the_forward_path_per_port() {
+    let p = params(SchemeName::D3);
+    let g = 1_000_000_000u64;
+    let mut a = RateAgent::new(&p, G10);
+    // three SYNs of 6 G each cross the port back to back, no ACK between them
+    let mut entries = [0u32; 3];
+    let mut grants = Vec::new();
+    for e in entries.iter_mut() {
+        let mut pkt = d3_req(6 * g, 0, 0, kind::SYN);
+        a.forward_d3(&p, 0, 0, &mut pkt, e);
+        assert_eq!(pkt.hdr.hop, 1);
+        grants.push(from_kbps(pkt.hdr.rate));
+    }
+    let total: u64 = grants.iter().sum();
+    assert!(total <= 10 * g + 3_000, "{grants:?}: over-allocated");
+    assert!(grants[0] >= 6 * g && grants[2] == 0, "first come first served: {grants:?}");
+    // two ports in a row, 10 G then 5 G: each keeps its own grant, the flow gets the smaller
+    let (mut a0, mut a1) = (RateAgent::new(&p, G10), RateAgent::new(&p, 5 * g));
+    let mut vec = [0u32; 2];
+    for round in 0..4 {
+        let (prev_desired, k) = if round == 0 { (0, kind::SYN) } else { (4 * g, kind::DATA) };
+        let mut pkt = d3_req(4 * g, prev_desired, 0, k);
+        a0.forward_d3(&p, 0, 0, &mut pkt, &mut vec[0]);
+        a1.forward_d3(&p, 0, 0, &mut pkt, &mut vec[1]);
+        assert_eq!(pkt.hdr.hop, 2);
+        let near = |x: f64, y: u64| (x - y as f64).abs() < 3e3;
+        assert!(near(from_kbps(pkt.hdr.rate) as f64, 5 * g), "round {round}: {}", pkt.hdr.rate);
+        assert!(near(from_kbps(vec[0]) as f64, 10 * g) && near(from_kbps(vec[1]) as f64, 5 * g), "{vec:?}");
+        // the allocations stay what each port granted, request after request
+        assert!(near(a0.d3_state().0, 10 * g) && near(a1.d3_state().0, 5 * g), "round {round}");
+    }
+    // the FIN gives each port back its own grant
+    let mut fin = d3_req(0, 4 * g, 0, kind::FIN);
+    fin.hdr.bits = 0;
+    a0.forward_d3(&p, 0, 0, &mut fin, &mut vec[0]);
+    a1.forward_d3(&p, 0, 0, &mut fin, &mut vec[1]);
+    assert!(a0.d3_state().0.abs() < 1.0 && a1.d3_state().0.abs() < 1.0 && vec == [0, 0]);
+    assert!(a0.d3_state().2 == 0 && a1.d3_state().2 == 0);
 }
