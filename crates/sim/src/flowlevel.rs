@@ -104,6 +104,7 @@ use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// The schemes the flow level has a model for, with the model's name.
@@ -1617,13 +1618,16 @@ fn fill(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScrat
         // the least link share that is current
         let mut link_share = f64::INFINITY;
         let mut link = u32::MAX;
-        while let Some(&Reverse((key, l))) = heap.peek() {
+        while let Some(mut top) = heap.peek_mut() {
+            let Reverse((key, l)) = *top;
             let li = l as usize;
             let share = key_share(key);
             if s.count[li] == 0 || (residual[li] / s.count[li] as f64 - share).abs() > 1e-9 * share.abs().max(1.0) {
-                heap.pop();
+                // (a stale entry refreshed in place: one sift down, where a pop and a push took two passes)
                 if s.count[li] > 0 {
-                    heap.push(Reverse((share_key(residual[li] / s.count[li] as f64), l)));
+                    *top = Reverse((share_key(residual[li] / s.count[li] as f64), l));
+                } else {
+                    PeekMut::pop(top);
                 }
                 continue;
             }
