@@ -1324,6 +1324,8 @@ impl Fluid {
                 };
             }
             fill(&mut self.flows, &self.set, &mut self.residual, &mut self.fill);
+            self.expand.clear();
+            // (one pass over the set: the changes on each resource, and the check (i))
             for &k in &self.set {
                 let f = &self.flows[k as usize];
                 let d = f.rate - f.old_rate;
@@ -1334,12 +1336,8 @@ impl Fluid {
                         self.changed[li] = round;
                     }
                 }
-            }
-            self.expand.clear();
-            // (i) frozen where a flow outside has more (the most a flow outside has on a resource found once per
-            // round: the flows of a filling frozen at one resource share it)
-            for &k in &self.set {
-                let f = &self.flows[k as usize];
+                // (i) frozen where a flow outside has more (the most a flow outside has on a resource found once
+                // per round: the flows of a filling frozen at one resource share it)
                 let l = f.froze;
                 if l >= NOT_FROZEN || self.whole[l as usize] == self.pass {
                     continue;
