@@ -1732,6 +1732,23 @@ mod tests {
     }
 
     /// The global allocation of `flows` on resources of capacities `caps`.
+    /// Asserts that every active flow's incremental rate is the global recomputation's under `model`; returns
+    /// how many flows were checked.
+    fn same_as_global(fl: &Fluid, model: Model, caps: &[f64]) -> usize {
+        let links = caps.len();
+        let mut global = fl.flows.clone();
+        let set = fl.active.clone();
+        let mut residual = vec![0.0; links];
+        let mut scratch =
+            FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
+        allocate(model, &mut global, &set, caps, &mut residual, &mut scratch, 0);
+        for &k in &set {
+            let (a, b) = (fl.flows[k as usize].rate, global[k as usize].rate);
+            assert!((a - b).abs() <= 1e-7, "flow {}: incremental {a}, global {b}", fl.flows[k as usize].id);
+        }
+        set.len()
+    }
+
     fn rates(model: Model, caps: &[f64], flows: &mut [Open]) -> Vec<f64> {
         let mut fl = Fluid::default();
         fl.begin();
@@ -1802,17 +1819,7 @@ mod tests {
                 }
                 fl.update_max_min(0);
                 moved += fl.resched.len();
-                let mut global = fl.flows.clone();
-                let set = fl.active.clone();
-                let mut residual = vec![0.0; links];
-                let mut scratch =
-                    FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
-                allocate(Model::MaxMin, &mut global, &set, &caps, &mut residual, &mut scratch, 0);
-                for &k in &set {
-                    let (a, b) = (fl.flows[k as usize].rate, global[k as usize].rate);
-                    assert!((a - b).abs() <= 1e-7, "flow {}: incremental {a}, global {b}", fl.flows[k as usize].id);
-                    checked += 1;
-                }
+                checked += same_as_global(&fl, Model::MaxMin, &caps);
                 for l in 0..fl.users.len() {
                     let sum: f64 = fl.users[l].iter().map(|&k| fl.flows[k as usize].rate).sum();
                     assert!((fl.load[l] - sum).abs() <= 1e-7, "resource {l}: load {} against {sum}", fl.load[l]);
@@ -1894,17 +1901,7 @@ mod tests {
                 }
                 fl.update_mlfq(0);
                 moved += fl.resched.len();
-                let mut global = fl.flows.clone();
-                let set = fl.active.clone();
-                let mut residual = vec![0.0; links];
-                let mut scratch =
-                    FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
-                allocate(Model::Mlfq, &mut global, &set, &caps, &mut residual, &mut scratch, 0);
-                for &k in &set {
-                    let (a, b) = (fl.flows[k as usize].rate, global[k as usize].rate);
-                    assert!((a - b).abs() <= 1e-7, "flow {}: incremental {a}, global {b}", fl.flows[k as usize].id);
-                    checked += 1;
-                }
+                checked += same_as_global(&fl, Model::Mlfq, &caps);
                 for y in &fl.layers {
                     for l in 0..y.users.len() {
                         let sum: f64 = y.users[l].iter().map(|&k| fl.flows[k as usize].rate).sum();
