@@ -1732,6 +1732,30 @@ mod tests {
     }
 
     /// The global allocation of `flows` on resources of capacities `caps`.
+    /// The randomized checks' resources: 1 to 10 units of capacity, in a few steps.
+    fn random_caps(draw: &mut impl FnMut(u64) -> u64, links: usize) -> Vec<f64> {
+        (0..links).map(|_| [1.0, 2.0, 4.0, 10.0][draw(4) as usize] * (1.0 + draw(3) as f64 / 4.0)).collect()
+    }
+
+    /// A flow's own cap in the randomized checks: none (0), a binding one, or one that never binds.
+    fn random_cap(draw: &mut impl FnMut(u64) -> u64) -> f64 {
+        match draw(4) {
+            0 => 0.0,
+            1 => 0.1 + draw(40) as f64 / 10.0,
+            _ => 100.0,
+        }
+    }
+
+    /// A random path of 1 to 4 distinct resources among `links`.
+    fn random_path(draw: &mut impl FnMut(u64) -> u64, links: usize) -> Vec<u32> {
+        let mut path: Vec<u32> = (0..links as u32).collect();
+        for i in (1..path.len()).rev() {
+            path.swap(i, draw(i as u64 + 1) as usize);
+        }
+        path.truncate(1 + draw(links.min(4) as u64) as usize);
+        path
+    }
+
     /// Asserts that every active flow's incremental rate is the global recomputation's under `model`; returns
     /// how many flows were checked.
     fn same_as_global(fl: &Fluid, model: Model, caps: &[f64]) -> usize {
@@ -1776,26 +1800,17 @@ mod tests {
         let (mut checked, mut moved) = (0, 0);
         for _case in 0..400 {
             let links = 1 + draw(8) as usize;
-            let caps: Vec<f64> =
-                (0..links).map(|_| [1.0, 2.0, 4.0, 10.0][draw(4) as usize] * (1.0 + draw(3) as f64 / 4.0)).collect();
+            let caps = random_caps(&mut draw, links);
             let mut fl = Fluid::default();
             let mut live: Vec<u32> = Vec::new();
             let mut id = 0;
             for _event in 0..50 {
                 fl.begin();
                 for _ in 0..1 + draw(3) {
-                    let cap = match draw(4) {
-                        0 => 0.0,
-                        1 => 0.1 + draw(40) as f64 / 10.0,
-                        _ => 100.0,
-                    };
+                    let cap = random_cap(&mut draw);
                     match draw(5) {
                         0..=2 if live.len() < 40 => {
-                            let mut path: Vec<u32> = (0..links as u32).collect();
-                            for i in (1..path.len()).rev() {
-                                path.swap(i, draw(i as u64 + 1) as usize);
-                            }
-                            path.truncate(1 + draw(links.min(4) as u64) as usize);
+                            let path = random_path(&mut draw, links);
                             let k = fl.insert(flow(id, &path, cap), &caps);
                             id += 1;
                             fl.activate(k, 0);
@@ -1840,8 +1855,7 @@ mod tests {
         let (mut checked, mut moved) = (0, 0);
         for _case in 0..300 {
             let links = 1 + draw(8) as usize;
-            let caps: Vec<f64> =
-                (0..links).map(|_| [1.0, 2.0, 4.0, 10.0][draw(4) as usize] * (1.0 + draw(3) as f64 / 4.0)).collect();
+            let caps = random_caps(&mut draw, links);
             let queues = 1 + draw(4) as u8;
             let mut fl = Fluid::layered(queues as usize);
             let mut live: Vec<u32> = Vec::new();
@@ -1849,18 +1863,10 @@ mod tests {
             for _event in 0..50 {
                 fl.begin();
                 for _ in 0..1 + draw(3) {
-                    let cap = match draw(4) {
-                        0 => 0.0,
-                        1 => 0.1 + draw(40) as f64 / 10.0,
-                        _ => 100.0,
-                    };
+                    let cap = random_cap(&mut draw);
                     match draw(6) {
                         0..=2 if live.len() < 40 => {
-                            let mut path: Vec<u32> = (0..links as u32).collect();
-                            for i in (1..path.len()).rev() {
-                                path.swap(i, draw(i as u64 + 1) as usize);
-                            }
-                            path.truncate(1 + draw(links.min(4) as u64) as usize);
+                            let path = random_path(&mut draw, links);
                             let mut f = flow(id, &path, cap);
                             f.class = draw(queues as u64) as u8;
                             let k = fl.insert(f, &caps);
