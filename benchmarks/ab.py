@@ -6,6 +6,10 @@ Usage (from the repository root, after the README's install step):
     cp target/release/fctlab-bench /tmp/bench-new            # and likewise a build of the other commit
     .venv/bin/python benchmarks/ab.py /tmp/bench-old /tmp/bench-new --flows 5000 --rounds 8
 
+`--set section.key=value` (repeatable) changes the configuration, so any family or level is compared the same way,
+e.g. `--set scheme.name=rcp --set routing.mode=ecmp` or `--set run.level=flow`; values are read as JSON where
+they parse (numbers, true/false), else as strings.
+
 Each round runs every build once, in turn, on the same flows (web search, all-to-all over the 144-host
 leaf-spine at load 0.6, seed 1: the reference scenario's workload, written once to a CSV) and the reference
 configuration (DCTCP, 8 queues, 360 KB buffers, ECN at 97.5 KB, packet spraying, NIC queues as switch ports).
@@ -51,9 +55,25 @@ TIMING = {"wall_seconds", "events_per_second", "htsim_equivalent_events_per_seco
 VARYING = TIMING | {"max_event_queue_len"}
 
 
-def write_inputs(directory: Path, flows: int) -> tuple[Path, Path]:
+def with_overrides(overrides: list[str]) -> dict:
+    """CONFIG with each `section.key=value` of `overrides` applied (the value as JSON where it parses)."""
+    config = json.loads(json.dumps(CONFIG))
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        section, dot, name = key.partition(".")
+        if not sep or not dot or not section or not name or "." in name:
+            sys.exit(f"--set {item!r}: expected section.key=value")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        config.setdefault(section, {})[name] = value
+    return config
+
+
+def write_inputs(directory: Path, flows: int, config_dict: dict = CONFIG) -> tuple[Path, Path]:
     config = directory / "config.json"
-    config.write_text(json.dumps(CONFIG))
+    config.write_text(json.dumps(config_dict))
     trace = directory / f"websearch-{flows}.csv"
     df = workloads.all_to_all(
         hosts=144,
@@ -83,6 +103,8 @@ def main() -> None:
     ap.add_argument("--flows", type=int, default=5000, help="flows of the reference workload (default 5000)")
     ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds (default 6)")
     ap.add_argument("--threads", type=int, default=1, choices=[1, 2], help="engine threads (default 1)")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="change the reference configuration (repeatable), e.g. scheme.name=rcp")
     args = ap.parse_args()
     if args.flows < 1 or args.rounds < 1:
         sys.exit("--flows and --rounds must be at least 1")
@@ -91,7 +113,7 @@ def main() -> None:
             sys.exit(f"no such engine build: {b}")
 
     with tempfile.TemporaryDirectory(prefix="fctlab-ab-") as tmp:
-        config, trace = write_inputs(Path(tmp), args.flows)
+        config, trace = write_inputs(Path(tmp), args.flows, with_overrides(args.overrides))
         times: dict[str, list[float]] = {b: [] for b in args.binaries}
         reference: dict | None = None
         htsim_events = 0
@@ -110,7 +132,8 @@ def main() -> None:
                         sys.exit(f"{b} gives different results from {args.binaries[0]}: {', '.join(diff)}")
             print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{t[-1]:.3f} s" for t in times.values()))
 
-    print(f"\n{args.flows} flows, {args.threads} thread(s), {args.rounds} rounds; results identical")
+    changed = f", {' '.join(args.overrides)}" if args.overrides else ""
+    print(f"\n{args.flows} flows, {args.threads} thread(s), {args.rounds} rounds{changed}; results identical")
     base = min(times[args.binaries[0]])
     for b, t in times.items():
         q25 = sorted(t)[len(t) // 4]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Profile-guided optimisation (PGO) of the engine: builds an instrumented `fctlab-bench`, runs the training
 # scenarios of benchmarks/pgo/ (DCTCP on one and two threads, PIAS, pFabric, QCLIMB, and TCP with ECMP and a
-# shared buffer: every discipline and transport path), and merges what they recorded into
-# target/pgo/fctlab.profdata. install.sh then compiles the engine with `-Cprofile-use` on that file: the
+# shared buffer: every discipline and TCP path; RCP, PDQ, D3, Homa, HyLine and QJump: the other families; DCTCP,
+# pFabric, PIAS and PDQ at the flow level, whose code a profile without them lays out as cold), and merges what
+# they recorded into target/pgo/fctlab.profdata. install.sh then compiles the engine with `-Cprofile-use` on that file: the
 # compiler lays out branches and chooses what to inline from measured counts. Results are bit-identical
 # (integer time, no fast-math); only the speed changes (about 5% on the reference scenario; README,
 # Performance).

@@ -27,7 +27,10 @@ fn every_training_scenario_runs_in_fctlab_bench() {
         .collect();
     assert_eq!(
         names,
-        ["dctcp", "pfabric", "pias", "qclimb", "tcp-ecmp-shared"]
+        [
+            "d3", "dctcp", "flow-dctcp", "flow-pdq", "flow-pfabric", "flow-pias", "homa", "hyline", "pdq",
+            "pfabric", "pias", "qclimb", "qjump", "rcp", "tcp-ecmp-shared"
+        ]
     );
     for cfg in &configs {
         for threads in ["1", "2"] {
