@@ -798,11 +798,9 @@ fn every_variant_finishes_or_terminates_under_loss() {
     }
 }
 
-#[test]
-fn pdq_forgets_a_flow_that_fell_silent() {
-    let p = params(SchemeName::PdqBasic);
-    let mut a = RateAgent::new(&p, G10);
-    let syn = |flow: u32, crit: u32| RPacket {
+/// A PDQ SYN of `flow` to host 1 with criticality `crit` (no deadline, a 10 us RTT), asking for 10 Gbps.
+fn pdq_syn(flow: u32, crit: u32) -> RPacket {
+    RPacket {
         flow,
         dst: 1,
         wire: 40,
@@ -817,16 +815,22 @@ fn pdq_forgets_a_flow_that_fell_silent() {
             ..Default::default()
         },
         ..Default::default()
-    };
-    let mut s0 = syn(0, 100_000);
+    }
+}
+
+#[test]
+fn pdq_forgets_a_flow_that_fell_silent() {
+    let p = params(SchemeName::PdqBasic);
+    let mut a = RateAgent::new(&p, G10);
+    let mut s0 = pdq_syn(0, 100_000);
     a.forward(&p, 0, 0, &mut s0);
     assert_eq!(from_kbps(s0.hdr.rate), G10);
     // a less critical flow soon after: paused by this port
-    let mut s1 = syn(1, 200_000);
+    let mut s1 = pdq_syn(1, 200_000);
     a.forward(&p, 10 * US, 0, &mut s1);
     assert_eq!((s1.hdr.rate, s1.hdr.pauseby), (0, a.id));
     // flow 0 is never heard of again (its FIN and DONE ACK lost): once stale, flow 1's probe is accepted
-    let mut probe = syn(1, 200_000);
+    let mut probe = pdq_syn(1, 200_000);
     probe.hdr.kind = kind::PROBE;
     a.forward(&p, 2_000 * US, 0, &mut probe);
     assert_eq!(from_kbps(probe.hdr.rate), G10);
@@ -841,28 +845,12 @@ fn pdq_forgets_a_flow_that_fell_silent() {
 fn pdq_a_more_critical_syn_takes_back_grants_of_less_critical_flows() {
     let p = params(SchemeName::Pdq);
     let mut a = RateAgent::new(&p, G10);
-    let syn = |flow: u32, crit: u32| RPacket {
-        flow,
-        dst: 1,
-        wire: 40,
-        flags: flags::PROBE,
-        hdr: RateHdr {
-            rate: to_kbps(G10),
-            deadline_us: NO_DEADLINE_US,
-            crit,
-            rtt_ns: 10_000,
-            kind: kind::SYN,
-            bits: BIT_T_KNOWN,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
     let ack = |s: &RPacket| RPacket { flags: flags::ACK | flags::PROBE, ..*s };
     // flow 0 is accepted; flow 1, more critical, arrives before flow 0's answer passes back
-    let mut s0 = syn(0, 900_000);
+    let mut s0 = pdq_syn(0, 900_000);
     a.forward(&p, 0, 0, &mut s0);
     assert_eq!(from_kbps(s0.hdr.rate), G10);
-    let mut s1 = syn(1, 800_000);
+    let mut s1 = pdq_syn(1, 800_000);
     a.forward(&p, US, 0, &mut s1);
     assert_eq!(from_kbps(s1.hdr.rate), G10, "the more critical flow is accepted at once");
     let mut a0 = ack(&s0);
@@ -872,13 +860,13 @@ fn pdq_a_more_critical_syn_takes_back_grants_of_less_critical_flows() {
     let mut a1 = ack(&s1);
     a.reverse(&p, 3 * US, &mut a1);
     assert_eq!(from_kbps(a1.hdr.rate), G10);
-    let mut s2 = syn(2, 700_000);
+    let mut s2 = pdq_syn(2, 700_000);
     a.forward(&p, 4 * US, 0, &mut s2);
     assert_eq!(from_kbps(s2.hdr.rate), G10, "a committed grant is preempted within the budget");
     let mut a2 = ack(&s2);
     a.reverse(&p, 5 * US, &mut a2);
     // flow 3 finds flow 2 committed and flow 1's data still on its way: it claims and waits
-    let mut s3 = syn(3, 600_000);
+    let mut s3 = pdq_syn(3, 600_000);
     a.forward(&p, 6 * US, 0, &mut s3);
     assert_eq!((s3.hdr.rate, s3.hdr.pauseby), (0, a.id), "no second link's worth of overlap");
     let l = a.pdq_list();
