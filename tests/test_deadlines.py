@@ -75,6 +75,47 @@ def test_experiment_draws_deadlines_from_its_seed():
     assert np.all(a["deadline_ns"].to_numpy() >= tx_ns)
 
 
+def test_deadline_floor_is_the_ideal_fct_by_default():
+    """A mean far below every flow's time: every deadline sits on its floor, which by default is the flow's ideal
+    FCT as the run reports it (propagation and store-and-forward included), so a lone flow of a scheme without
+    set-up can meet it; with deadline_floor = "transmission" the floor is the transmission time alone, which no
+    flow can meet."""
+    w = {"pattern": "aggregation", "flows": 11, "size_uniform_mean_bytes": 50_000, "deadline_mean_ms": 1e-6}
+    res = fctlab.simulate(tree_exp(**w))
+    f = res.flows
+    # (the engine rounds start + D up to the picosecond)
+    assert np.allclose(f["deadline_ns"], f["ideal_fct_ns"], rtol=0, atol=0.002)
+    # the tree's paths: 2 hops under a leaf (65 us RTT), 4 across the root; the floor is above the transmission
+    tx_ns = wl.wire_bytes(f["size_bytes"].to_numpy(), 1460, 40) * 8.0
+    extra = f["deadline_ns"].to_numpy() - tx_ns
+    assert extra.min() > 2 * 10_000 and extra.max() < 4 * 10_000 + 4 * 12_000 + 1
+    tx = build_flows(tree_exp(**w, deadline_floor="transmission"))
+    assert np.array_equal(tx["deadline_ns"].to_numpy(), tx_ns)
+    # one flow alone (TCP, no set-up: it takes exactly its ideal FCT) meets a deadline on the ideal floor, and
+    # misses one on the transmission floor
+    alone = {"pattern": "aggregation", "flows": 1, "size_uniform_mean_bytes": 50_000, "deadline_mean_ms": 1e-6}
+    assert fctlab.simulate(tree_exp(**alone)).summary["application_throughput"] == 1.0
+    missed = fctlab.simulate(tree_exp(**alone, deadline_floor="transmission"))
+    assert missed.summary["application_throughput"] == 0.0
+
+
+def test_ideal_fct_of_the_engine_matches_a_run_and_rejects_bad_hosts():
+    from fctlab import _core
+
+    exp = experiment_from_dict(_toml_dict(TINY))
+    res = fctlab.simulate(exp)
+    f = res.flows
+    got = _core.ideal_fct_ns(exp.engine_json(), f["src"].to_numpy(np.uint32), f["dst"].to_numpy(np.uint32),
+                             f["size_bytes"].to_numpy(np.uint64))
+    assert np.allclose(got, f["ideal_fct_ns"].to_numpy(), rtol=0, atol=0.001)
+    with pytest.raises(ValueError, match="not in the topology"):
+        _core.ideal_fct_ns(exp.engine_json(), np.array([0], np.uint32), np.array([10_000], np.uint32),
+                           np.array([1000], np.uint64))
+    with pytest.raises(ValueError, match="same length"):
+        _core.ideal_fct_ns(exp.engine_json(), np.array([0, 1], np.uint32), np.array([1], np.uint32),
+                           np.array([1000], np.uint64))
+
+
 def test_run_with_deadlines_reports_them(tmp_path):
     exp = tree_exp(pattern="aggregation", flows=6, size_uniform_mean_bytes=20_000, deadline_mean_ms=0.3)
     res = fctlab.simulate(exp)
@@ -225,6 +266,10 @@ def test_patterns_from_an_experiment():
         ({"pattern": "aggregation", "flows": 4, "size_uniform_mean_bytes": 1e5, "deadline_mean_ms": 20,
           "deadline_fraction": 1.5}, "workload.deadline_fraction"),
         ({"pattern": "aggregation", "flows": 4, "size_uniform_mean_bytes": 1e5, "load": 0.5}, "workload.load"),
+        ({"pattern": "aggregation", "flows": 4, "size_uniform_mean_bytes": 1e5, "deadline_floor": "ideal"},
+         "workload.deadline_floor"),
+        ({"pattern": "aggregation", "flows": 4, "size_uniform_mean_bytes": 1e5, "deadline_mean_ms": 20,
+          "deadline_floor": "zero"}, "workload.deadline_floor"),
         ({"pattern": "aggregation", "flows": 4}, "workload.cdf"),
         ({"pattern": "aggregation", "flows": 4, "size_uniform_mean_bytes": 1e5, "cdf": "websearch"},
          "workload.size_uniform_mean_bytes"),

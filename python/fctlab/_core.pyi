@@ -17,6 +17,14 @@ def validate_config(config_json: str) -> str:
 def topology_info(config_json: str) -> dict[str, object]:
     """hosts, host_link_bps and kind of a config's topology."""
 
+def ideal_fct_ns(
+    config_json: str,
+    src: npt.NDArray[np.uint32],
+    dst: npt.NDArray[np.uint32],
+    size_bytes: npt.NDArray[np.uint64],
+) -> npt.NDArray[np.float64]:
+    """Each flow's ideal FCT in ns (alone in the idle fabric, on its ECMP path, no handshake)."""
+
 def topology_kinds() -> list[str]:
     """The topology kinds the engine builds."""
 

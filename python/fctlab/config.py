@@ -94,9 +94,13 @@ class WorkloadConfig(_Section):
     #: Flows that arrive together (aggregation; permutation, stride, staggered without a load) start uniformly
     #: within this many ns of t = 0 (default 0: all at t = 0).
     start_spread_ns: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    #: Deadlines: each flow's deadline is its start + D, D ~ Exponential(mean) in ms, at least its transmission
-    #: time at the host link rate (fctlab.workloads.deadlines).
+    #: Deadlines: each flow's deadline is its start + D, D ~ Exponential(mean) in ms, at least the floor below
+    #: (fctlab.workloads.deadlines).
     deadline_mean_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    #: Deadlines: D's floor, the flow's ``"ideal"`` FCT (alone in the idle fabric: propagation, store-and-forward
+    #: and its wire bytes at line rate; the default) or its ``"transmission"`` time at the host link rate alone
+    #: (what fctlab used before: a deadline there can be met by no scheme).
+    deadline_floor: Literal["ideal", "transmission"] | None = None
     #: Deadlines: the probability that a flow has one (default 1).
     deadline_fraction: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     #: Deadlines: only flows of at most this many bytes have one (PDQ's web workload: flows below 40 KB).
@@ -718,7 +722,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
             raise ConfigError("workload.receivers", "a single host cannot send to itself")
     if w.trace is not None:
         forbid(("deadline_mean_ms",), "not allowed with workload.trace (its deadline_ns column gives deadlines)")
-    for key in ("deadline_fraction", "deadline_max_bytes"):
+    for key in ("deadline_fraction", "deadline_max_bytes", "deadline_floor"):
         if key in given and "deadline_mean_ms" not in given:
             raise ConfigError(f"workload.{key}", "shapes the deadlines of workload.deadline_mean_ms, which is not "
                               "given")

@@ -117,10 +117,19 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
         if w.deadline_mean_ms is not None:  # drawn after the flows, so they leave the flows' draws as they were
             key = "workload.deadline_mean_ms"
             t = exp.engine["transport"]
+            size = column(flows, "size_bytes", np.int64)
+            floor_ns = None
+            if (w.deadline_floor or "ideal") == "ideal":
+                from fctlab import _core
+
+                floor_ns = _core.ideal_fct_ns(
+                    exp.engine_json(), np.ascontiguousarray(column(flows, "src", np.uint32)),
+                    np.ascontiguousarray(column(flows, "dst", np.uint32)), np.ascontiguousarray(size, np.uint64),
+                )
             d_ns = workloads.deadlines(
-                rng, column(flows, "size_bytes", np.int64), mean_ms=w.deadline_mean_ms,
+                rng, size, mean_ms=w.deadline_mean_ms,
                 host_link_bps=exp.host_link_bps, mss_bytes=int(t["mss_bytes"]), header_bytes=int(t["header_bytes"]),
-                fraction=w.deadline_fraction, max_bytes=w.deadline_max_bytes,
+                fraction=w.deadline_fraction, max_bytes=w.deadline_max_bytes, floor_ns=floor_ns,
             )
             flows = FlowColumns({**{c: column(flows, c) for c in flows.columns}, "deadline_ns": d_ns})
         if w.gen_rate_dist is not None:  # drawn after the flows and deadlines: it leaves their draws as they were

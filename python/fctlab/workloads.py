@@ -856,14 +856,18 @@ def deadlines(
     header_bytes: int,
     fraction: float | None = None,
     max_bytes: int | None = None,
+    floor_ns: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each flow's deadline in ns after its start (float64; NaN for a flow without one), as the D3 and PDQ
     papers draw them: D ~ Exponential(mean ``mean_ms``), independently per flow.
 
-    Floor: D is at least the flow's transmission time at the host link rate, ``wire_bytes x 8 /
-    host_link_bps`` (payload plus per-packet headers): a shorter deadline could not be met even by a flow alone
-    in the fabric, so it would measure the draw rather than the scheme (with a 20 ms mean, a 100 KB flow's 0.8
-    ms at 1 Gbps floors about 4% of the draws). ``fraction``: each flow has a deadline with this probability;
+    Floor: D is at least ``floor_ns`` (per flow), by default the flow's transmission time at the host link rate,
+    ``wire_bytes x 8 / host_link_bps`` (payload plus per-packet headers). A shorter deadline could not be met
+    even by a flow alone in the fabric, so it would measure the draw rather than the scheme (with a 20 ms mean, a
+    100 KB flow's 0.8 ms at 1 Gbps floors about 4% of the draws). The experiment key
+    ``workload.deadline_floor = "ideal"`` (its default) passes each flow's ideal FCT instead, which adds its
+    path's propagation and store-and-forward: a deadline on the transmission-time floor can be met by no
+    scheme. ``fraction``: each flow has a deadline with this probability;
     ``max_bytes``: only flows of at most this size have one (PDQ's §5.3 web workload gives deadlines to the
     flows below 40 KB).
 
@@ -875,8 +879,13 @@ def deadlines(
     size = np.asarray(size_bytes, dtype=np.int64)
     n = len(size)
     d_ns = rng.exponential(mean * 1e6, n)
-    tx_ns = wire_bytes(size, mss_bytes, header_bytes).astype(np.float64) * 8.0 / host_link_bps * 1e9
-    d_ns = np.maximum(d_ns, tx_ns)
+    if floor_ns is None:
+        floor_ns = wire_bytes(size, mss_bytes, header_bytes).astype(np.float64) * 8.0 / host_link_bps * 1e9
+    else:
+        floor_ns = np.asarray(floor_ns, dtype=np.float64)
+        if floor_ns.shape != (n,):
+            raise WorkloadError(f"floor_ns must have one value per flow ({n}), got shape {floor_ns.shape}")
+    d_ns = np.maximum(d_ns, floor_ns)
     keep = np.ones(n, dtype=bool)
     if fraction is not None:
         f = _check_positive("deadline_fraction", fraction)

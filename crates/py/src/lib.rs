@@ -76,6 +76,40 @@ fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py,
     Ok(d)
 }
 
+/// Each flow's ideal FCT in ns (float): alone in the idle fabric, sending at line rate from its first packet,
+/// on the path its ECMP hash picks (as the flow level takes it; fctlab's fabrics give every equal-cost path the
+/// same rates and delays): the store-and-forward pipeline of its path plus its wire bytes at the bottleneck
+/// (`engine::ideal_fct`, the same function the results' `ideal_fct_ns` come from, without a handshake). The
+/// floor of drawn deadlines (`workload.deadline_floor = "ideal"`).
+#[pyfunction]
+fn ideal_fct_ns<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    src: PyReadonlyArray1<'py, u32>,
+    dst: PyReadonlyArray1<'py, u32>,
+    size_bytes: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+    let cfg = parse(config_json)?;
+    let (src, dst, size) = (src.as_slice()?, dst.as_slice()?, size_bytes.as_slice()?);
+    if src.len() != dst.len() || src.len() != size.len() {
+        return Err(PyValueError::new_err("src, dst and size_bytes must have the same length"));
+    }
+    let hosts = cfg.topology.hosts();
+    if let Some(&h) = src.iter().chain(dst).find(|&&h| h >= hosts) {
+        return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
+    }
+    let net: fctlab_sim::net::Network = fctlab_sim::net::Network::build(&cfg, cfg.seed);
+    let (mss, header) = (cfg.transport.mss_bytes, cfg.transport.header_bytes);
+    let out: Vec<f64> = (0..src.len())
+        .map(|i| {
+            let hash = fctlab_sim::net::flow_hash(i as u32, false);
+            let hops = net.path_hops(src[i], dst[i], hash);
+            fctlab_sim::engine::ideal_fct(&hops, size[i].max(1), mss, header) as f64 / 1000.0
+        })
+        .collect();
+    Ok(out.into_pyarray(py))
+}
+
 /// Would two engine threads speed a run of this config up (see `engine::two_threads_worthwhile`)?
 #[pyfunction]
 fn two_threads_worthwhile(config_json: &str) -> PyResult<bool> {
@@ -226,6 +260,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(ideal_fct_ns, m)?)?;
     m.add_class::<Progress>()?;
     Ok(())
 }
