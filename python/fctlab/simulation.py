@@ -363,8 +363,9 @@ def flow_table(
 
 
 def deadline_ps(deadline_ns: np.ndarray) -> np.ndarray:
-    """Relative deadlines in ns (no NaN) as whole picoseconds, rounded up (so a deadline floored at a flow's
-    transmission time stays at or above it) and at least 1 ps (the engine wants a deadline after the start)."""
+    """Relative deadlines in ns (no NaN) as whole picoseconds, rounded up (so a deadline floored at a flow's ideal
+    FCT or transmission time stays at or above it) and at least 1 ps (the engine wants a deadline after the
+    start)."""
     return np.maximum(np.ceil(np.asarray(deadline_ns, dtype=np.float64) * 1000.0), 1.0).astype(np.uint64)
 
 
