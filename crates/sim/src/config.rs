@@ -1336,6 +1336,16 @@ impl Config {
         if self.run.level == Level::Flow {
             return err("switch.pfc", "the flow level has no queues to pause (run.level = \"flow\")");
         }
+        if s.pfc_mode == PfcMode::NextQueue && sc.family() == FamilyName::Rate {
+            return err(
+                "switch.pfc_mode",
+                format!(
+                    "\"next_queue\" is not supported with scheme {}: its ACKs retrace their data's path, a choice \
+                     the next-queue check cannot read ahead (use pfc_mode = \"port\")",
+                    sc.as_str()
+                ),
+            );
+        }
         let (key, buffer) = match s.buffer {
             BufferMode::Port if s.pfc_headroom_bytes > 0 => {
                 ("switch.buffer_bytes + pfc_headroom_bytes", s.buffer_bytes + s.pfc_headroom_bytes)
