@@ -194,12 +194,20 @@ struct Open {
     id: u32,
     /// For each hop, the flow's index in that resource's list of users (removal in constant time).
     pos: [u32; MAX_HOPS],
-    /// Wire bits still to send.
-    left: f64,
+    /// D3: the part of the rate granted from the desired rate. SRPT and PDQ: the rate its path grants (a PDQ
+    /// flow may not be sending it yet; -1 before its first grant). (With the cap and line rate it sits in the
+    /// second cache line and `ahead` fills the third: SRPT's update reads them of every flow behind a change of
+    /// grant, `layout_puts_the_ordered_update_in_three_lines`.)
+    grant: f64,
     /// Its own cap on the rate for the allocation (bit/s): `line`, or 0 while its window is used up.
     cap: f64,
     /// The NIC's rate (and `max_cwnd_packets` per base RTT, when set).
     line: f64,
+    /// SRPT and criticality order (`Fluid::update_ordered`): per hop, what the flows ahead of it in the order
+    /// leave of that resource (its capacity less their grants).
+    ahead: [f64; MAX_HOPS],
+    /// Wire bits still to send.
+    left: f64,
     /// Slow start: the window (bits), the bits it still allows in this round, and when the next round starts
     /// (NEVER once the window no longer binds: at least a base RTT's worth at `line`).
     win: f64,
@@ -223,10 +231,8 @@ struct Open {
     /// of one step of the bytes-sent estimate (0: no steps).
     rank: f64,
     rank_bits: f64,
-    /// D3: the part of the rate granted from the desired rate. PDQ: the rate its path grants (the flow may not
-    /// be sending it yet; -1 before its first grant), the wait between a paused flow's new grant and its data
-    /// (`gap`) and when that wait ends (`wake`, 0 when not waiting).
-    grant: f64,
+    /// PDQ: the wait between a paused flow's new grant and its data (`gap`) and when that wait ends (`wake`,
+    /// 0 when not waiting).
     gap: Ps,
     wake: Ps,
     /// LAS: when the flow, at its rate, catches up with the next flow of one of its resources in the order of
@@ -239,10 +245,8 @@ struct Open {
     ver: u32,
     /// Its position in the list of active flows (u32::MAX while in its set-up wait).
     act: u32,
-    /// SRPT and criticality order (`Fluid::update_ordered`): per hop, what the flows ahead of it in the order
-    /// leave of that resource (its capacity less their grants); whether it waits in the queue of flows to
-    /// regrant; the event that last put it in the list of flows whose catching up is recomputed.
-    ahead: [f64; MAX_HOPS],
+    /// SRPT and criticality order: whether it waits in the queue of flows to regrant; the event that last put
+    /// it in the list of flows whose catching up is recomputed.
     queued: bool,
     cstamp: u32,
 }
@@ -2600,6 +2604,18 @@ mod tests {
         let counts = format!("{checked} checked, {own_events} own events, {moved} rescheduled, {waits} waits");
         assert!(checked > 100_000 && own_events > 5_000 && moved > 10_000 && waits > 1_000, "{counts}");
         assert!(swaps[0] > 1_000 && swaps[1] > 1_000 && swaps[2] == 0, "swaps {swaps:?}");
+    }
+
+    /// What SRPT's update reads of each flow behind a change of grant (its path, grant, cap, line rate and
+    /// `ahead`) spans the first three cache lines of `Open`, the path in the first as the max-min update wants.
+    #[test]
+    fn layout_puts_the_ordered_update_in_three_lines() {
+        use std::mem::offset_of;
+        assert!(offset_of!(Open, hops) + 4 * MAX_HOPS <= 64 && offset_of!(Open, hops_len) < 64);
+        for off in [offset_of!(Open, grant), offset_of!(Open, cap), offset_of!(Open, line)] {
+            assert!((64..128).contains(&off), "{off}");
+        }
+        assert_eq!(offset_of!(Open, ahead), 128);
     }
 
     /// The parking lot: one long flow across three unit links, one short flow on each: max-min gives every flow
