@@ -1,7 +1,8 @@
 //! `fctlab-bench CONFIG.json FLOWS.csv [THREADS]`: run the engine alone (no Python) on a config and a flow
 //! file (`src,dst,size_bytes,start_ps[,priority]` with a header line) on THREADS threads (default 1), print
 //! the run's stats as JSON. Used to profile the core (perf, callgrind) on the same inputs the Python front
-//! would pass.
+//! would pass. With FCTLAB_BENCH_FCT=PATH it also writes each flow's size, start, finish and whether it
+//! gave up to PATH (CSV), to compare the results of two builds.
 
 use fctlab_sim::{Config, FlowSet};
 use std::process::ExitCode;
@@ -57,6 +58,19 @@ fn main() -> ExitCode {
     }
     match fctlab_sim::engine::run_threads(&cfg, &flows, None, threads) {
         Ok(out) => {
+            // (optional: each flow's size and FCT, to compare two builds' results: start_ps,finish_ps as written)
+            if let Ok(path) = std::env::var("FCTLAB_BENCH_FCT") {
+                let r = &out.results;
+                let mut csv = String::from("size_bytes,start_ps,finish_ps,terminated\n");
+                for i in 0..flows.src.len() {
+                    let t = r.terminated.get(i).copied().unwrap_or(false) as u8;
+                    csv += &format!("{},{},{},{t}\n", flows.size_bytes[i], r.start_ps[i], r.finish_ps[i]);
+                }
+                if let Err(e) = std::fs::write(&path, csv) {
+                    eprintln!("{path}: {e}");
+                    return ExitCode::from(2);
+                }
+            }
             println!("{}", serde_json::to_string_pretty(&out.stats).unwrap());
             ExitCode::SUCCESS
         }
