@@ -260,3 +260,11 @@ def test_scale_ratios_of_one_scheme_against_itself_are_one(tmp_path):
     ratios = ps.fct_ratios(tmp_path)
     assert len(ratios) == 1280 and np.all(ratios == 1.0)
     assert ps.ratio_shares(ratios) == {"halved": 0.0, "slower": 0.0, "twice": 0.0}
+
+
+def test_figure_8_means_need_every_seed():
+    """A seed with unfinished flows leaves the cell empty rather than a mean of the seeds that finished."""
+    assert ps._mean([4.0, 6.0]) == 5.0
+    assert ps._mean([4.0, None]) is None
+    assert ps._mean([4.0, float("nan")]) is None
+    assert ps._mean([]) is None

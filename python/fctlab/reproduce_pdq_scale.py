@@ -180,8 +180,11 @@ def _runs(results_dir: str | Path) -> list[Any]:
 
 
 def _mean(xs: Sequence[float | None]) -> float | None:
-    v = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
-    return sum(v) / len(v) if v else None
+    """The mean over the seeds, or None when any seed has no value (a run with unfinished flows): a mean of the
+    seeds that finished would favour them."""
+    if not xs or any(x is None or (isinstance(x, float) and math.isnan(x)) for x in xs):
+        return None
+    return sum(xs) / len(xs)  # type: ignore[arg-type]
 
 
 def scale_data(results_dir: str | Path) -> dict[tuple[str, str], dict[str, dict[int, float | None]]]:
