@@ -1492,6 +1492,25 @@ impl Config {
                         ),
                     );
                 }
+                // the routing tables hold an entry per (relay or switch, server): BCube(64, 1)'s 4,224 x 4,096 take
+                // about 270 MB and 2 s to build; BCube(2, 11), also 4,096 servers, would take 1.3 GB and 100 s
+                const MAX_BCUBE_ENTRIES: u64 = 4224 * 4096;
+                let nodes = t.servers() + (u64::from(t.k) + 1) * t.switches_per_level();
+                if nodes * t.servers() > MAX_BCUBE_ENTRIES {
+                    return err(
+                        "topology.k",
+                        format!(
+                            "BCube(n = {}, k = {}) has {} servers and {} relays and switches, whose routing tables \
+                             ({} entries) exceed the {MAX_BCUBE_ENTRIES} supported (BCube(64, 1)'s, about 270 MB): \
+                             use a smaller k or n",
+                            t.n,
+                            t.k,
+                            t.servers(),
+                            nodes - t.servers(),
+                            nodes * t.servers()
+                        ),
+                    );
+                }
                 check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
                 check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
             }

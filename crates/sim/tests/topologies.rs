@@ -351,6 +351,8 @@ fn bad_keys_are_refused_naming_the_key() {
         (r#"{"kind": "bcube", "n": 1}"#, "topology.n"),
         (r#"{"kind": "bcube", "n": 32, "k": 3}"#, "topology.n"),
         (r#"{"kind": "bcube", "k": 12}"#, "topology.k"),
+        // 4,096 servers, but 24,576 switches: routing tables of 1.3 GB
+        (r#"{"kind": "bcube", "n": 2, "k": 11}"#, "topology.k"),
         (r#"{"kind": "bcube", "host_link_gbps": 0}"#, "topology.host_link_gbps"),
         (r#"{"kind": "bcube", "switches": 4}"#, "topology.switches"),
         (r#"{"kind": "jellyfish", "network_ports": 24}"#, "topology.network_ports"),
