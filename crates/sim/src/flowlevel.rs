@@ -1162,6 +1162,7 @@ impl Fluid {
             self.changed.resize(l, 0);
             self.fill.count.resize(l, 0);
             self.fill.last.resize(l, u32::MAX);
+            self.fill.last_group.resize(l, 0);
             self.fill.users.resize(l, Vec::new());
         }
         match self.free.pop() {
@@ -1933,6 +1934,8 @@ struct FillScratch {
     sorted: Vec<u32>,
     group: Vec<u32>,
     last: Vec<u32>,
+    /// Per resource: the group (numbered in order of service from 1 at each allocation) of its `last` flow.
+    last_group: Vec<u32>,
 }
 
 /// The rates of the flows `set` (slots of `flows`) under `model`, from the resources' full capacities, at
@@ -2029,17 +2032,32 @@ fn allocate(
                     fill(flows, &group, residual, s);
                 }
             }
-            // the next catching up on each resource: a flow served faster than the next one in order of service
-            // on one of its resources reaches its service then, and the two share from there
+            // the next catching up on each resource: a flow served faster than the first flow of the next group in
+            // order of service on one of its resources reaches its service then, and the two share from there. The
+            // members of a group may have different rates (max-min among them): on each resource the fastest
+            // member of the group before is the one that catches up first (their services are within a bit), so
+            // it stands for its group there
             for &k in &sorted {
                 flows[k as usize].catch_at = NEVER;
             }
+            let (mut group_id, mut first) = (0u32, f64::NEG_INFINITY);
             for &k in &sorted {
                 let (sent, rate) = (flows[k as usize].sent, flows[k as usize].rate);
+                if group_id == 0 || sent - first > LAS_TIE_BITS {
+                    group_id += 1;
+                    first = sent;
+                }
                 for h in 0..flows[k as usize].hops_len as usize {
                     let l = flows[k as usize].hops[h] as usize;
                     let p = s.last[l];
+                    if p != u32::MAX && s.last_group[l] == group_id {
+                        if rate > flows[p as usize].rate {
+                            s.last[l] = k;
+                        }
+                        continue;
+                    }
                     s.last[l] = k;
+                    s.last_group[l] = group_id;
                     if p == u32::MAX {
                         continue;
                     }
@@ -2299,6 +2317,31 @@ mod tests {
         let set = fl.active.clone();
         allocate(model, &mut fl.flows, &set, caps, &mut fl.residual, &mut fl.fill, 0);
         ks.iter().map(|&k| fl.flows[k as usize].rate).collect()
+    }
+
+    /// LAS's catching up when a group's members have different rates: p and k have equal service, p alone on
+    /// L (capacity 1), k on L and M (capacity 0.1); q on L with 1,000 bits more served. p and k share max-min
+    /// (k held to 0.1 by M, p gets 0.9) and q gets nothing. The faster member, p, reaches q's service after
+    /// 1,000 / 0.9 s (q idle), though k is the flow next to q in the order of service; k would only after
+    /// 1,000 / 0.1 s. A check of only the neighbours in that order missed p's.
+    #[test]
+    fn las_catching_up_comes_from_the_fastest_member_of_a_group() {
+        let mut fl = Fluid::default();
+        fl.begin();
+        let caps = [1.0, 0.1];
+        let mut ks = Vec::new();
+        for (id, path, sent) in [(0u32, &[0u32][..], 0.0), (1, &[0, 1][..], 0.0), (2, &[0][..], 1000.0)] {
+            let f = Open { sent, ..flow(id, path, 100.0) };
+            let k = fl.insert(f, &caps);
+            fl.activate(k, 0);
+            ks.push(k);
+        }
+        let set = fl.active.clone();
+        allocate(Model::Las, &mut fl.flows, &set, &caps, &mut fl.residual, &mut fl.fill, 0);
+        let f = |i: usize| &fl.flows[ks[i] as usize];
+        assert!((f(0).rate - 0.9).abs() < 1e-12 && (f(1).rate - 0.1).abs() < 1e-12 && f(2).rate == 0.0);
+        assert_eq!(f(0).catch_at, after(0, 1000.0, 0.9));
+        assert_eq!(f(1).catch_at, NEVER);
     }
 
     /// Random instances (1 to 8 resources, up to about 40 flows over 1 to 4 of them, caps from none to zero),
