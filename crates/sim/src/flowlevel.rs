@@ -340,6 +340,23 @@ impl Open {
         self.path().iter().position(|&x| x == l).unwrap()
     }
 
+    /// The greedy pass grants the flow `r` (SRPT, criticality order). PDQ's hand-over: a flow that was paused
+    /// (not a new one) and is granted a rate holds it from now, but its data follows `gap` later (its probe's
+    /// round trip; the link idles meanwhile), so its rate stays 0 until `wake`.
+    #[inline]
+    fn take_grant(&mut self, r: f64, paused: bool, now: Ps) {
+        self.grant = r;
+        self.rate = r;
+        if self.gap > 0 && r > 0.0 {
+            if paused {
+                self.wake = now + self.gap;
+            }
+            if self.wake > now {
+                self.rate = 0.0;
+            }
+        }
+    }
+
     /// Bring `left`, `allow` and `sent` to `now` at the current rate.
     #[inline]
     fn sync(&mut self, now: Ps) {
@@ -1435,18 +1452,8 @@ impl Fluid {
         }
         let r = f.potential();
         let (held, prev, rate) = (f.held(), f.old_rate, f.rate);
-        f.grant = r;
-        f.rate = r;
-        // PDQ's hand-over, as the global pass: a flow paused at the event's start and granted a rate now holds
-        // it but sends `gap` later
-        if f.gap > 0 && r > 0.0 {
-            if prev == 0.0 {
-                f.wake = now + f.gap;
-            }
-            if f.wake > now {
-                f.rate = 0.0;
-            }
-        }
+        // (as the global pass: paused means paused at the event's start)
+        f.take_grant(r, prev == 0.0, now);
         let moved = f.rate != rate;
         if r != held {
             self.spread(k, r - held);
@@ -1973,19 +1980,8 @@ fn allocate(
                 for &l in f.path() {
                     residual[l as usize] -= r;
                 }
-                // PDQ's hand-over: a paused flow (not a new one) granted a rate holds it from now, but its data
-                // follows `gap` later (its probe's round trip); the link idles meanwhile
-                let prev = f.grant;
-                f.grant = r;
-                f.rate = r;
-                if f.gap > 0 && r > 0.0 {
-                    if prev == 0.0 {
-                        f.wake = now + f.gap;
-                    }
-                    if f.wake > now {
-                        f.rate = 0.0;
-                    }
-                }
+                let paused = f.grant == 0.0;
+                f.take_grant(r, paused, now);
             }
         }
         Model::MaxMin => fill(flows, set, residual, s),
