@@ -710,8 +710,17 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
             results.ideal_fct_ps[i] = ideal;
             stats.connections_opened += 1;
             if path.len() > MAX_HOPS {
+                // (BCube's paths are bounded up front, by topology.k; a Jellyfish graph's diameter is known only
+                // once it is drawn)
+                let hint = if matches!(cfg.topology, crate::config::TopologyConfig::Jellyfish(_)) {
+                    ": this Jellyfish graph is too wide; give its switches more network ports \
+                     (topology.network_ports) or use fewer switches (topology.switches), or run it at the packet \
+                     level"
+                } else {
+                    ""
+                };
                 return Err(FlowError(format!(
-                    "run.level = \"flow\": flow {id} crosses {} ports; the flow level takes at most {MAX_HOPS}",
+                    "run.level = \"flow\": flow {id} crosses {} ports; the flow level takes at most {MAX_HOPS}{hint}",
                     path.len()
                 )));
             }

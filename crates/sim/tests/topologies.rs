@@ -412,3 +412,17 @@ fn shared_buffers_and_spraying() {
         }
     }
 }
+
+/// A Jellyfish graph whose paths are longer than the flow level takes (4-port switches with 3 to the network, 300
+/// of them: paths of 10 ports) is refused with the keys that shorten them named, and nothing is run.
+#[test]
+fn a_jellyfish_too_wide_for_the_flow_level_names_its_keys() {
+    let cfg = Config::from_json(
+        r#"{"topology": {"kind": "jellyfish", "switches": 300, "ports": 4, "network_ports": 3},
+            "routing": {"mode": "ecmp"}, "run": {"level": "flow"}}"#,
+    )
+    .unwrap();
+    let list: Vec<(u32, u32, u64, u64)> = (0..50).map(|i| (i, 299 - i, 1_000, 0)).collect();
+    let e = engine::run(&cfg, &flows(&list), None).err().expect("refused").to_string();
+    assert!(e.contains("topology.network_ports") && e.contains("topology.switches"), "{e}");
+}
