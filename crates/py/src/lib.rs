@@ -77,10 +77,8 @@ fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py,
 }
 
 /// Each flow's ideal FCT in ns (float): alone in the idle fabric, sending at line rate from its first packet,
-/// on the path its ECMP hash picks (as the flow level takes it; fctlab's fabrics give every equal-cost path the
-/// same rates and delays): the store-and-forward pipeline of its path plus its wire bytes at the bottleneck
-/// (`engine::ideal_fct`, the same function the results' `ideal_fct_ns` come from, without a handshake). The
-/// floor of drawn deadlines (`workload.deadline_floor = "ideal"`).
+/// on the path its ECMP hash picks (`engine::ideal_fcts`; the same function the results' `ideal_fct_ns` come
+/// from, without a handshake). The floor of drawn deadlines (`workload.deadline_floor = "ideal"`).
 #[pyfunction]
 fn ideal_fct_ns<'py>(
     py: Python<'py>,
@@ -98,15 +96,8 @@ fn ideal_fct_ns<'py>(
     if let Some(&h) = src.iter().chain(dst).find(|&&h| h >= hosts) {
         return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
     }
-    let net: fctlab_sim::net::Network = fctlab_sim::net::Network::build(&cfg, cfg.seed);
-    let (mss, header) = (cfg.transport.mss_bytes, cfg.transport.header_bytes);
-    let out: Vec<f64> = (0..src.len())
-        .map(|i| {
-            let hash = fctlab_sim::net::flow_hash(i as u32, false);
-            let hops = net.path_hops(src[i], dst[i], hash);
-            fctlab_sim::engine::ideal_fct(&hops, size[i].max(1), mss, header) as f64 / 1000.0
-        })
-        .collect();
+    let out: Vec<f64> =
+        fctlab_sim::engine::ideal_fcts(&cfg, src, dst, size).into_iter().map(|ps| ps as f64 / 1000.0).collect();
     Ok(out.into_pyarray(py))
 }
 

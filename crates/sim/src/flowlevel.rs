@@ -482,7 +482,7 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
                 .into(),
         ));
     }
-    // the packet level's ECMP salts: the first draw of the same seeder
+    // the packet level's ECMP salts: the first draw of the same seeder (as engine::ideal_fcts)
     let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
     let t = &cfg.transport;
     let (mss, header) = (t.mss_bytes, t.header_bytes);

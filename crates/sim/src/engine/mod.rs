@@ -1020,6 +1020,17 @@ fn dependency_lists(flows: &FlowSet) -> (Vec<u32>, Vec<u32>) {
     (child_start, children)
 }
 
+/// The ideal FCT (`ideal_fct`, no handshake) of each flow `src[i]` -> `dst[i]` of `size[i]` bytes, on the path
+/// its ECMP hash picks in a run of `cfg` (the run's own salts: the first draw of its seeder, as `run` and the flow
+/// level build the network): what drawn deadlines are floored at (`workload.deadline_floor = "ideal"`).
+pub fn ideal_fcts(cfg: &Config, src: &[u32], dst: &[u32], size: &[u64]) -> Vec<Ps> {
+    let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
+    let (mss, header) = (cfg.transport.mss_bytes, cfg.transport.header_bytes);
+    (0..src.len())
+        .map(|i| ideal_fct(&net.path_hops(src[i], dst[i], flow_hash(i as u32, false)), size[i].max(1), mss, header))
+        .collect()
+}
+
 /// Exact completion time of `size` bytes sent back to back from t = 0 over `hops` (rate, delay), store and
 /// forward, in packets of `mss` payload plus `header` bytes (the last one shorter): the arrival of the last
 /// byte at the receiver. For n identical packets of service s_i at hop i the departure of packet j from hop
