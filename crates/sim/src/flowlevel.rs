@@ -684,7 +684,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     let mut next_independent = 0;
     let mut ready: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
     let mut held: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
-    let mut events: BinaryHeap<Reverse<(Ps, u32, u32)>> = BinaryHeap::new();
+    let mut events = Timers::default();
     let mut fl = match model {
         Model::Mlfq => Fluid::layered(th_bits.len().max(tags.queues()) + 1),
         Model::Srpt | Model::Critical { .. } => Fluid::ordered(model),
@@ -697,14 +697,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
         // a threshold passed, a new round)
         let mut next = independent.get(next_independent).map_or(NEVER, |&i| flows.start_ps[i as usize]);
         next = next.min(ready.peek().map_or(NEVER, |r| r.0 .0)).min(held.peek().map_or(NEVER, |r| r.0 .0));
-        while let Some(&Reverse((at, k, ver))) = events.peek() {
-            if fl.flows[k as usize].ver != ver {
-                events.pop();
-                continue;
-            }
-            next = next.min(at);
-            break;
-        }
+        next = next.min(events.peek().map_or(NEVER, |e| e.0));
         if next == NEVER || next > limit {
             stats.hit_time_limit = next != NEVER;
             break;
@@ -714,15 +707,12 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
         fl.begin();
         fl.now = now;
         // the flows' own events: completions, slow start's rounds, thresholds
-        while let Some(&Reverse((at, k, ver))) = events.peek() {
+        while let Some((at, k)) = events.peek() {
             if at > now {
                 break;
             }
-            events.pop();
+            events.remove(k);
             let f = &mut fl.flows[k as usize];
-            if f.ver != ver {
-                continue;
-            }
             f.sync(now);
             if f.left <= 1e-6 || (f.rate > 0.0 && f.left / f.rate * 1e12 < 1.0) {
                 let (id, tail) = (f.id as usize, f.tail);
@@ -935,16 +925,12 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 continue;
             }
             f.sched = fl.epoch;
-            f.ver = f.ver.wrapping_add(1);
             let at = f.next_event(now, &th_bits);
             if at != NEVER {
-                events.push(Reverse((at, k, f.ver)));
+                events.set(k, at);
+            } else {
+                events.remove(k);
             }
-        }
-        // stale entries are dropped when they come up; a heap grown well beyond the open flows is swept
-        if events.len() > 4 * fl.active.len() + 4096 {
-            let flows_now = &fl.flows;
-            events.retain(|e| flows_now[e.0 .1 as usize].ver == e.0 .2);
         }
     }
     // flows still open: unfinished
@@ -952,6 +938,83 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
     Ok(RunOutput { results, stats })
+}
+
+/// The open flows' next own events: a binary heap of (time, slot), at most one entry per slot, with each slot's
+/// place in it, so that rescheduling a flow moves its entry (a heap of stamped entries, before, kept the stale ones
+/// until they came up, up to four times the open flows, and paid a push per reschedule and a pop per stale entry).
+/// Entries at the same time come out in order of slot, as they did.
+#[derive(Default)]
+struct Timers {
+    heap: Vec<(Ps, u32)>,
+    pos: Vec<u32>,
+}
+
+impl Timers {
+    fn peek(&self) -> Option<(Ps, u32)> {
+        self.heap.first().copied()
+    }
+
+    /// Slot `k`'s next event at `at` (its entry added or moved).
+    fn set(&mut self, k: u32, at: Ps) {
+        let ku = k as usize;
+        if self.pos.len() <= ku {
+            self.pos.resize(ku + 1, u32::MAX);
+        }
+        let i = self.pos[ku];
+        if i == u32::MAX {
+            self.heap.push((at, k));
+            self.place(self.heap.len() - 1);
+        } else {
+            self.heap[i as usize].0 = at;
+            self.place(i as usize);
+        }
+    }
+
+    /// Slot `k` has no pending event (nothing if it had none).
+    fn remove(&mut self, k: u32) {
+        let Some(&i) = self.pos.get(k as usize) else { return };
+        if i == u32::MAX {
+            return;
+        }
+        self.pos[k as usize] = u32::MAX;
+        let last = self.heap.pop().expect("an entry of a slot with a place");
+        if (i as usize) < self.heap.len() {
+            self.heap[i as usize] = last;
+            self.place(i as usize);
+        }
+    }
+
+    /// Move the entry at `i` up or down to its place, and record the places of the entries it passes.
+    fn place(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.heap[parent] <= e {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            self.pos[self.heap[i].1 as usize] = i as u32;
+            i = parent;
+        }
+        loop {
+            let mut c = 2 * i + 1;
+            if c >= self.heap.len() {
+                break;
+            }
+            if c + 1 < self.heap.len() && self.heap[c + 1] < self.heap[c] {
+                c += 1;
+            }
+            if self.heap[c] >= e {
+                break;
+            }
+            self.heap[i] = self.heap[c];
+            self.pos[self.heap[i].1 as usize] = i as u32;
+            i = c;
+        }
+        self.heap[i] = e;
+        self.pos[e.1 as usize] = i as u32;
+    }
 }
 
 /// QCLIMB's and RAX's tags, functions of a flow's bytes sent (the packet level's rules, `policy`): the tag of
@@ -2527,6 +2590,44 @@ mod tests {
         let b = run_pruned(&cfg, &f, false).unwrap();
         assert_eq!(a.stats.flows_finished, 3_000);
         assert_eq!(a.results, b.results);
+    }
+
+    /// The timers against an ordered set of (time, slot): random sets, moves and removals, and every pop the set's
+    /// least entry.
+    #[test]
+    fn timers_pop_in_order_of_time_then_slot() {
+        let mut t = Timers::default();
+        let mut set = std::collections::BTreeSet::new();
+        let mut at = vec![None; 64];
+        let mut seed = 9u64;
+        for step in 0..20_000 {
+            seed = mix64(seed.wrapping_add(step));
+            let k = (seed % 64) as u32;
+            let when = (seed >> 8) % 50;
+            let op = (seed >> 20) % 4;
+            if op != 1 {
+                if let Some(old) = at[k as usize].take() {
+                    set.remove(&(old, k));
+                }
+            }
+            match op {
+                0 => t.remove(k),
+                1 => {
+                    if let Some((w, j)) = t.peek() {
+                        assert_eq!(set.pop_first(), Some((w, j)));
+                        t.remove(j);
+                        at[j as usize] = None;
+                    }
+                }
+                _ => {
+                    t.set(k, when);
+                    set.insert((when, k));
+                    at[k as usize] = Some(when);
+                }
+            }
+            assert_eq!(t.peek(), set.first().copied());
+            assert_eq!(t.heap.len(), set.len());
+        }
     }
 
     /// The global allocation of `flows` on resources of capacities `caps`.
