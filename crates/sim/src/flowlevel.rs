@@ -1226,6 +1226,11 @@ struct Fluid {
     /// moved in this event are in `dirty`.
     shares: Option<Box<Fluid>>,
     arrivals: u64,
+    /// D3: per resource, the shares' changes too small for `update_max_min` to count (within EPS of the
+    /// capacity) summed since its users were last refilled whole, and the resources where that sum passed EPS
+    /// (refilled whole at the next update).
+    drift: Vec<f64>,
+    drifted: Vec<u32>,
 }
 
 /// One queue of MLFQ, as `Fluid` holds the max-min state of all flows: its flows' users of each resource, their
@@ -1376,6 +1381,7 @@ impl Fluid {
             self.fill.last.resize(l, u32::MAX);
             self.fill.last_group.resize(l, 0);
             self.fill.users.resize(l, Vec::new());
+            self.drift.resize(l, 0.0);
         }
     }
 
@@ -1931,8 +1937,13 @@ impl Fluid {
                 sh.flows[k as usize].cap = cap;
             }
         }
-        // each resource whose grants moved: the capacity left to the shares
+        // each resource whose grants moved: the capacity left to the shares; and those where small changes of
+        // shares added up
         sh.cap_changed.clear();
+        for &l in &self.drifted {
+            self.drift[l as usize] = 0.0;
+        }
+        sh.cap_changed.append(&mut self.drifted);
         for &l in &self.dirty {
             let li = l as usize;
             let granted: f64 = self.users[li].iter().map(|&g| self.flows[g as usize].held()).sum();
@@ -1942,17 +1953,42 @@ impl Fluid {
                 cap = 0.0;
             }
             // (as MLFQ's queues: a resource below its capacity for the shares before, and below it after, is no
-            // flow's bottleneck)
+            // flow's bottleneck. A change within the tolerance is not taken: the capacity kept stays within it
+            // of the grants' leftover, where many small changes taken one by one, none refilled, would drift
+            // from it unseen, a new request each RTT moving a grant by float rounding)
             let (old, load, tol) = (sh.capacity[li], sh.load[li], EPS * base);
-            let was_full = load + sh.removed[li] >= old - tol;
-            if (cap - old).abs() > tol && (was_full || load > cap - tol) {
-                sh.cap_changed.push(l);
+            if (cap - old).abs() > tol {
+                let was_full = load + sh.removed[li] >= old - tol;
+                if was_full || load > cap - tol {
+                    sh.cap_changed.push(l);
+                }
+                sh.capacity[li] = cap;
             }
-            sh.capacity[li] = cap;
         }
         self.dirty.clear();
         sh.update_max_min(now);
         sh.cap_changed.clear();
+        // `update_max_min` takes a share that moved within EPS of a resource's capacity as unchanged, so the flows
+        // bottlenecked there are not refilled: harmless once, but D3's requests move grants, and so shares, by
+        // small steps each RTT, which add up. Where their sum passes EPS, the users are refilled at the next update
+        for &k in &sh.set {
+            let f = &sh.flows[k as usize];
+            let d = (f.rate - f.old_rate).abs();
+            if d == 0.0 {
+                continue;
+            }
+            for &l in f.path() {
+                let li = l as usize;
+                let tol = EPS * self.base[li];
+                if d <= tol {
+                    let was = self.drift[li];
+                    self.drift[li] += d;
+                    if was <= tol && self.drift[li] > tol {
+                        self.drifted.push(l);
+                    }
+                }
+            }
+        }
         // rates: grant plus share, for the flows whose share moved (brought up to date first) and those regranted
         // (up to date since they were touched; already to reschedule)
         for &k in &sh.resched {
@@ -3127,7 +3163,8 @@ mod tests {
                     assert!((sh.load[l] - share).abs() <= 1e-7, "resource {l}: load {} against {share}", sh.load[l]);
                     let left = caps[l] - granted;
                     let cap = if left < EPS * caps[l] { 0.0 } else { left };
-                    assert!((sh.capacity[l] - cap).abs() <= 1e-9, "resource {l}: {} against {cap}", sh.capacity[l]);
+                    let within = (sh.capacity[l] - cap).abs() <= EPS * caps[l];
+                    assert!(within, "resource {l}: {} against {cap}", sh.capacity[l]);
                 }
             }
         }
