@@ -12,8 +12,10 @@
 //! load moved). SRPT and criticality order too (`Fluid::update_ordered`: each resource keeps its users in the
 //! order, each flow what the flows ahead of it leave it, and an event regrants, in the order, only the flows
 //! behind a change whose grant it moves; a flow that catches up with a slower one ahead of it on a resource
-//! swaps places with it at that time, an event of its own). LAS and D3 still recompute every rate at each event
-//! (LAS's groups of equal service; D3's grants depend on every earlier flow's).
+//! swaps places with it at that time, an event of its own). D3 too (`Fluid::update_d3`: its grants are that
+//! greedy pass in the order of arrival, which never moves; its fair shares are the max-min update on what the
+//! grants leave, refilled where a grant moved). LAS still recomputes every rate at each event (its groups of
+//! equal service).
 //! A finished flow's slot is reused, so memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
@@ -1921,7 +1923,14 @@ impl Fluid {
     /// whose grants moved (`spread` lists it in `dirty`) has a new capacity for the shares, summed afresh from
     /// its users' grants (so that no rounding builds up); where it was full or is over its new capacity, its
     /// users are refilled whole, as a queue's under MLFQ. A flow's rate is its grant plus its share. The same
-    /// rates as the global pass (`allocate`, `incremental_d3_equals_global`).
+    /// rates as the global pass (`allocate`, `incremental_d3_equals_global`); a share moved within the max-min
+    /// update's tolerance is summed per resource (`drift`), so that D3's small steps each RTT do not add up.
+    ///
+    /// On the 144-host leaf-spine at load 0.6 with deadlines on 40% of the flows (ECMP, 20,000 flows), an
+    /// event regrants 0.9 flows and refills the shares of 29 (in 2.4 fillings), where the global pass filled
+    /// the 359 open on average; the engine takes 8.3 s against 14.5 s (5,000 flows: 0.61 s against 1.88 s),
+    /// every flow's finish within 5 ps of the global pass's (docs/flow-level.md). What is left is the filling:
+    /// a request moves a grant, so the shares of every user of its path's full resources.
     fn update_d3(&mut self, now: Ps) {
         self.update_ordered(now);
         let mut sh = self.shares.take().expect("D3's fair shares");
