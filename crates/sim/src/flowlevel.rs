@@ -3180,6 +3180,43 @@ mod tests {
         assert!(checked > 100_000 && regranted > 20_000 && reshared > 20_000, "{checked} {regranted} {reshared}");
     }
 
+    /// D3's requests move a grant by small steps: flow A (on link 0, capacity 1) asks a little more at each of
+    /// 2,000 events, 5e-10 each time (below the max-min update's tolerance, 1e-9 of the capacity). B shares
+    /// link 0 with A and link 1 (capacity 2) with C and D, which are bottlenecked there: each step of A moves
+    /// B's share, and so C's and D's, by less than the tolerance. Their rates must still follow the global
+    /// pass's, the small steps summed (without that they fall more than 1e-7 behind).
+    #[test]
+    fn d3_small_steps_do_not_add_up() {
+        let caps = [1.0, 2.0];
+        let mut fl = Fluid::ordered(Model::D3);
+        fl.begin();
+        let mut ks = Vec::new();
+        for (id, path, asks) in [(0u32, &[0u32][..], 0.2), (1, &[0, 1][..], 0.0), (2, &[1][..], 0.0), (3, &[1][..], 0.0)]
+        {
+            let mut f = flow(id, path, 100.0);
+            f.desired = asks;
+            f.cap = f.asks();
+            let k = fl.insert(f, &caps);
+            fl.start(k, 0);
+            ks.push(k);
+        }
+        fl.update_d3(0);
+        for step in 1..=2000u64 {
+            let now = step * 1_000_000;
+            fl.begin();
+            fl.now = now;
+            let f = &mut fl.flows[ks[0] as usize];
+            f.sync(now);
+            f.desired += 5e-10;
+            f.cap = f.asks();
+            fl.own_event(ks[0], false);
+            fl.update_d3(now);
+            same_as_global(&fl, Model::D3, &caps);
+        }
+        let c = fl.flows[ks[2] as usize].rate;
+        assert!((c - (2.0 - (0.8 - 1e-6) / 2.0) / 2.0).abs() < 1e-9, "{c}");
+    }
+
     /// What SRPT's update reads of each flow behind a change of grant (its path, grant, cap, line rate and
     /// `ahead`) spans the first three cache lines of `Open`, the path in the first as the max-min update wants.
     #[test]
