@@ -3191,8 +3191,8 @@ mod tests {
         let mut fl = Fluid::ordered(Model::D3);
         fl.begin();
         let mut ks = Vec::new();
-        for (id, path, asks) in [(0u32, &[0u32][..], 0.2), (1, &[0, 1][..], 0.0), (2, &[1][..], 0.0), (3, &[1][..], 0.0)]
-        {
+        let flows = [(0u32, &[0u32][..], 0.2), (1, &[0, 1][..], 0.0), (2, &[1][..], 0.0), (3, &[1][..], 0.0)];
+        for (id, path, asks) in flows {
             let mut f = flow(id, path, 100.0);
             f.desired = asks;
             f.cap = f.asks();
