@@ -1,6 +1,6 @@
 //! `fctlab-bench CONFIG.json FLOWS.csv [THREADS]`: run the engine alone (no Python) on a config and a flow
-//! file (`src,dst,size_bytes,start_ps[,priority]` with a header line) on THREADS threads (default 1), print
-//! the run's stats as JSON. Used to profile the core (perf, callgrind) on the same inputs the Python front
+//! file (`src,dst,size_bytes,start_ps[,priority[,deadline_ps]]` with a header line; an empty priority is none,
+//! a deadline is absolute and 0 or empty is none) on THREADS threads (default 1), print the run's stats as JSON. Used to profile the core (perf, callgrind) on the same inputs the Python front
 //! would pass. With FCTLAB_BENCH_FCT=PATH it also writes each flow's size, start, finish and whether it
 //! gave up to PATH (CSV), to compare the results of two builds.
 
@@ -46,8 +46,13 @@ fn main() -> ExitCode {
             flows.dst.push(parse(1)? as u32);
             flows.size_bytes.push(parse(2)?);
             flows.start_ps.push(parse(3)?);
-            if cols.len() > 4 {
+            if cols.len() > 4 && !cols[4].trim().is_empty() {
                 flows.priority.push(parse(4)? as u8);
+            }
+            // (deadlines: the column is filled for every row once any row has one)
+            if cols.len() > 5 && !cols[5].trim().is_empty() && parse(5)? > 0 {
+                flows.deadline_ps.resize(flows.src.len() - 1, fctlab_sim::flows::NO_DEADLINE);
+                flows.deadline_ps.push(parse(5)?);
             }
             Ok(())
         })();
@@ -55,6 +60,9 @@ fn main() -> ExitCode {
             eprintln!("{}: {e}", args[2]);
             return ExitCode::from(2);
         }
+    }
+    if !flows.deadline_ps.is_empty() {
+        flows.deadline_ps.resize(flows.src.len(), fctlab_sim::flows::NO_DEADLINE);
     }
     match fctlab_sim::engine::run_threads(&cfg, &flows, None, threads) {
         Ok(out) => {
