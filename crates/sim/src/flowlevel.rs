@@ -245,9 +245,6 @@ struct Open {
     catch_at: Ps,
     /// When `left`, `allow` and `sent` were last brought up to date.
     at: Ps,
-    /// Bumped whenever the flow's next event is rescheduled or the slot freed: event entries with another
-    /// stamp are stale.
-    ver: u32,
     /// Its position in the list of active flows (u32::MAX while in its set-up wait).
     act: u32,
     /// SRPT and criticality order: whether it waits in the queue of flows to regrant; the event that last put
@@ -916,7 +913,6 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 wake: 0,
                 catch_at: NEVER,
                 at: now,
-                ver: 0,
                 act: u32::MAX,
                 old_rate: 0.0,
                 mark: 0,
@@ -1405,8 +1401,7 @@ impl Fluid {
         }
         match self.free.pop() {
             Some(k) => {
-                let slot = &mut self.flows[k as usize];
-                *slot = Open { ver: slot.ver.wrapping_add(1), ..f };
+                self.flows[k as usize] = f;
                 k
             }
             None => {
@@ -1510,7 +1505,6 @@ impl Fluid {
         let f = &mut self.flows[k as usize];
         let a = f.act as usize;
         f.act = u32::MAX;
-        f.ver = f.ver.wrapping_add(1);
         f.rate = 0.0;
         f.mark = self.epoch.wrapping_sub(1); // (not in this event's set)
         self.active.swap_remove(a);
@@ -2622,7 +2616,6 @@ mod tests {
             wake: 0,
             catch_at: NEVER,
             at: 0,
-            ver: 0,
             act: u32::MAX,
             old_rate: 0.0,
             mark: 0,
