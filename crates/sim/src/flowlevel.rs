@@ -4,10 +4,10 @@
 //! as the packet level, at a small fraction of the cost.
 //!
 //! What an event costs: each flow's progress is applied lazily (at its own events, and when its rate changes),
-//! its next event sits in one heap (stale entries skipped by a stamp), and under max-min only the rates the
-//! event can move are refilled (`Fluid::update_max_min`: the flows on the resources whose share changes,
-//! spreading through saturated resources only; the same allocation as a global recomputation, tested on random
-//! instances). Strict priority by queue (pias, qclimb, rax) is updated the same way queue by queue
+//! its next event sits in one heap, and under max-min the progressive filling of all the flows is kept from one
+//! event to the next and resumed where the event moves it (`Fluid::update_max_min`: only the resources whose
+//! share may change are filled again, the rest of the filling replayed; the same allocation as a global
+//! recomputation, tested on random instances). Strict priority by queue (pias, qclimb, rax) is updated the same way queue by queue
 //! (`Fluid::update_mlfq`: a queue's capacity is what the more urgent ones leave, and changes only where their
 //! load moved). SRPT and criticality order too (`Fluid::update_ordered`: each resource keeps its users in the
 //! order, each flow what the flows ahead of it leave it, and an event regrants, in the order, only the flows
@@ -1238,31 +1238,10 @@ struct Fluid {
     order: Vec<(u32, u32)>,
     removed_links: Vec<u32>,
     removed: Vec<f64>,
-    /// Per resource: the update (`pass`, one per event and queue) that put all its users in the set; the filling
-    /// round that computed its residual.
-    whole: Vec<u32>,
-    pass: u32,
-    seen: Vec<u32>,
-    round: u32,
-    /// Per resource: the most a flow outside the set has on it, and the filling round that found it.
-    top: Vec<f64>,
-    top_at: Vec<u32>,
+    /// Per resource: what the filling has left of it (while dirty in `Fluid::update_max_min`), and the sum of
+    /// its users' rates (kept up to date by each update; zero when it has none).
     residual: Vec<f64>,
-    /// A resumed filling's new residuals, the resources where they may have changed, and the resources refilled
-    /// whole in the last growth; the resources to check in a round (stamped with the round).
-    fresh: Vec<f64>,
-    fresh_links: Vec<u32>,
-    grown: Vec<u32>,
-    check: Vec<u32>,
-    checked: Vec<u32>,
-    /// Per resource: the sum of its users' rates (kept up to date by each update; summed afresh whenever all
-    /// its users are refilled or it has none), and per filling round the set's old rates and changes on it.
     load: Vec<f64>,
-    acc_old: Vec<f64>,
-    acc_delta: Vec<f64>,
-    changed: Vec<u32>,
-    links: Vec<u32>,
-    expand: Vec<u32>,
     fill: FillScratch,
     /// Each resource's capacity (`capacity` is the capacity the current update fills: the same, or under MLFQ
     /// what the more urgent queues leave).
@@ -1272,7 +1251,7 @@ struct Fluid {
     /// vectors in between.
     layers: Vec<Layer>,
     /// MLFQ: resources where a more urgent queue's load changed in this event (and a stamp per resource), and
-    /// those where a queue's capacity changed, whose users are refilled whole.
+    /// those where a queue's capacity changed, which are dirty from the start of its update.
     dirty: Vec<u32>,
     dirty_at: Vec<u32>,
     cap_changed: Vec<u32>,
@@ -1294,9 +1273,8 @@ struct Fluid {
     /// moved in this event are in `dirty`.
     shares: Option<Box<Fluid>>,
     arrivals: u64,
-    /// D3: per resource, the shares' changes too small for `update_max_min` to count (within EPS of the
-    /// capacity) summed since its users were last refilled whole, and the resources where that sum passed EPS
-    /// (refilled whole at the next update).
+    /// D3: per resource, the shares' changes within EPS of the capacity summed since it was last dirty from the
+    /// start of an update, and the resources where that sum passed EPS (dirty at the next update).
     drift: Vec<f64>,
     drifted: Vec<u32>,
 }
@@ -1436,16 +1414,7 @@ impl Fluid {
                 y.load.resize(l, 0.0);
             }
             self.dirty_at.resize(l, 0);
-            self.whole.resize(l, 0);
-            self.seen.resize(l, 0);
-            self.top.resize(l, 0.0);
-            self.top_at.resize(l, 0);
             self.residual.resize(l, 0.0);
-            self.fresh.resize(l, 0.0);
-            self.checked.resize(l, 0);
-            self.acc_old.resize(l, 0.0);
-            self.acc_delta.resize(l, 0.0);
-            self.changed.resize(l, 0);
             self.fill.count.resize(l, 0);
             self.fill.last.resize(l, u32::MAX);
             self.fill.last_group.resize(l, 0);
@@ -1987,10 +1956,11 @@ impl Fluid {
     /// max-min (`update_max_min`, in the state `shares`) on what the grants leave, each flow capped at its line
     /// rate less its grant: a flow whose grant moved has a new cap (refilled as a changed flow), and a resource
     /// whose grants moved (`spread` lists it in `dirty`) has a new capacity for the shares, summed afresh from
-    /// its users' grants (so that no rounding builds up); where it was full or is over its new capacity, its
-    /// users are refilled whole, as a queue's under MLFQ. A flow's rate is its grant plus its share. The same
-    /// rates as the global pass (`allocate`, `incremental_d3_equals_global`); a share moved within the max-min
-    /// update's tolerance is summed per resource (`drift`), so that D3's small steps each RTT do not add up.
+    /// its users' grants (so that no rounding builds up); where it was full or is over its new capacity, the
+    /// resource is dirty from the start of the shares' update, as a queue's under MLFQ. A flow's rate is its
+    /// grant plus its share. The same rates as the global pass (`allocate`, `incremental_d3_equals_global`); the
+    /// shares' moves within EPS of a resource's capacity are summed per resource (`drift`), so that D3's small
+    /// steps each RTT do not add up.
     ///
     /// On the 144-host leaf-spine at load 0.6 with deadlines on 40% of the flows (ECMP, 20,000 flows), an
     /// event regrants 0.9 flows and refills the shares of 29 (in 2.4 fillings), where the global pass filled
@@ -2043,9 +2013,9 @@ impl Fluid {
         self.dirty.clear();
         sh.update_max_min(now);
         sh.cap_changed.clear();
-        // `update_max_min` takes a share that moved within EPS of a resource's capacity as unchanged, so the flows
-        // bottlenecked there are not refilled: harmless once, but D3's requests move grants, and so shares, by
-        // small steps each RTT, which add up. Where their sum passes EPS, the users are refilled at the next update
+        // a share that moved within EPS of a resource's capacity (as a capacity change within it, not taken
+        // above) is harmless once, but D3's requests move grants, and so shares, by small steps each RTT, which
+        // add up. Where their sum passes EPS, the resource is dirty at the next update
         for &k in &sh.set {
             let f = &sh.flows[k as usize];
             let d = (f.rate - f.old_rate).abs();
@@ -2086,8 +2056,8 @@ impl Fluid {
     /// MLFQ, incrementally: queue by queue from the most urgent, the max-min update of that queue's layer on
     /// the capacity the more urgent queues leave. A queue's capacity changes only on the resources where a more
     /// urgent queue's load changed in this event (its flows that changed rate, finished, left or joined it):
-    /// those are refilled whole, and the update spreads from there and from the queue's own changes as under
-    /// max-min. The same allocation as a global recomputation queue by queue (`incremental_mlfq_equals_global`).
+    /// those are dirty from the start of that queue's max-min update where the queue filled the resource or is
+    /// over its new capacity there. The same allocation as a global recomputation queue by queue (`incremental_mlfq_equals_global`).
     fn update_mlfq(&mut self, now: Ps) {
         self.dirty.clear();
         let ep = self.epoch;
@@ -2135,213 +2105,117 @@ impl Fluid {
         self.cap_changed.clear();
     }
 
-    /// Put every user of the resources in `expand` in the set.
-    fn grow(&mut self, now: Ps) {
-        let ep = self.epoch;
-        for j in 0..self.expand.len() {
-            let li = self.expand[j] as usize;
-            if self.whole[li] == self.pass {
-                continue;
-            }
-            self.whole[li] = self.pass;
-            // (the resource's load summed afresh, so that rounding does not build up)
-            let mut load = 0.0;
-            for &g in &self.users[li] {
-                let f = &mut self.flows[g as usize];
-                if f.mark != ep {
-                    f.mark = ep;
-                    f.sync(now);
-                    f.old_rate = f.rate;
-                    self.set.push(g);
-                }
-                load += f.old_rate;
-            }
-            self.load[li] = load;
-        }
-    }
-
-    /// Max-min fairness, incrementally: refill only the flows an event can move. The set starts as the flows
-    /// that arrived or whose cap changed, with every user of their saturated resources (and of the saturated
-    /// resources a finished flow left); it is filled progressively on what the flows outside it leave of its
-    /// resources, and grows (all the users of a resource at once) where that filling is not the global one:
-    /// (i) a flow of the set is frozen at a resource where a flow outside the set has a higher rate; (ii) a
-    /// resource where some flow changed rate (or that lost a finished flow) was saturated, a flow outside the
-    /// set had the most on it (its bottleneck), and now the resource is not saturated or a flow of the set has
-    /// more. When neither holds, every flow has a bottleneck (a saturated resource where no flow has more, or
-    /// its own cap): the allocation is the max-min fair one, the same as a global recomputation's (within EPS;
-    /// `incremental_equals_global` tests it, and fails when any one of these tests is left out). A resource
-    /// below its capacity stops the spread: none of its flows has its bottleneck there. On the reference
-    /// scenario an event refills 8 flows on average (6 of them change rate) in about 2 fillings, where a global
-    /// recomputation fills the 339 flows open on average. Each filling after the first resumes the last one
-    /// (`fill_resume`), and the tests look again only at the flows it froze anew and their resources: the
-    /// reference's engine time 0.233 -> 0.213 s (medians of 9, interleaved), its instructions 993 M -> 860 M.
+    /// Max-min fairness as one progressive filling of all the active flows, kept from one event to the next
+    /// and resumed where the event changed it. At rest every flow is frozen at its rate by `froze`: a resource
+    /// where it has the most and which is full (its bottleneck), or its own cap. Progressive filling freezes
+    /// flows in order of rate, so an event's filling is the last one up to where the event moves it: a resource
+    /// whose capacity and users are unchanged, and whose users kept their rates below its own level, fills at
+    /// the same share and freezes the same flows (they are replayed at their rates, in order). The others are
+    /// dirty and filled again: from the start those of the flows that arrived or changed cap, of the flows that
+    /// finished, and whose capacity moved; then, in order of rate, those of any flow frozen at another rate than
+    /// before, or still unfrozen past its rate (its bottleneck dirty). A resource that becomes dirty at a level
+    /// unfreezes its users frozen at that level or above (their turn in the filling is still to come), and its
+    /// share is summed afresh from its capacity and its users below the level. The result is a progressive
+    /// filling of all the flows from scratch, up to rounding (`incremental_equals_global`, which fails when any
+    /// one of these ways to turn dirty is left out), and costs what the event moves: on the reference scenario
+    /// an event makes 7 resources dirty, unfreezes 9 flows and freezes 6 anew (6 at another rate), where a
+    /// global recomputation fills the 339 flows open on average. Before, the update filled a set of flows on
+    /// what the others left, grew it by tests where that differed from the global filling, and filled it again
+    /// (1.8 fillings and 21 flows filled per event): 860 M instructions on the reference, now 571 M.
     fn update_max_min(&mut self, now: Ps) {
         let ep = self.epoch;
-        self.pass = self.pass.wrapping_add(1);
-        // Saturated resources of the flows that changed, and those that lost a flow, nearly always have their
-        // users refilled anyway (a second filling round would find them): refill them from the start.
-        self.expand.clear();
-        for &k in &self.set {
-            for &l in self.flows[k as usize].path() {
-                let li = l as usize;
-                if self.load[li] >= self.capacity[li] * (1.0 - EPS) {
-                    self.expand.push(l);
-                }
+        let Fluid { flows, users, capacity, residual, fill: s, set, removed_links, cap_changed, .. } = self;
+        s.stamp = s.stamp.wrapping_add(1);
+        if s.took.len() < flows.len() {
+            s.took.resize(flows.len(), 0.0);
+            s.state.resize(flows.len(), DONE);
+            s.state_at.resize(flows.len(), 0);
+        }
+        if s.touch_at.len() < capacity.len() {
+            s.touch_at.resize(capacity.len(), 0);
+        }
+        let mut heap = std::mem::take(&mut s.heap);
+        heap.clear();
+        s.caps.clear();
+        s.replay.clear();
+        let mut p = Pass { flows, users, capacity, residual, s, set, heap, ep, now, level: 0.0 };
+        // the flows that arrived or changed cap are filled again; their resources, those of the finished flows
+        // and those whose capacity moved are dirty from the start
+        for j in 0..p.set.len() {
+            let k = p.set[j];
+            p.s.state[k as usize] = ADDED;
+            p.s.state_at[k as usize] = p.s.stamp;
+            p.cap_candidate(k);
+        }
+        for j in 0..p.set.len() {
+            let k = p.set[j];
+            p.dirty_around(k);
+        }
+        for &l in removed_links.iter().chain(cap_changed.iter()) {
+            if p.s.touch_at[l as usize] != p.s.stamp {
+                p.dirty(l);
             }
         }
-        for &l in &self.removed_links {
-            let li = l as usize;
-            if self.load[li] + self.removed[li] >= self.capacity[li] * (1.0 - EPS) {
-                self.expand.push(l);
-            }
-        }
-        // (MLFQ: resources whose capacity for this queue changed are refilled whole)
-        self.expand.extend_from_slice(&self.cap_changed);
-        self.grow(now);
-        // The first round fills the set; the next ones resume that filling with the flows the set grew by, and
-        // look again only at what moved: the flows frozen anew (with the rate each had before) and their
-        // resources. The sums per resource and the marks of change (`seen`, `changed`: stamped with the update's
-        // first round) are kept across the rounds.
-        self.round = self.round.wrapping_add(1);
-        let first = self.round;
-        self.links.clear();
-        let mut filled = 0;
         loop {
-            self.round = self.round.wrapping_add(1);
-            let round = self.round;
-            // what the flows outside the set leave on the set's resources: the load before the event less the
-            // set's part of it
-            for &k in &self.set[filled..] {
-                let f = &self.flows[k as usize];
-                for &l in f.path() {
-                    let li = l as usize;
-                    if self.seen[li] != first {
-                        self.seen[li] = first;
-                        self.links.push(l);
-                        self.acc_old[li] = 0.0;
-                        self.acc_delta[li] = 0.0;
-                    }
-                    self.acc_old[li] += f.old_rate;
+            // the next freezing: a flow replayed at its rate, a cap, or the least share of a dirty resource
+            while let Some(&Reverse((_, k))) = p.s.replay.peek() {
+                if p.state(k) == UNDONE {
+                    break;
                 }
+                p.s.replay.pop();
             }
-            // (where it changed: the resources of the flows just added, and those just refilled whole)
-            self.fresh_links.clear();
-            if filled == 0 {
-                self.fresh_links.extend_from_slice(&self.links);
+            let replay = p.s.replay.peek().map_or(f64::INFINITY, |&Reverse((key, _))| key_share(key));
+            while let Some(&Reverse((_, k))) = p.s.caps.peek() {
+                let st = p.state(k);
+                if st == UNDONE || st == ADDED {
+                    break;
+                }
+                p.s.caps.pop();
+            }
+            let cap = p.s.caps.peek().map_or(f64::INFINITY, |&Reverse((key, _))| key_share(key));
+            let below_top = p.heap.peek().is_none_or(|&Reverse((key, _))| replay <= key_share(key));
+            let (share, link) = if replay < f64::INFINITY && replay <= cap && below_top {
+                (f64::INFINITY, u32::MAX)
             } else {
-                for &k in &self.set[filled..] {
-                    self.fresh_links.extend_from_slice(self.flows[k as usize].path());
-                }
-                self.fresh_links.extend_from_slice(&self.grown);
-            }
-            let into = if filled == 0 { &mut self.residual } else { &mut self.fresh };
-            for &l in &self.fresh_links {
-                let li = l as usize;
-                into[li] = if self.whole[li] == self.pass {
-                    self.capacity[li]
+                least_share(&mut p.heap, p.residual, &p.s.count)
+            };
+            if replay < f64::INFINITY && replay <= cap && replay <= share {
+                let Reverse((_, k)) = p.s.replay.pop().unwrap();
+                p.level = replay;
+                let (rate, l) = (p.flows[k as usize].rate, p.flows[k as usize].froze);
+                if l == FROZE_CAP || p.s.touch_at[l as usize] != p.s.stamp {
+                    // (its bottleneck is clean: frozen there at its rate, as before)
+                    p.freeze(k, rate, l);
                 } else {
-                    self.capacity[li] - self.load[li] + self.acc_old[li]
-                };
-            }
-            if filled == 0 {
-                fill_start(&mut self.flows, &self.set, &mut self.residual, &mut self.fill);
-                fill_run(&mut self.flows, &mut self.residual, &mut self.fill);
-                self.fill.moved.clear();
-                self.fill.moved.extend(self.set.iter().map(|&k| (k, self.flows[k as usize].old_rate)));
+                    // (its bottleneck is dirty: from here it departs from its rate, and its resources see it)
+                    p.dirty_around(k);
+                }
+            } else if cap < f64::INFINITY && cap <= share {
+                let Reverse((_, k)) = p.s.caps.pop().unwrap();
+                p.level = cap;
+                p.refreeze(k, cap, FROZE_CAP);
+            } else if link != u32::MAX {
+                p.heap.pop();
+                p.level = share;
+                let list = std::mem::take(&mut p.s.users_of);
+                let mut list = list;
+                list.clear();
+                list.extend_from_slice(&p.users[link as usize]);
+                for &k in &list {
+                    let st = p.state(k);
+                    if st == UNDONE || st == ADDED {
+                        p.refreeze(k, share, link);
+                    }
+                }
+                p.s.users_of = list;
             } else {
-                let (added, links) = (&self.set[filled..], &self.fresh_links);
-                let cap = &self.capacity;
-                fill_resume(&mut self.flows, added, links, &self.fresh, cap, &mut self.residual, &mut self.fill);
-            }
-            filled = self.set.len();
-            self.expand.clear();
-            // (one pass over the flows that moved: the changes on each resource, and the check (i))
-            self.check.clear();
-            for &(k, was) in &self.fill.moved {
-                let f = &self.flows[k as usize];
-                let (d, off) = (f.rate - was, (f.rate - f.old_rate).abs());
-                for &l in f.path() {
-                    let li = l as usize;
-                    self.acc_delta[li] += d;
-                    if off > EPS * self.capacity[li] {
-                        self.changed[li] = first;
-                    }
-                    if self.checked[li] != round {
-                        self.checked[li] = round;
-                        self.check.push(l);
-                    }
-                }
-                // (i) frozen where a flow outside has more (the most a flow outside has on a resource found once
-                // per round: the flows of a filling frozen at one resource share it). A flow that kept its rate
-                // and its resource passed it before, and the flows outside have only become fewer since.
-                let l = f.froze;
-                if l >= NOT_FROZEN || self.whole[l as usize] == self.pass {
-                    continue;
-                }
-                let li = l as usize;
-                if self.top_at[li] != round {
-                    self.top_at[li] = round;
-                    let mut top = 0.0f64;
-                    for &g in &self.users[li] {
-                        let g = &self.flows[g as usize];
-                        if g.mark != ep {
-                            top = top.max(g.rate);
-                        }
-                    }
-                    self.top[li] = top;
-                }
-                if self.top[li] > f.rate + EPS * self.capacity[li] {
-                    self.expand.push(l);
-                    self.top[li] = f64::NEG_INFINITY; // (once)
-                }
-            }
-            // (ii) changed where flows outside the set had their bottleneck (a resource none of whose flows
-            // moved gives the answer it gave in the last round)
-            for j in 0..self.check.len() + self.removed_links.len() {
-                let l = if j < self.check.len() { self.check[j] } else { self.removed_links[j - self.check.len()] };
-                let li = l as usize;
-                if self.whole[li] == self.pass {
-                    continue;
-                }
-                let set_here = self.seen[li] == first;
-                if !(self.removed[li] > 0.0 || set_here && self.changed[li] == first) {
-                    continue;
-                }
-                let tol = EPS * self.capacity[li];
-                let before = self.load[li] + self.removed[li];
-                if before < self.capacity[li] - tol {
-                    continue; // (no flow had its bottleneck here)
-                }
-                // the flows outside the set that had their bottleneck here (the most on it before) keep it if it
-                // stays saturated and no flow of the set now has more
-                let (mut most_before, mut most_set, mut outside) = (0.0f64, 0.0f64, 0.0f64);
-                for &g in &self.users[li] {
-                    let g = &self.flows[g as usize];
-                    if g.mark == ep {
-                        most_before = most_before.max(g.old_rate);
-                        most_set = most_set.max(g.rate);
-                    } else {
-                        most_before = most_before.max(g.rate);
-                        outside = outside.max(g.rate);
-                    }
-                }
-                if outside < most_before - tol {
-                    continue;
-                }
-                let after = self.load[li] + if set_here { self.acc_delta[li] } else { 0.0 };
-                if after < self.capacity[li] - tol || most_set > outside + tol {
-                    self.expand.push(l);
-                }
-            }
-            if self.expand.is_empty() {
                 break;
             }
-            self.grown.clear();
-            self.grown.extend_from_slice(&self.expand);
-            self.grow(now);
         }
-        fill_end(&mut self.fill);
-        for &k in &self.set {
+        let Pass { s, heap, .. } = p;
+        s.heap = heap;
+        // (the flows whose rate moved: their resources' load, and their next events)
+        for &k in self.set.iter() {
             let f = &self.flows[k as usize];
             if f.rate != f.old_rate {
                 for &l in f.path() {
@@ -2349,6 +2223,122 @@ impl Fluid {
                 }
                 self.resched.push(k);
             }
+        }
+    }
+
+
+}
+
+/// One resumed progressive filling of all the flows (`Fluid::update_max_min`): what it works on.
+struct Pass<'a> {
+    flows: &'a mut Vec<Open>,
+    users: &'a [Vec<u32>],
+    capacity: &'a [f64],
+    residual: &'a mut Vec<f64>,
+    s: &'a mut FillScratch,
+    /// The flows whose rate may move in this event (brought up to date, their rate before in `old_rate`).
+    set: &'a mut Vec<u32>,
+    heap: BinaryHeap<Reverse<(i64, u32)>>,
+    ep: u32,
+    now: Ps,
+    /// The filling's level: the rate of the last freezing.
+    level: f64,
+}
+
+impl Pass<'_> {
+    /// A flow's state in this filling (TENTATIVE: as it was, frozen at its rate).
+    #[inline]
+    fn state(&self, k: u32) -> u8 {
+        if self.s.state_at[k as usize] == self.s.stamp { self.s.state[k as usize] } else { TENTATIVE }
+    }
+
+    #[inline]
+    fn set_state(&mut self, k: u32, st: u8) {
+        self.s.state[k as usize] = st;
+        self.s.state_at[k as usize] = self.s.stamp;
+    }
+
+    /// A flow to fill again may reach its own cap first (one below every capacity on its path can).
+    fn cap_candidate(&mut self, k: u32) {
+        let f = &self.flows[k as usize];
+        if f.path().iter().all(|&l| f.cap < self.capacity[l as usize]) {
+            self.s.caps.push(Reverse((share_key(f.cap), k)));
+        }
+    }
+
+    /// Make resource `l` dirty at the current level: its users frozen below the level keep their rates (in this
+    /// filling or the last); the others unfreeze; its share is summed afresh.
+    fn dirty(&mut self, l: u32) {
+        let li = l as usize;
+        self.s.touch_at[li] = self.s.stamp;
+        let (mut left, mut count) = (self.capacity[li], 0u32);
+        for j in 0..self.users[li].len() {
+            let k = self.users[li][j];
+            match self.state(k) {
+                DONE => left -= self.s.took[k as usize],
+                TENTATIVE if self.flows[k as usize].rate < self.level => left -= self.flows[k as usize].rate,
+                TENTATIVE => {
+                    self.unfreeze(k);
+                    count += 1;
+                }
+                _ => count += 1,
+            }
+        }
+        self.residual[li] = left;
+        self.s.count[li] = count;
+        if count > 0 {
+            self.heap.push(Reverse((share_key(left / count as f64), l)));
+        }
+    }
+
+    /// Make the clean resources of flow `k` dirty.
+    fn dirty_around(&mut self, k: u32) {
+        for h in 0..self.flows[k as usize].hops_len as usize {
+            let l = self.flows[k as usize].hops[h];
+            if self.s.touch_at[l as usize] != self.s.stamp {
+                self.dirty(l);
+            }
+        }
+    }
+
+    /// Unfreeze a flow of the last filling: brought up to date (its rate may move), and replayed at its rate
+    /// unless its bottleneck turns dirty first.
+    fn unfreeze(&mut self, k: u32) {
+        self.set_state(k, UNDONE);
+        let f = &mut self.flows[k as usize];
+        if f.mark != self.ep {
+            f.mark = self.ep;
+            f.sync(self.now);
+            f.old_rate = f.rate;
+            self.set.push(k);
+        }
+        self.s.replay.push(Reverse((share_key(f.rate), k)));
+        self.cap_candidate(k);
+    }
+
+    /// Freeze flow `k` at `rate` by `froze` (a resource or FROZE_CAP): the dirty resources on its path lose it.
+    fn freeze(&mut self, k: u32, rate: f64, froze: u32) {
+        self.set_state(k, DONE);
+        self.s.took[k as usize] = rate;
+        let f = &mut self.flows[k as usize];
+        f.froze = froze;
+        f.rate = rate.max(0.0);
+        for h in 0..f.hops_len as usize {
+            let li = f.hops[h] as usize;
+            if self.s.touch_at[li] == self.s.stamp {
+                self.residual[li] -= rate;
+                self.s.count[li] -= 1;
+            }
+        }
+    }
+
+    /// Freeze flow `k` anew at `rate` by `froze`; if that is not the rate it had, its resources see it.
+    fn refreeze(&mut self, k: u32, rate: f64, froze: u32) {
+        let was = self.flows[k as usize].rate;
+        let moved = self.state(k) == ADDED || (rate.max(0.0) - was).abs() > 1e-12 * was.abs().max(1.0);
+        self.freeze(k, rate, froze);
+        if moved {
+            self.dirty_around(k);
         }
     }
 }
@@ -2367,27 +2357,21 @@ struct FillScratch {
     last: Vec<u32>,
     /// Per resource: the group (numbered in order of service from 1 at each allocation) of its `last` flow.
     last_group: Vec<u32>,
-    /// A filling's flows still to freeze; the flows it froze in order (the log), each with the rate it took from
-    /// its resources and what froze it; per resource the residual it started from; `fill_resume`'s dirty
-    /// resources (stamped with the resumption) and those dirty from its start.
-    left: usize,
-    log: Vec<(u32, f64, u32)>,
-    next_log: Vec<(u32, f64, u32)>,
-    base: Vec<f64>,
-    touch_at: Vec<u32>,
+    /// The max-min update (`Pass`): per resource the update that made it dirty; per slot the rate a flow took
+    /// from its resources when frozen, its state and the update that set it; the flows whose cap may bind; the
+    /// flows to replay, by rate; a copy of a resource's users.
     stamp: u32,
-    touched: Vec<u32>,
-    /// Per slot: the rate a flow took from its resources when frozen, and its state in a resumed filling; the
-    /// flows whose cap may bind there.
+    touch_at: Vec<u32>,
     took: Vec<f64>,
     state: Vec<u8>,
+    state_at: Vec<u32>,
     caps: BinaryHeap<Reverse<(i64, u32)>>,
-    /// The flows a resumed filling froze anew, each with the rate it had before.
-    moved: Vec<(u32, f64)>,
+    replay: BinaryHeap<Reverse<(i64, u32)>>,
+    users_of: Vec<u32>,
 }
 
-/// A flow's state in a resumed filling: frozen, its freezing in the log still to come; unfrozen by a dirty
-/// resource; frozen in this filling; joined with the set's growth.
+/// A flow's state in the max-min update (`Pass`): as the last filling left it; unfrozen by a dirty resource;
+/// frozen in this filling; to fill again from the start (it arrived or its cap changed).
 const TENTATIVE: u8 = 0;
 const UNDONE: u8 = 1;
 const DONE: u8 = 2;
@@ -2546,21 +2530,6 @@ fn allocate(
 /// rates are fixed): repeatedly the most constrained resource (its residual over its unfrozen flows of the
 /// set, or a flow's own cap) fixes the rates of its flows. Each flow's `froze` says which.
 fn fill(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScratch) {
-    fill_start(flows, set, residual, s);
-    fill_run(flows, residual, s);
-    fill_end(s);
-}
-
-/// Take in the flows `set` to fill on `residual` (`fill_run` fills them; `fill_end` clears the scratch).
-fn fill_start(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScratch) {
-    if s.base.len() < residual.len() {
-        s.base.resize(residual.len(), 0.0);
-        s.touch_at.resize(residual.len(), 0);
-    }
-    if s.took.len() < flows.len() {
-        s.took.resize(flows.len(), 0.0);
-        s.state.resize(flows.len(), DONE);
-    }
     s.links.clear();
     // flows by their own cap, those whose cap may bind: one below what their path has left (a link's share
     // never exceeds its residual, so a higher cap is never reached first)
@@ -2571,9 +2540,8 @@ fn fill_start(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut Fil
         let mut least = f64::INFINITY;
         for &l in f.path() {
             let li = l as usize;
-            if s.users[li].is_empty() {
+            if s.count[li] == 0 && s.users[li].is_empty() {
                 s.links.push(l);
-                s.base[li] = residual[li];
             }
             s.count[li] += 1;
             s.users[li].push(k);
@@ -2583,12 +2551,6 @@ fn fill_start(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut Fil
             s.order.push(k);
         }
     }
-    s.left = set.len();
-}
-
-/// Fill the unfrozen flows taken in (`fill_start`, `fill_resume`) on what their resources have left. Flows are
-/// frozen in order of rate (up to rounding), and the order is logged for `fill_resume`.
-fn fill_run(flows: &mut [Open], residual: &mut [f64], s: &mut FillScratch) {
     // A heap of (share, link), refreshed lazily. Freezing flows at the least share (or a lower cap) never lowers
     // another link's share (it removes flows at no more than that link's average), so an entry can only be
     // stale low: the first entry at the top whose share is still the link's is the least share. The key is the
@@ -2596,280 +2558,57 @@ fn fill_run(flows: &mut [Open], residual: &mut [f64], s: &mut FillScratch) {
     // `total_cmp` transforms both operands at every comparison; 3% of the reference's engine time).
     let mut buf = std::mem::take(&mut s.heap).into_vec();
     buf.clear();
-    for &l in &s.links {
-        let li = l as usize;
-        if s.count[li] > 0 {
-            buf.push(Reverse((share_key(residual[li] / s.count[li] as f64), l)));
-        }
-    }
+    buf.extend(s.links.iter().map(|&l| Reverse((share_key(residual[l as usize] / s.count[l as usize] as f64), l))));
     let mut heap = BinaryHeap::from(buf);
     s.order.sort_unstable_by(|&a, &b| flows[a as usize].cap.total_cmp(&flows[b as usize].cap).then(a.cmp(&b)));
     let mut next_cap = 0;
-    s.next_log.clear();
-    while s.left > 0 {
+    let mut left = set.len();
+    while left > 0 {
         let (link_share, link) = least_share(&mut heap, residual, &s.count);
         while next_cap < s.order.len() && flows[s.order[next_cap] as usize].froze != NOT_FROZEN {
             next_cap += 1;
         }
-        if next_cap < s.order.len() && flows[s.order[next_cap] as usize].cap <= link_share {
-            let k = s.order[next_cap];
-            let cap = flows[k as usize].cap;
-            freeze(flows, k, cap, FROZE_CAP, residual, s);
+        let (rate, froze) = if next_cap < s.order.len() && flows[s.order[next_cap] as usize].cap <= link_share {
+            let k = s.order[next_cap] as usize;
+            let cap = flows[k].cap;
+            freeze(&mut flows[k], cap, FROZE_CAP, residual, &mut s.count);
+            left -= 1;
             continue;
-        }
-        if link == u32::MAX {
+        } else if link != u32::MAX {
+            heap.pop();
+            (link_share, link)
+        } else {
             break;
-        }
-        heap.pop();
+        };
         let users = std::mem::take(&mut s.users[link as usize]);
         for &k in &users {
-            if flows[k as usize].froze == NOT_FROZEN {
-                freeze(flows, k, link_share, link, residual, s);
+            let f = &mut flows[k as usize];
+            if f.froze == NOT_FROZEN {
+                freeze(f, rate, froze, residual, &mut s.count);
+                left -= 1;
             }
         }
         s.users[link as usize] = users;
     }
-    s.heap = heap;
-    std::mem::swap(&mut s.log, &mut s.next_log);
-}
-
-/// Clear the scratch of a filling.
-fn fill_end(s: &mut FillScratch) {
     for &l in &s.links {
         s.count[l as usize] = 0;
         s.users[l as usize].clear();
     }
-}
-
-/// Resume a completed filling (`fill_start`, `fill_run`) after flows joined it (`added`, slots of `flows`) and
-/// the residuals of resources changed (`fresh`: the new residual of each of `links`, the resources where it may
-/// have changed, every resource of `added` among them), so that it ends as a filling of the grown set from
-/// scratch would (up to rounding; `resumed_filling_equals_filling_from_scratch`).
-///
-/// Progressive filling freezes flows in order of rate, each resource's when its share is the least. A resource
-/// whose residual and users are the same as in the last filling, and whose users took the same rates elsewhere
-/// before it filled, fills at the same share and freezes the same flows: its part of the last filling is
-/// replayed from the log, and only the others (dirty) are filled again. A resource is dirty from the start if
-/// flows joined it or its residual moved (beyond rounding), and becomes dirty where one of its users departs
-/// from the log: frozen at another rate, or still unfrozen past its logged rate (its resource in the log is
-/// dirty). A dirty resource's users whose freezing in the log is still to come unfreeze; they are filled
-/// again, or frozen as logged where their resource stays clean. The log is rewritten in the order of this
-/// filling, for the next resumption, and the flows frozen anew are listed (`FillScratch::moved`) with the
-/// rate each had.
-///
-/// On the reference scenario the rounds after an event's first refill 391,000 flows in all where filling from
-/// scratch refilled 948,000 (the other 557,000 are kept or replayed).
-#[allow(clippy::too_many_arguments)]
-fn fill_resume(
-    flows: &mut [Open],
-    added: &[u32],
-    links: &[u32],
-    fresh: &[f64],
-    capacity: &[f64],
-    residual: &mut [f64],
-    s: &mut FillScratch,
-) {
-    s.stamp = s.stamp.wrapping_add(1);
-    let stamp = s.stamp;
-    if s.took.len() < flows.len() {
-        s.took.resize(flows.len(), 0.0);
-        s.state.resize(flows.len(), DONE);
-    }
-    for &(k, _, _) in &s.log {
-        s.state[k as usize] = TENTATIVE;
-    }
-    s.touched.clear();
-    for &l in links {
-        let li = l as usize;
-        if s.users[li].is_empty() {
-            // (a resource only the added flows use)
-            s.links.push(l);
-            s.base[li] = fresh[li];
-            residual[li] = fresh[li];
-        } else if fresh[li] != s.base[li] {
-            // (a change within rounding, as where the set came to hold all of a resource's users and its residual
-            // is taken as its capacity, does not move the filling)
-            let moved = (fresh[li] - s.base[li]).abs() > EPS * capacity[li];
-            residual[li] += fresh[li] - s.base[li];
-            s.base[li] = fresh[li];
-            if !moved {
-                continue;
-            }
-        } else {
-            continue;
-        }
-        s.touch_at[li] = stamp;
-        s.touched.push(l);
-    }
-    s.caps.clear();
-    for &k in added {
-        let f = &mut flows[k as usize];
-        f.froze = NOT_FROZEN;
-        s.state[k as usize] = ADDED;
-        for &l in f.path() {
-            let li = l as usize;
-            if s.touch_at[li] != stamp {
-                s.touch_at[li] = stamp;
-                s.touched.push(l);
-            }
-            s.count[li] += 1;
-            s.users[li].push(k);
-        }
-    }
-    s.left += added.len();
-    let mut buf = std::mem::take(&mut s.heap).into_vec();
-    buf.clear();
-    let mut heap = BinaryHeap::from(buf);
-    for j in 0..s.touched.len() {
-        let l = s.touched[j];
-        dirty(flows, l, residual, s, &mut heap);
-    }
-    for &k in added {
-        let f = &flows[k as usize];
-        if f.path().iter().all(|&l| f.cap < s.base[l as usize]) {
-            s.caps.push(Reverse((share_key(f.cap), k)));
-        }
-    }
-    let mut log = std::mem::take(&mut s.log);
-    s.next_log.clear();
-    s.moved.clear();
-    let mut next = 0;
-    loop {
-        let logged = if next < log.len() { log[next].1.max(0.0) } else { f64::INFINITY };
-        // (the heap's top is never above the least share: the log's next freezing comes first when it is not
-        // above the top or a cap, and the heap is only refreshed when it is)
-        let below_top = heap.peek().is_none_or(|&Reverse((key, _))| logged <= key_share(key));
-        let below_caps = s.caps.peek().is_none_or(|&Reverse((key, _))| logged <= key_share(key));
-        let link_share = if next < log.len() && below_top && below_caps {
-            (f64::INFINITY, u32::MAX)
-        } else {
-            least_share(&mut heap, residual, &s.count)
-        };
-        while let Some(&Reverse((_, k))) = s.caps.peek() {
-            if flows[k as usize].froze == NOT_FROZEN {
-                break;
-            }
-            s.caps.pop();
-        }
-        let cap = s.caps.peek().map_or(f64::INFINITY, |&Reverse((key, _))| key_share(key));
-        if next < log.len() && logged <= cap && logged <= link_share.0 {
-            // the log's next freezing: kept, or done again as logged where its resource is still clean
-            let (k, took, l) = log[next];
-            next += 1;
-            let st = s.state[k as usize];
-            if st == TENTATIVE || st == UNDONE && (l == FROZE_CAP || s.touch_at[l as usize] != stamp) {
-                if st == UNDONE {
-                    freeze(flows, k, took, l, residual, s);
-                } else {
-                    s.next_log.push((k, took, l));
-                }
-                s.state[k as usize] = DONE;
-            } else if st == UNDONE {
-                // (its resource is dirty: from here its rate grows past the logged one, and its other resources
-                // see it)
-                dirty_around(flows, k, residual, s, &mut heap);
-            }
-            continue;
-        }
-        if s.left == 0 {
-            break;
-        }
-        // a dirty resource fills (or a flow reaches its cap): its flows are frozen, and where one takes another
-        // rate than it had, its other resources become dirty
-        if cap <= link_share.0 && cap < f64::INFINITY {
-            let Reverse((_, k)) = s.caps.pop().unwrap();
-            refreeze(flows, k, cap, FROZE_CAP, residual, s, &mut heap);
-        } else if link_share.1 != u32::MAX {
-            heap.pop();
-            let (rate, l) = link_share;
-            let users = std::mem::take(&mut s.users[l as usize]);
-            for &k in &users {
-                if flows[k as usize].froze == NOT_FROZEN {
-                    refreeze(flows, k, rate, l, residual, s, &mut heap);
-                }
-            }
-            s.users[l as usize] = users;
-        } else {
-            break;
-        }
-    }
-    log.clear();
-    s.log = std::mem::replace(&mut s.next_log, log);
     s.heap = heap;
 }
 
-/// Make resource `l` dirty in a resumed filling (`fill_resume`): unfreeze its users whose freezing in the log is
-/// still to come, and put it in the heap of shares.
-fn dirty(
-    flows: &mut [Open],
-    l: u32,
-    residual: &mut [f64],
-    s: &mut FillScratch,
-    heap: &mut BinaryHeap<Reverse<(i64, u32)>>,
-) {
-    let li = l as usize;
-    s.touch_at[li] = s.stamp;
-    for j in 0..s.users[li].len() {
-        let k = s.users[li][j];
-        if s.state[k as usize] != TENTATIVE {
-            continue;
-        }
-        s.state[k as usize] = UNDONE;
-        let took = s.took[k as usize];
-        let f = &mut flows[k as usize];
-        f.froze = NOT_FROZEN;
-        for &m in f.path() {
-            residual[m as usize] += took;
-            s.count[m as usize] += 1;
-        }
-        s.left += 1;
-        if f.path().iter().all(|&m| f.cap < s.base[m as usize]) {
-            s.caps.push(Reverse((share_key(f.cap), k)));
-        }
-    }
-    if s.count[li] > 0 {
-        heap.push(Reverse((share_key(residual[li] / s.count[li] as f64), l)));
+#[inline]
+fn freeze(f: &mut Open, rate: f64, froze: u32, residual: &mut [f64], count: &mut [u32]) {
+    f.froze = froze;
+    f.rate = rate.max(0.0);
+    for &l in f.path() {
+        let li = l as usize;
+        residual[li] -= rate;
+        count[li] -= 1;
     }
 }
 
-/// Freeze flow `k` in a resumed filling (`fill_resume`) at `rate`, by `froze`; if that is not the rate it had,
-/// its other resources become dirty.
-fn refreeze(
-    flows: &mut [Open],
-    k: u32,
-    rate: f64,
-    froze: u32,
-    residual: &mut [f64],
-    s: &mut FillScratch,
-    heap: &mut BinaryHeap<Reverse<(i64, u32)>>,
-) {
-    let was = flows[k as usize].rate;
-    let moved = s.state[k as usize] == ADDED || (rate.max(0.0) - was).abs() > 1e-12 * was.abs().max(1.0);
-    freeze(flows, k, rate, froze, residual, s);
-    s.state[k as usize] = DONE;
-    s.moved.push((k, was));
-    if moved {
-        dirty_around(flows, k, residual, s, heap);
-    }
-}
-
-/// Make the resources of flow `k` dirty (`dirty`) where they are not.
-fn dirty_around(
-    flows: &mut [Open],
-    k: u32,
-    residual: &mut [f64],
-    s: &mut FillScratch,
-    heap: &mut BinaryHeap<Reverse<(i64, u32)>>,
-) {
-    for h in 0..flows[k as usize].hops_len as usize {
-        let l = flows[k as usize].hops[h];
-        if s.touch_at[l as usize] != s.stamp {
-            dirty(flows, l, residual, s, heap);
-        }
-    }
-}
-
-/// The least current share in a heap of (share, link) refreshed lazily (see `fill_run`), and its link
+/// The least current share in a heap of (share, link) refreshed lazily (see `fill`), and its link
 /// (`u32::MAX` if none).
 fn least_share(heap: &mut BinaryHeap<Reverse<(i64, u32)>>, residual: &[f64], count: &[u32]) -> (f64, u32) {
     while let Some(mut top) = heap.peek_mut() {
@@ -2888,21 +2627,6 @@ fn least_share(heap: &mut BinaryHeap<Reverse<(i64, u32)>>, residual: &[f64], cou
         return (share, l);
     }
     (f64::INFINITY, u32::MAX)
-}
-
-#[inline]
-fn freeze(flows: &mut [Open], k: u32, rate: f64, froze: u32, residual: &mut [f64], s: &mut FillScratch) {
-    let f = &mut flows[k as usize];
-    f.froze = froze;
-    f.rate = rate.max(0.0);
-    for &l in f.path() {
-        let li = l as usize;
-        residual[li] -= rate;
-        s.count[li] -= 1;
-    }
-    s.took[k as usize] = rate;
-    s.next_log.push((k, rate, froze));
-    s.left -= 1;
 }
 
 /// A share as an integer that sorts as `f64::total_cmp` sorts the shares (the same transformation it applies).
@@ -3072,9 +2796,10 @@ mod tests {
     }
 
     /// On the reference leaf-spine under spraying the pooled resources are left out (the paths halve) and a DCTCP
-    /// workload's results are the same bits as with them.
+    /// workload's results are those with them, up to float rounding (the fillings visit the resources in
+    /// another order): every finish within 10 ps, the other columns the same.
     #[test]
-    fn pruning_leaves_a_max_min_run_bit_identical() {
+    fn pruning_leaves_a_max_min_run_the_same() {
         let cfg = r#"{"scheme": {"name": "dctcp"}, "routing": {"mode": "spray"}, "run": {"level": "flow"}}"#;
         let cfg = Config::from_json(cfg).unwrap();
         let mut f = FlowSet::default();
@@ -3095,7 +2820,13 @@ mod tests {
         let a = run_pruned(&cfg, &f, true).unwrap();
         let b = run_pruned(&cfg, &f, false).unwrap();
         assert_eq!(a.stats.flows_finished, 3_000);
-        assert_eq!(a.results, b.results);
+        let (ra, rb) = (&a.results, &b.results);
+        for i in 0..3_000 {
+            let (fa, fb) = (ra.finish_ps[i], rb.finish_ps[i]);
+            assert!(fa.abs_diff(fb) <= 10, "flow {i}: finishes at {fa} against {fb} ps");
+            assert!(ra.sender_done_ps[i].abs_diff(rb.sender_done_ps[i]) <= 10, "flow {i}: sender done");
+        }
+        assert_eq!((&ra.start_ps, &ra.ideal_fct_ps, &ra.bytes_sent), (&rb.start_ps, &rb.ideal_fct_ps, &rb.bytes_sent));
     }
 
     /// The timers against an ordered set of (time, slot): random sets, moves and removals, and every pop the set's
@@ -3273,65 +3004,6 @@ mod tests {
             }
         }
         assert!(checked > 100_000 && moved > 10_000, "{checked} rates checked, {moved} moved");
-    }
-
-    /// A resumed filling (`fill_resume`) ends as a filling from scratch of the grown set on the new residuals:
-    /// random sets of flows on up to eight resources, filled, then grown by up to five flows (some on resources
-    /// the set did not use) while the residuals of some resources rise, then resumed; and again, up to three
-    /// times, as the max-min update grows its set.
-    #[test]
-    fn resumed_filling_equals_filling_from_scratch() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
-        let mut draw = |n: u64| rng.next_u64() % n;
-        let (mut checked, mut kept) = (0, 0);
-        for _case in 0..3000 {
-            let links = 1 + draw(8) as usize;
-            let caps = random_caps(&mut draw, links);
-            let mut flows: Vec<Open> = Vec::new();
-            let mut set: Vec<u32> = Vec::new();
-            for id in 0..1 + draw(12) as u32 {
-                let path = random_path(&mut draw, links);
-                let cap = random_cap(&mut draw);
-                flows.push(flow(id, &path, cap));
-                set.push(id);
-            }
-            let mut base: Vec<f64> = caps.iter().map(|&c| c * (draw(4) + 1) as f64 / 4.0).collect();
-            let mut residual = base.clone();
-            let mut s = FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
-            fill_start(&mut flows, &set, &mut residual, &mut s);
-            fill_run(&mut flows, &mut residual, &mut s);
-            for _round in 0..1 + draw(3) {
-                let from = set.len();
-                for _ in 0..draw(6) {
-                    let id = flows.len() as u32;
-                    let path = random_path(&mut draw, links);
-                    let cap = random_cap(&mut draw);
-                    flows.push(flow(id, &path, cap));
-                    set.push(id);
-                }
-                for b in base.iter_mut() {
-                    if draw(3) == 0 {
-                        *b += random_cap(&mut draw) / 2.0;
-                    }
-                }
-                let before: Vec<f64> = set[..from].iter().map(|&k| flows[k as usize].rate).collect();
-                let all: Vec<u32> = (0..links as u32).collect();
-                fill_resume(&mut flows, &set[from..], &all, &base, &caps, &mut residual, &mut s);
-                let mut scratch =
-                    FillScratch { count: vec![0; links], users: vec![Vec::new(); links], ..FillScratch::default() };
-                let mut again = flows.clone();
-                fill(&mut again, &set, &mut base.clone(), &mut scratch);
-                for &k in &set {
-                    let (a, b) = (flows[k as usize].rate, again[k as usize].rate);
-                    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "flow {k}: resumed {a}, from scratch {b}");
-                    checked += 1;
-                }
-                kept += before.iter().zip(&set).filter(|&(&r, &k)| r == flows[k as usize].rate).count();
-                assert_eq!(s.log.len(), set.len(), "every flow logged once");
-            }
-            fill_end(&mut s);
-        }
-        assert!(checked > 20_000 && kept > 1_000, "{checked} rates checked, {kept} kept");
     }
 
     /// MLFQ, the same as `incremental_equals_global` with up to four queues: flows arrive in a random queue,
