@@ -2183,7 +2183,7 @@ impl Fluid {
                 let Reverse((_, k)) = p.s.replay.pop().unwrap();
                 p.level = replay;
                 let (rate, l) = (p.flows[k as usize].rate, p.flows[k as usize].froze);
-                if l == FROZE_CAP || p.s.touch_at[l as usize] != p.s.stamp {
+                if l == FROZE_CAP || l < NOT_FROZEN && p.s.touch_at[l as usize] != p.s.stamp {
                     // (its bottleneck is clean: frozen there at its rate, as before)
                     p.freeze(k, rate, l);
                 } else {
