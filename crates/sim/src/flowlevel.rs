@@ -2212,6 +2212,12 @@ impl Fluid {
                 break;
             }
         }
+        // (every dirty resource has frozen all its users, and every flow of the set is frozen anew: a flow kept
+        // frozen by one dirty resource and unfrozen by another would have left a count below zero)
+        debug_assert!(p.set.iter().all(|&k| p.state(k) == DONE));
+        debug_assert!(p.set.iter().all(|&k| p.flows[k as usize].path().iter().all(|&l| {
+            p.s.touch_at[l as usize] != p.s.stamp || p.s.count[l as usize] == 0
+        })));
         let Pass { s, heap, .. } = p;
         s.heap = heap;
         // (the flows whose rate moved: their resources' load, and their next events)
