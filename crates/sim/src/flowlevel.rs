@@ -2074,12 +2074,16 @@ impl Fluid {
                 }
                 // (a resource below its capacity before the event, flows that left it counted, and below it after
                 // has no flow's bottleneck: nothing to refill)
+                // (a change within the tolerance is not taken, as under D3: the capacity kept stays within it of
+                // what the queues above leave, where small changes each taken, none refilled, could add up)
                 let (old, load, tol) = (self.capacity[li], self.load[li], EPS * self.base[li]);
-                let was_full = load + self.removed[li] >= old - tol;
-                if (cap - old).abs() > tol && (was_full || load > cap - tol) {
-                    self.cap_changed.push(li as u32);
+                if (cap - old).abs() > tol {
+                    let was_full = load + self.removed[li] >= old - tol;
+                    if was_full || load > cap - tol {
+                        self.cap_changed.push(li as u32);
+                    }
+                    self.capacity[li] = cap;
                 }
-                self.capacity[li] = cap;
             }
             self.update_max_min(now);
             // where this queue's load moved: its flows that changed rate, and those that left it
