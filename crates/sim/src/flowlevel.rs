@@ -2147,8 +2147,7 @@ impl Fluid {
         // and those whose capacity moved are dirty from the start
         for j in 0..p.set.len() {
             let k = p.set[j];
-            p.s.state[k as usize] = ADDED;
-            p.s.state_at[k as usize] = p.s.stamp;
+            p.set_state(k, ADDED);
             p.cap_candidate(k);
         }
         for j in 0..p.set.len() {
@@ -2170,8 +2169,7 @@ impl Fluid {
             }
             let replay = p.s.replay.peek().map_or(f64::INFINITY, |&Reverse((key, _))| key_share(key));
             while let Some(&Reverse((_, k))) = p.s.caps.peek() {
-                let st = p.state(k);
-                if st == UNDONE || st == ADDED {
+                if p.unfrozen(k) {
                     break;
                 }
                 p.s.caps.pop();
@@ -2201,17 +2199,13 @@ impl Fluid {
             } else if link != u32::MAX {
                 p.heap.pop();
                 p.level = share;
-                let list = std::mem::take(&mut p.s.users_of);
-                let mut list = list;
-                list.clear();
-                list.extend_from_slice(&p.users[link as usize]);
-                for &k in &list {
-                    let st = p.state(k);
-                    if st == UNDONE || st == ADDED {
+                // (the users' lists do not change during the update: read in place)
+                let users = p.users;
+                for &k in &users[link as usize] {
+                    if p.unfrozen(k) {
                         p.refreeze(k, share, link);
                     }
                 }
-                p.s.users_of = list;
             } else {
                 break;
             }
@@ -2260,6 +2254,12 @@ impl Pass<'_> {
     #[inline]
     fn state(&self, k: u32) -> u8 {
         if self.s.state_at[k as usize] == self.s.stamp { self.s.state[k as usize] } else { TENTATIVE }
+    }
+
+    /// Whether a flow is to be frozen in this filling (unfrozen by a dirty resource, or filled again).
+    #[inline]
+    fn unfrozen(&self, k: u32) -> bool {
+        matches!(self.state(k), UNDONE | ADDED)
     }
 
     #[inline]
@@ -2369,7 +2369,7 @@ struct FillScratch {
     last_group: Vec<u32>,
     /// The max-min update (`Pass`): per resource the update that made it dirty; per slot the rate a flow took
     /// from its resources when frozen, its state and the update that set it; the flows whose cap may bind; the
-    /// flows to replay, by rate; a copy of a resource's users.
+    /// flows to replay, by rate.
     stamp: u32,
     touch_at: Vec<u32>,
     took: Vec<f64>,
@@ -2377,7 +2377,6 @@ struct FillScratch {
     state_at: Vec<u32>,
     caps: BinaryHeap<Reverse<(i64, u32)>>,
     replay: BinaryHeap<Reverse<(i64, u32)>>,
-    users_of: Vec<u32>,
 }
 
 /// A flow's state in the max-min update (`Pass`): as the last filling left it; unfrozen by a dirty resource;
