@@ -9,7 +9,7 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from fctlab import reproduce_homa as rh
+from fctlab.recipes import homa as rh
 from fctlab.cli import app
 from fctlab.reproduce import RECIPES
 

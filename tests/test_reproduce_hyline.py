@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from fctlab import reproduce_hyline as rh
+from fctlab.recipes import hyline as rh
 from fctlab.cli import app
 from fctlab.reproduce import RECIPES
 

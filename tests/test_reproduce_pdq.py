@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from fctlab import reproduce_pdq as rp
-from fctlab import reproduce_pdq_scale as ps
+from fctlab.recipes.pdq import recipe as rp
+from fctlab.recipes.pdq import scale as ps
 from fctlab.cli import app
 from fctlab.reproduce import RECIPES
 

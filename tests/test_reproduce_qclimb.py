@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from fctlab import reproduce, reproduce_qclimb as rq, workloads
+from fctlab import reproduce, workloads
+from fctlab.recipes import qclimb as rq
 from fctlab.cli import app
 
 

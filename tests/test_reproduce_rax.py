@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from fctlab import reproduce_rax as rr
+from fctlab.recipes import rax as rr
 from fctlab.cli import app
 from fctlab.reproduce import RECIPES
 

@@ -1,500 +1,91 @@
-"""Reproduction recipes: one function per paper that runs its key comparison and sets fctlab's numbers beside the
-paper's statements in the HTML report.
-
-``fctlab reproduce pias [--scale small|paper]`` runs the comparison of Bai et al., "PIAS: Practical
-Information-Agnostic Flow Scheduling for Data Center Networks" (HotNets 2014), section 4: DCTCP, L2DCT, LAS,
-PIAS with 2, 4 and 8 queues, and pFabric, on web search and data mining, on the 144-host leaf-spine with the
-parameters of the PIAS ns-2 scripts (HKUST-SING/PIAS-NS2 @5fb5867, see docs/reference-parameters.md):
-
-* 9 leaves x 16 hosts, 4 spines; 10 Gbps host links, 40 Gbps core links; 0.2 us per link plus 20 us on each host
-  link (85.2 us base RTT across the spine); packet spraying;
-* 1460 B payload + 40 B headers; 240-packet (360,000 B) buffer per port shared by 8 priority queues; ECN on the
-  port's instantaneous occupancy at 65 packets (97,500 B); the hosts' NICs are the same queue (the scripts build
-  host links with the switch discipline, ``duplex-link ... $switchAlg``: without that, a host's own flows queue
-  without bound and without ECN at its NIC, and its short flows time out behind them); initial window 70, window
-  cap 239 packets (``maxcwnd_`` = queue size - 1); DCTCP g = 1/16;
-* the scripts' TCP for every scheme, ns-2's ``MinTCP``: a fixed retransmission timeout of 2 ms, never backed off
-  (its ``rtt_timeout`` returns ``minrto_``: ``transport.rto_fixed``), and no loss detection from duplicate ACKs
-  (``dynamic_dupack_ 1000000``: spraying reorders packets; ``transport.dupack_threshold = 0``), so losses are
-  recovered by timeouts;
-* persistent connections: one pool of connections per host pair (``tcp-common-opt.tcl``; a busy pair opens
-  another), so that DCTCP's alpha, ssthresh and the RTT estimate carry over from flow to flow and only cwnd
-  restarts at the initial window (``transport.connections = "per_host_pair"``);
-* PIAS with 2, 4 and 8 queues takes its thresholds from the paper's own method (§3,
-  :func:`fctlab.thresholds.derive`) for the workload and load, so that "8 vs 2 queues" compares queue counts and
-  not two ways of choosing thresholds. The ns-2 scripts' published sets (8 queues only, first threshold above
-  1 MB: :func:`fctlab.thresholds.preset`) are a labelled variant, "PIAS (ns-2 thresholds)": ``thresholds="ns2"``
-  runs it instead of the three derived series, ``"both"`` beside them (``fctlab reproduce pias --thresholds``);
-* pFabric as the PIAS paper ran it (140-packet queue, fixed RTO 250 us, initial window 70, timeouts only:
-  ``scheme.preset = "pias"``); LAS on pFabric's switch queue ranked by bytes sent, with the same parameters;
-  L2DCT with the increase of the scripts' code (w_c / w_max per window: its ``preset = "pias"``);
-* a cool-down as long as the warm-up: the last flows load the fabric while the measured ones finish, and are
-  left out of the summaries (without it, the last flows to arrive finish in an emptying network).
-
-* load counts wire bytes, as the scripts' arrival rate does (``lambda = rate x load / (mean size x 8 / 1460 x
-  1500)``: ``workload.load_bytes = "wire"``); PIAS enters probe mode after 5 consecutive timeouts
-  (``prob_cap_ = 5``).
-
-Scales: ``small`` (loads 0.5 and 0.8, 2,500 flows per run, a few minutes on 2 cores), ``paper`` (loads 0.5 to
-0.8, 100,000 flows per run as the scripts' ``sim_end``; hours) and ``tiny`` (one load, 150 flows: a smoke test of
-the recipe, not a measurement).
+"""The recipes' old home, kept for one release: the recipes live in :mod:`fctlab.recipes` (the registry),
+:mod:`fctlab.recipes.runner` (running one) and one module per paper (:mod:`fctlab.recipes.pias`,
+:mod:`fctlab.recipes.demo`, ...). This module keeps the names it had: recipe pias's and the demo's, and the recipe
+tables as views of the registry that import a recipe only when it is asked for.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-SCALES = ("tiny", "small", "paper")
-
-
-@dataclass(frozen=True)
-class Scale:
-    loads: tuple[float, ...]
-    flows: int
-    warmup_flows: int
-    seeds: tuple[int, ...] = (1,)
-    #: the last flows, simulated but left out of the summary (they keep the fabric loaded while the measured
-    #: flows finish); as many as the warm-up
-    cooldown_flows: int = 0
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One line of a figure: a scheme with its own settings."""
-
-    label: str
-    scheme: str
-    queues: int = 8
-    thresholds: str | None = None  # a fctlab.thresholds.SOURCES key: "derived" or "ns2" (PIAS only)
-    preset: str | None = None  # scheme.preset
-
-
-PIAS_SCALES = {
-    # a smoke test of the recipe (seconds): numbers far too noisy to compare with the paper
-    "tiny": Scale(loads=(0.8,), flows=150, warmup_flows=0),
-    "small": Scale(loads=(0.5, 0.8), flows=2_500, warmup_flows=250, cooldown_flows=250),
-    "paper": Scale(loads=(0.5, 0.6, 0.7, 0.8), flows=100_000, warmup_flows=10_000, cooldown_flows=10_000),
-}
-
-PIAS_VARIANTS = (
-    Variant("DCTCP", "dctcp", queues=1),
-    Variant("L2DCT", "l2dct", queues=1, preset="pias"),
-    Variant("LAS", "las"),
-    Variant("PIAS (2 queues)", "pias", queues=2, thresholds="derived"),
-    Variant("PIAS (4 queues)", "pias", queues=4, thresholds="derived"),
-    Variant("PIAS", "pias", queues=8, thresholds="derived"),
-    Variant("pFabric", "pfabric", preset="pias"),
+from fctlab import recipes
+from fctlab.recipes._common import SCALES, Recipe, comparison_tables
+from fctlab.recipes.demo import DEMO_VARIANTS, demo_sweep, no_claims
+from fctlab.recipes.pias import (
+    PIAS_NS2, PIAS_SCALES, PIAS_THRESHOLDS, PIAS_VARIANTS, PIAS_WORKLOADS, Scale, Variant, pias_base, pias_claims,
+    pias_point, pias_sweep, pias_variants,
 )
-#: PIAS with the ns-2 scripts' published thresholds (8 queues), the variant the recipe ran before.
-PIAS_NS2 = Variant("PIAS (ns-2 thresholds)", "pias", queues=8, thresholds="ns2")
-#: What ``thresholds`` of :func:`pias_sweep` may be: the PIAS series' threshold source, or both.
-PIAS_THRESHOLDS = ("derived", "ns2", "both")
-
-
-def pias_variants(thresholds: str = "derived") -> tuple[Variant, ...]:
-    """The recipe's series: with "derived" PIAS at 2, 4 and 8 queues by the paper's method; with "ns2" PIAS at 8
-    queues with the ns-2 sets instead (there are none for 2 and 4 queues); with "both" all four PIAS series."""
-    if thresholds not in PIAS_THRESHOLDS:
-        raise ValueError(f"thresholds: must be one of {', '.join(PIAS_THRESHOLDS)} (got {thresholds!r})")
-    out: list[Variant] = []
-    for v in PIAS_VARIANTS:
-        if v.scheme != "pias" or thresholds != "ns2":
-            out.append(v)
-        if v.label == "PIAS" and thresholds != "derived":
-            out.append(PIAS_NS2)
-    return tuple(out)
-
-
-PIAS_WORKLOADS = ("websearch", "datamining")
-
-
-def pias_base() -> dict[str, Any]:
-    """The PIAS ns-2 setup as an experiment dict (without scheme and workload)."""
-    return {
-        "name": "reproduce-pias",
-        "topology": {
-            "kind": "leaf_spine", "leaves": 9, "hosts_per_leaf": 16, "spines": 4,
-            "host_link_gbps": 10, "core_link_gbps": 40, "host_link_delay_ns": 20_200, "core_link_delay_ns": 200,
-        },
-        "switch": {"queues": 8, "buffer": "port", "buffer_bytes": 360_000, "ecn": "port", "ecn_threshold_bytes": 97_500},
-        # the scripts build host links with the switches' queue (`duplex-link ... $switchAlg`): the NIC has the
-        # same buffer, ECN threshold and priority queues as a switch port
-        "host": {"nic_buffer_bytes": 360_000, "nic_ecn": True},
-        "routing": {"mode": "spray"},
-        "transport": {
-            "mss_bytes": 1460, "header_bytes": 40, "init_cwnd_packets": 70, "max_cwnd_packets": 239,
-            "rto_min_us": 2000, "rto_fixed": True, "dupack_threshold": 0, "dctcp_g": 0.0625,
-            # persistent connections per host pair (tcp-common-opt.tcl): alpha, ssthresh and the RTT estimate
-            # carry over from the pair's previous flow; cwnd restarts at the initial window
-            "connections": "per_host_pair",
-        },
-    }
-
-
-def _pias_point(variant: Variant, workload: str, load: float, scale: Scale, seed: int) -> dict[str, Any]:
-    from fctlab import thresholds
-
-    raw = pias_base()
-    raw["label"] = variant.label
-    raw["seed"] = seed
-    raw["scheme"] = {"name": variant.scheme}
-    raw["switch"]["queues"] = variant.queues
-    if variant.preset:
-        raw["scheme"]["preset"] = variant.preset
-    if variant.scheme in ("pfabric", "las"):
-        # pFabric's switch: its own buffer from the preset, no ECN; the transport's window, fixed RTO and
-        # timeout-only loss detection come from it too (the scripts' MinTCP with dupacks disabled)
-        for key in ("buffer_bytes", "ecn", "ecn_threshold_bytes"):
-            raw["switch"].pop(key, None)
-        for key in ("init_cwnd_packets", "max_cwnd_packets", "rto_min_us", "dupack_threshold"):
-            raw["transport"].pop(key, None)
-        # the NIC is a pFabric queue as large as the switches' (210,000 B as PIAS ran it)
-        raw["host"] = {"nic_buffer_bytes": 210_000}
-    if variant.thresholds is not None:
-        raw["scheme"]["thresholds_bytes"] = thresholds.select(workload, load, variant.queues, variant.thresholds)
-    if variant.scheme == "pias":
-        # the scripts' prob_cap_: probe mode after 5 consecutive timeouts (the paper's text says "e.g., two")
-        raw["scheme"]["probe_after_timeouts"] = 5
-    raw["workload"] = {
-        "pattern": "all_to_all", "cdf": workload, "load": load, "load_bytes": "wire",
-        "flows": scale.flows, "warmup_flows": scale.warmup_flows, "cooldown_flows": scale.cooldown_flows,
-    }
-    return raw
-
-
-def pias_sweep(scale: str = "small", thresholds: str = "derived"):
-    """The PIAS comparison as a sweep (every point validated), ready for :func:`fctlab.sweep.run_sweep`.
-    ``thresholds`` picks the PIAS series (:func:`pias_variants`); each series keeps its label and run ids
-    whatever the choice, so the choices can share a results folder."""
-    from fctlab.config import experiment_from_dict
-    from fctlab.sweep import Point, Sweep, run_id_for
-
-    if scale not in PIAS_SCALES:
-        raise ValueError(f"scale: must be one of {', '.join(SCALES)} (got {scale!r})")
-    sc = PIAS_SCALES[scale]
-    variants = pias_variants(thresholds)
-    points = []
-    for workload in PIAS_WORKLOADS:
-        for load in sc.loads:
-            for variant in variants:
-                for seed in sc.seeds:
-                    raw = _pias_point(variant, workload, load, sc, seed)
-                    values = {"variant": variant.label, "workload.cdf": workload, "workload.load": load, "seed": seed}
-                    exp = experiment_from_dict(raw)
-                    points.append(Point(index=len(points), run_id=run_id_for(values), values=values, experiment=exp, raw=raw))
-    axes = {
-        "variant": [v.label for v in variants],
-        "workload.cdf": list(PIAS_WORKLOADS),
-        "workload.load": list(sc.loads),
-        "seed": list(sc.seeds),
-    }
-    suffix = "" if thresholds == "derived" else f"-{thresholds}"
-    return Sweep(name=f"reproduce-pias-{scale}{suffix}", axes=axes, points=points)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The paper's statements, and fctlab's numbers for them
-
-
-def _summaries(results_dir: Path) -> list[dict[str, Any]]:
-    out = []
-    for path in sorted(results_dir.glob("runs/*/summary.json")):
-        s = json.loads(path.read_text())
-        cfg = s.get("config") or {}
-        out.append({
-            "label": cfg.get("label"),
-            "workload": (cfg.get("workload") or {}).get("cdf"),
-            "load": (cfg.get("workload") or {}).get("load"),
-            "bins": s["bins"],
-        })
-    return out
-
-
-def _value(runs, label, workload, load, bin_name, stat):
-    vals = [r["bins"][bin_name].get(stat) for r in runs if r["label"] == label and r["workload"] == workload and r["load"] == load]
-    vals = [v for v in vals if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
-def _reduction(runs, a, b, workload, load, bin_name, stat):
-    """1 - a/b: how much lower a's statistic is than b's (positive: a is better)."""
-    va, vb = _value(runs, a, workload, load, bin_name, stat), _value(runs, b, workload, load, bin_name, stat)
-    if va is None or vb in (None, 0):
-        return None
-    return 1.0 - va / vb
-
-
-def pias_claims(results_dir: str | Path) -> list[Any]:
-    """The PIAS paper's statements (section 4) with fctlab's corresponding numbers from the runs in
-    ``results_dir``. Per-bin statements use the mean slowdown (the paper normalises each flow's FCT by its ideal
-    FCT in the idle fabric, Figs. 5, 6, 8); overall statements use the mean FCT (Fig. 4)."""
-    from fctlab.report import PaperClaim
-
-    runs = _summaries(Path(results_dir))
-    loads = sorted({r["load"] for r in runs if r["load"] is not None})
-    claims = []
-    # the statements compare the derived 8-queue series; a folder with only the ns-2 one uses that, and says so
-    derived = any(r["label"] == "PIAS" for r in runs)
-    pias = "PIAS" if derived or not any(r["label"] == PIAS_NS2.label for r in runs) else PIAS_NS2.label
-
-    def best(a, b, workloads, bin_name, stat):
-        pairs = [(w, l, _reduction(runs, a, b, w, l, bin_name, stat)) for w in workloads for l in loads]
-        pairs = [p for p in pairs if p[2] is not None]
-        if not pairs:
-            return None, "no runs"
-        w, l, v = max(pairs, key=lambda p: p[2])
-        each = "; ".join(f"{pw} {pl}: {pv:+.1%}" for pw, pl, pv in pairs)
-        return v, f"largest at {w}, load {l} (all: {each})"
-
-    def at(a, b, workload, load, bin_name, stat):
-        v = _reduction(runs, a, b, workload, load, bin_name, stat)
-        return v, f"{workload}, load {load}"
-
-    src = "Bai et al., PIAS, HotNets 2014, section 4"
-    rows = [
-        ("PIAS vs DCTCP, small flows (0,100KB], average normalized FCT: up to 50% lower",
-         "max over workloads and loads of 1 - PIAS/DCTCP, mean slowdown, small bin",
-         best(pias, "DCTCP", PIAS_WORKLOADS, "small", "mean_slowdown")),
-        ("PIAS vs L2DCT, small flows, average normalized FCT: up to 40% lower",
-         "max of 1 - PIAS/L2DCT, mean slowdown, small bin",
-         best(pias, "L2DCT", PIAS_WORKLOADS, "small", "mean_slowdown")),
-        ("PIAS vs LAS, overall average FCT, web search, load 0.8: 28% lower",
-         "1 - PIAS/LAS, mean FCT, all flows, web search, load 0.8",
-         at(pias, "LAS", "websearch", 0.8, "all", "mean_fct_ns")),
-        ("PIAS vs LAS, large flows (10MB,inf), web search, load 0.8: 50% lower",
-         "1 - PIAS/LAS, mean slowdown, large bin, web search, load 0.8",
-         at(pias, "LAS", "websearch", 0.8, "large", "mean_slowdown")),
-        ("PIAS vs DCTCP, large flows, data mining: 17% lower",
-         "max over loads of 1 - PIAS/DCTCP, mean slowdown, large bin, data mining",
-         best(pias, "DCTCP", ("datamining",), "large", "mean_slowdown")),
-        ("PIAS vs pFabric, small flows, data mining: within 4.9%",
-         "max over loads of PIAS/pFabric - 1, mean slowdown, small bin, data mining (negative: PIAS better)",
-         _gap(runs, loads, pias)),
-        ("PIAS 8 queues vs 2 queues, small flows: about 6% difference",
-         "max of 1 - PIAS(8)/PIAS(2), mean slowdown, small bin, both with thresholds by the paper's method",
-         best("PIAS", "PIAS (2 queues)", PIAS_WORKLOADS, "small", "mean_slowdown") if derived
-         else (None, "no runs: the ns-2 sets exist for 8 queues only (run --thresholds derived or both)")),
-    ]
-    if pias != "PIAS":
-        rows = [(st, rc, (v, f"{note}; PIAS here is {pias}")) if "8 queues" not in st else (st, rc, (v, note))
-                for st, rc, (v, note) in rows]
-    for statement, recipe, (value, note) in rows:
-        claims.append(PaperClaim(statement=statement, recipe=recipe, value=None if value is None else 100 * value,
-                                 source=src, unit="%", note=note))
-    return claims
-
-
-def _gap(runs, loads, pias="PIAS"):
-    vals = []
-    for load in loads:
-        r = _reduction(runs, pias, "pFabric", "datamining", load, "small", "mean_slowdown")
-        if r is not None:
-            vals.append((load, -r))
-    if not vals:
-        return None, "no runs"
-    load, worst = max(vals, key=lambda x: x[1])
-    return worst, f"largest at load {load} (all: " + "; ".join(f"{l}: {v:+.1%}" for l, v in vals) + ")"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The demo: a small version of the PIAS comparison (the README's main job)
-
-DEMO_VARIANTS = (
-    Variant("DCTCP", "dctcp", queues=1),
-    Variant("PIAS", "pias", queues=8, thresholds="derived"),
-    Variant("pFabric", "pfabric", preset="pias"),
-)
-
-
-def demo_sweep(scale: str = "small"):
-    """DCTCP, PIAS (8 queues, thresholds by the PIAS paper's method for web search at load 0.6) and pFabric (as
-    PIAS ran it) on a 32-host leaf-spine (4 leaves x 8 hosts, 2 spines, 10/40 Gbps, PIAS ns-2 delays, switch
-    settings and TCP), web search at load 0.6, 2,000 flows (the first and last tenth not measured): a minute or
-    less on 2 cores."""
-    from fctlab.config import experiment_from_dict
-    from fctlab.sweep import Point, Sweep, run_id_for
-
-    if scale not in SCALES:
-        raise ValueError(f"scale: must be one of {', '.join(SCALES)} (got {scale!r})")
-    flows = {"tiny": 200, "small": 2_000, "paper": 20_000}[scale]
-    sc = Scale(loads=(0.6,), flows=flows, warmup_flows=flows // 10, cooldown_flows=flows // 10)
-    points = []
-    for variant in DEMO_VARIANTS:
-        raw = _pias_point(variant, "websearch", 0.6, sc, seed=1)
-        raw["name"] = "demo"
-        raw["topology"].update(leaves=4, hosts_per_leaf=8, spines=2)
-        values = {"variant": variant.label}
-        points.append(Point(index=len(points), run_id=run_id_for(values), values=values,
-                            experiment=experiment_from_dict(raw), raw=raw))
-    return Sweep(name=f"demo-{scale}", axes={"variant": [v.label for v in DEMO_VARIANTS]}, points=points)
-
-
-def no_claims(results_dir: str | Path) -> list[Any]:
-    return []
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The entry point
-
-
-def _qclimb(name: str) -> Callable[..., Any]:
-    """A function of fctlab.reproduce_qclimb, imported when called (it pulls in the predictor's libraries)."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from fctlab import reproduce_qclimb
-
-        return getattr(reproduce_qclimb, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-def _pdq(name: str) -> Callable[..., Any]:
-    """A function of fctlab.reproduce_pdq, imported when called."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from fctlab import reproduce_pdq
-
-        return getattr(reproduce_pdq, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-def _homa(name: str) -> Callable[..., Any]:
-    """A function of fctlab.reproduce_homa, imported when called."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from fctlab import reproduce_homa
-
-        return getattr(reproduce_homa, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-def _hyline(name: str) -> Callable[..., Any]:
-    """A function of fctlab.reproduce_hyline, imported when called."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from fctlab import reproduce_hyline
-
-        return getattr(reproduce_hyline, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-def _rax(name: str) -> Callable[..., Any]:
-    """A function of fctlab.reproduce_rax, imported when called."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from fctlab import reproduce_rax
-
-        return getattr(reproduce_rax, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-RECIPES: dict[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], str]] = {
-    "pias": (pias_sweep, pias_claims, "PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric"),
-    "demo": (demo_sweep, no_claims, "a small DCTCP vs PIAS vs pFabric comparison (the README's main job)"),
-    "qclimb-testbed": (_qclimb("qclimb_testbed_sweep"), _qclimb("qclimb_testbed_claims"),
-                       "QCLIMB section 5.1-5.2 and App. D: QCLIMB vs PIAS vs QCLIMB-PS on 8 hosts at 25 Gbps, "
-                       "Memcached, TensorFlow, design variants, queues, depth, slack, mismatch, mixing, Table 3"),
-    "qclimb-sim": (_qclimb("qclimb_sim_sweep"), _qclimb("qclimb_sim_claims"),
-                   "QCLIMB section 5.3 and App. A/D: QCLIMB, PIAS, QCLIMB-PS, pFabric (precise and estimated sizes) "
-                   "on 144 hosts at 40/100 Gbps, Table 4"),
-    "pdq": (_pdq("pdq_sweep"), _pdq("pdq_claims"),
-            "PDQ (SIGCOMM 2012) section 5: PDQ and its variants, D3, RCP, TCP on query aggregation and sending "
-            "patterns; application throughput, FCT against the optimum, loss, inaccurate sizes"),
-    "homa": (_homa("homa_sweep"), _homa("homa_claims"),
-             "Homa (SIGCOMM 2018) section 5.2: Homa, pFabric, PIAS, DCTCP on W1-W5 at 80% load on the 144-host "
-             "fabric; slowdown by message size, and against load"),
-    "rax": (_rax("rax_sweep"), _rax("rax_claims"),
-            "RAX section V: DCTCP, PIAS, RAX (and RAX+, pFabric by remaining time) with application data generation "
-            "rates, on the 1 GbE testbed and the 144-host 10/40 Gbps simulation"),
-    "hyline": (_hyline("hyline_sweep"), _hyline("hyline_claims"),
-               "HyLine (IFIP Networking 2018) section V: HyLine, pFabric, Qjump, DCTCP, TCP on the 256-host fat-tree; "
-               "normalised FCT by size range against load, application throughput, Light/Heavy, PFC, threshold"),
-}
-
-#: Recipes that need their results folder to build their sweep (they prepare trace files there first).
-_NEEDS_OUT_DIR = ("qclimb-testbed", "qclimb-sim", "pdq", "homa", "hyline")
-#: Recipes with their own result tables (default: :func:`comparison_tables`).
-RECIPE_TABLES: dict[str, Callable[[str | Path], list[tuple[str, str]]]] = {
-    "qclimb-testbed": _qclimb("testbed_tables"),
-    "qclimb-sim": _qclimb("sim_tables"),
-    "pdq": _pdq("pdq_tables"),
-    "homa": _homa("homa_tables"),
-    "rax": _rax("rax_tables"),
-    "hyline": _hyline("hyline_tables"),
-}
-#: Recipes with runs that depend on earlier results (binary searches): (scale, out_dir) -> the sweeps to run after
-#: the recipe's own, one at a time (each made from what the previous ones wrote).
-RECIPE_PHASES: dict[str, Callable[[str, str | Path], Any]] = {
-    "pdq": _pdq("pdq_phases"),
-}
+from fctlab.recipes.runner import build, reproduce, tables
+
+__all__ = [
+    "DEMO_VARIANTS", "PIAS_NS2", "PIAS_SCALES", "PIAS_THRESHOLDS", "PIAS_VARIANTS", "PIAS_WORKLOADS", "RECIPES",
+    "RECIPE_PHASES", "RECIPE_TABLES", "SCALES", "Scale", "Variant", "comparison_tables", "demo_sweep", "no_claims",
+    "pias_base", "pias_claims", "pias_point", "pias_sweep", "pias_variants", "recipe_sweep", "recipe_tables",
+    "reproduce",
+]
+
+
+class _View(Mapping[str, Any]):
+    """A read-only view of the registry: name -> ``pick(recipe)``, for the recipes where that is not None. Testing
+    a name imports that recipe only; iterating imports them all."""
+
+    def __init__(self, pick: Callable[[Recipe], Any]) -> None:
+        self._pick = pick
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in recipes.REGISTRY:
+            raise KeyError(name)
+        value = self._pick(recipes.get(name))
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self[name]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in recipes.REGISTRY if name in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Recipes(_View):
+    """name -> (sweep function, claims function, summary), every recipe; the names are known without importing
+    any recipe."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda r: (r.sweep, r.claims, r.summary))
+
+    def __contains__(self, name: object) -> bool:
+        return name in recipes.REGISTRY
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(recipes.REGISTRY)
+
+    def __len__(self) -> int:
+        return len(recipes.REGISTRY)
+
+
+#: name -> (sweep function, claims function, summary).
+RECIPES: Mapping[str, tuple[Callable[..., Any], Callable[[str | Path], list[Any]], str]] = _Recipes()
+#: Recipes with their own result tables (the others: :func:`comparison_tables`).
+RECIPE_TABLES: Mapping[str, Callable[[str | Path], list[tuple[str, str]]]] = _View(lambda r: r.tables)
+#: Recipes with runs that depend on earlier results: (scale, out_dir) -> the sweeps to run after the first.
+RECIPE_PHASES: Mapping[str, Callable[[str, str | Path], Any]] = _View(lambda r: r.phases)
 
 
 def recipe_sweep(name: str, scale: str, out_dir: str | Path, thresholds: str | None = None):
-    """The sweep of recipe ``name`` at ``scale``, writing into ``out_dir`` (recipes that replay traces
-    prepare them under ``out_dir/traces`` here). ``thresholds`` (recipe pias only): :func:`pias_variants`."""
-    if name not in RECIPES:
-        raise ValueError(f"recipe: unknown {name!r}; known: {', '.join(RECIPES)}")
-    if thresholds is not None and name != "pias":
-        raise ValueError(f"thresholds: only recipe pias has a choice of thresholds (got recipe {name!r})")
-    make_sweep = RECIPES[name][0]
-    if name == "pias" and thresholds is not None:
-        return make_sweep(scale, thresholds=thresholds)
-    return make_sweep(scale, out_dir=out_dir) if name in _NEEDS_OUT_DIR else make_sweep(scale)
+    """The sweep of recipe ``name`` at ``scale``, writing into ``out_dir`` (:func:`fctlab.recipes.runner.build`)."""
+    return build(name, scale, out_dir, thresholds)
 
 
 def recipe_tables(name: str, results_dir: str | Path) -> list[tuple[str, str]]:
-    """(title, plain-text table) pairs for recipe ``name``'s results."""
-    return RECIPE_TABLES.get(name, comparison_tables)(results_dir)
-
-
-def comparison_tables(results_dir: str | Path) -> list[tuple[str, str]]:
-    """Per (workload, load): a plain-text table comparing the runs' labels bin by bin."""
-    from fctlab.analyze import compare_table
-
-    groups: dict[tuple[str, float], dict[str, Any]] = {}
-    for path in sorted(Path(results_dir).glob("runs/*/summary.json")):
-        s = json.loads(path.read_text())
-        cfg = s.get("config") or {}
-        w = cfg.get("workload") or {}
-        label = cfg.get("label") or s.get("scheme") or path.parent.name
-        groups.setdefault((w.get("cdf"), w.get("load")), {})[label] = s
-    return [(f"{w} at load {load}", compare_table(runs)) for (w, load), runs in sorted(groups.items(), key=str)]
-
-
-def reproduce(name: str, out_dir: str | Path, *, scale: str = "small", workers: int | None = None,
-              executor: str = "local", address: str | None = None, progress=None, on_plan=None,
-              thresholds: str | None = None):
-    """Run recipe ``name`` at ``scale`` into ``out_dir`` (resumable: finished runs are kept) and write its
-    report with the paper's statements beside fctlab's numbers. ``thresholds``: recipe pias's threshold source
-    (:func:`pias_variants`). Returns (sweep report, report files)."""
-    from fctlab.report import write_report
-    from fctlab.sweep import run_sweep
-
-    if name not in RECIPES:
-        raise ValueError(f"recipe: unknown {name!r}; known: {', '.join(RECIPES)}")
-    _, make_claims, _ = RECIPES[name]
-    sweep = recipe_sweep(name, scale, out_dir, thresholds)
-    outcome = run_sweep(sweep, out_dir, workers=workers, executor=executor, address=address,
-                        progress=progress, on_plan=on_plan)
-    for phase in RECIPE_PHASES.get(name, lambda *_: ())(scale, out_dir):
-        later = run_sweep(phase, out_dir, workers=workers, executor=executor, address=address, progress=progress,
-                          on_plan=on_plan)
-        outcome.failed.update(later.failed)
-        outcome.total += later.total
-        outcome.ran += later.ran
-        outcome.skipped += later.skipped
-    tables = recipe_tables(name, out_dir) if name in RECIPE_TABLES else ()
-    files = write_report(out_dir, claims=make_claims(out_dir), normalize_to=None, tables=tables)
-    return outcome, files
+    """(title, plain-text table) pairs for recipe ``name``'s results (:func:`fctlab.recipes.runner.tables`)."""
+    return tables(name, results_dir)

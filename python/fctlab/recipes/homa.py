@@ -1,0 +1,471 @@
+"""The Homa paper's simulations as a recipe: ``fctlab reproduce homa --scale tiny|small|paper``.
+
+Montazeri, Li, Alizadeh, Ousterhout, "Homa: A Receiver-Driven Low-Latency Transport Protocol Using Network
+Priorities" (SIGCOMM 2018), section 5.2: the 99th-percentile slowdown of messages by size at 80% load on the
+workloads W1-W5, Homa beside pFabric, PIAS (and pHost and NDP, which fctlab does not have).
+
+Setup (what the paper gives, and what fctlab chose where it is silent or where fctlab differs):
+
+* the paper's fabric: 144 hosts in 9 racks of 16, 4 spine switches, 10 Gbps host links, 40 Gbps core links,
+  8 priority levels per port: ``leaf_spine`` with its defaults for the shape and rates. The paper's switches cut
+  through and its round trip is about 7.8 us (RTTbytes 9.7 KB); fctlab's switches store and forward, and host
+  links of 1 us and core links of 0.2 us give about 7.9 us across a spine for a full packet and a control packet
+  back (the fabric of the engine's Homa tests). Homa's RTTbytes is computed by the engine from this fabric
+  (``scheme.homa_rtt_bytes = 0``), 7 segments of 1460 B;
+* 1460 B payload and 40 B headers per packet (the engine's defaults); a message is one flow; the slowdown of a
+  message is its completion time over its completion time alone in the fabric (the engine's ideal FCT);
+* packet spraying (``routing.mode = "spray"``): the paper's simulations assume a core without persistent hot
+  spots, which per-packet spraying over the 4 spines gives; every series is sprayed, so the core balances the
+  same way for all;
+* buffers: 2 MB per switch port (``switch.buffer_bytes``) for Homa, PIAS and DCTCP. The paper's simulator
+  assumed buffers large enough not to drop (Homa bounds its queues by overcommitment x RTTbytes, except for the
+  blind unscheduled bursts); 2 MB is ample on this fabric and gives the window-based schemes the same room;
+* pFabric with the engine's native preset: the pFabric ns-2 scripts as the Homa authors ran them for their
+  comparison (36 KB rank queues, initial window 12, window capped at 15, fixed RTO of 45 us, about six round
+  trips of this fabric). pFabric's design is small buffers that drop the least urgent packet, so it keeps its
+  own; giving it 2 MB would only add queueing that its scheduling already orders;
+* PIAS with 8 queues and demotion thresholds derived by the PIAS paper's method for each workload and load
+  (:func:`fctlab.thresholds.derive`, as the PIAS and QCLIMB recipes do), DCTCP as the window-based baseline with
+  one queue; both mark ECN on the port's occupancy at 22,500 B (15 packets, the DCTCP baseline of the pFabric
+  ns-2 scripts, whose fabric's round trip is close to this one's) and keep the engine's TCP timers;
+* Homa as the engine has it (``crates/sim/src/transport/homa``): unscheduled levels and cutoffs from the run's
+  message sizes, overcommitment = the scheduled levels, resend timeout 10 ms;
+* the workloads W1-W5 (``homa_w1_fb_memcached_etc`` ... ``homa_w5_dctcp_websearch``), all-to-all (each
+  message from a random host to another random host), Poisson arrivals. The load counts the bytes on the wire
+  (payload and headers: ``workload.load_bytes = "wire"``), so 0.8 is 80% of the host links' capacity for every
+  workload. Counted in payload bytes, W1's mean message of 185 B would put about 97% of the links' capacity on
+  the wire at a nominal 80%. The Homa simulator's source that could be read draws arrivals from the mean
+  message size alone; the paper's own definition could not be confirmed;
+* warm-up and cool-down of 10% of the messages each, left out of the statistics;
+* message-size bins: the deciles of the workload's size distribution (:func:`size_bins`; a bin (lo, hi]; equal
+  deciles merged, so W1, whose sizes are few and small, has fewer bins), as the paper's figures scale their x
+  axes by the size CDF; each bin's median and 99th-percentile slowdown over the messages that finished,
+  pooled over seeds;
+* "short messages" in the statements are those of at most :data:`SHORT_BYTES` (the paper's RTTbytes): Homa
+  sends them whole without grants.
+
+Not run: pHost and NDP (fctlab has neither); Homa with estimated sizes (``scheme.homa_sizes = "estimate"``)
+needs an ``estimate_bytes`` per message, which fctlab makes only for application traces with a trained
+predictor (:mod:`fctlab.predict`), not for messages drawn from a size CDF such as W1-W5; the QCLIMB simulation
+recipe runs it on PageRank (:mod:`fctlab.reproduce_qclimb`).
+
+The series are one constant, :data:`SCHEMES`; a series whose scheme the engine does not have is left out, with
+a note. Scales: ``tiny`` (a smoke test, seconds), ``small`` (one seed, fewer messages; under 15 minutes on 2
+cores, see docs/reproduce-homa.md), ``paper`` (3 seeds, five times the messages).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fctlab.recipes._common import (
+    Points, Recipe, RunRow, available, check_scale, figure, fmt, median, order, record, save_figure,
+)
+from fctlab.recipes._common import load_runs as recipe_runs
+
+SRC = "Montazeri et al., Homa, SIGCOMM 2018, section 5.2"
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a figure: a scheme, with its own ``[scheme]`` keys and switch queues."""
+
+    label: str
+    scheme: str
+    keys: tuple[tuple[str, Any], ...] = ()
+    queues: int = 8
+
+
+#: The series, Homa first.
+SCHEMES: tuple[Series, ...] = (
+    Series("Homa", "homa"),
+    Series("pFabric", "pfabric"),
+    Series("PIAS", "pias"),
+    Series("DCTCP", "dctcp", queues=1),
+)
+#: The workloads: short name -> shipped CDF.
+WORKLOADS: dict[str, str] = {
+    "W1": "homa_w1_fb_memcached_etc",
+    "W2": "homa_w2_google_search_rpc",
+    "W3": "homa_w3_google_all_rpc",
+    "W4": "homa_w4_fb_hadoop",
+    "W5": "homa_w5_dctcp_websearch",
+}
+#: The load of the per-size figures.
+LOAD = 0.8
+#: Every host link's and every core link's propagation delay (ns): ~7.9 us round trip across a spine.
+HOST_LINK_DELAY_NS = 1000
+CORE_LINK_DELAY_NS = 200
+BUFFER_BYTES = 2_000_000
+ECN_THRESHOLD_BYTES = 22_500
+#: Short messages: at most the paper's RTTbytes (sent wholly unscheduled by Homa).
+SHORT_BYTES = 9_700
+#: Written into the results folder: which scale and series made it.
+RECIPE_FILE = "homa-recipe.json"
+
+
+@dataclass(frozen=True)
+class HomaScale:
+    seeds: tuple[int, ...]
+    #: messages per run, per workload (warm-up and cool-down included)
+    flows: dict[str, int]
+    #: the workload of the slowdown-against-load figure, and its loads besides :data:`LOAD`
+    sweep_workload: str
+    sweep_loads: tuple[float, ...]
+    workloads: tuple[str, ...] = tuple(WORKLOADS)
+
+    def warmup(self, workload: str) -> int:
+        return self.flows[workload] // 10
+
+
+HOMA_SCALES = {
+    "tiny": HomaScale(seeds=(1,), flows={"W1": 3000, "W2": 3000, "W3": 2000, "W4": 600, "W5": 200},
+                      sweep_workload="W4", sweep_loads=(0.5,)),
+    "small": HomaScale(seeds=(1,), flows={"W1": 300_000, "W2": 200_000, "W3": 100_000, "W4": 80_000, "W5": 20_000},
+                       sweep_workload="W4", sweep_loads=(0.5, 0.6, 0.7)),
+    "paper": HomaScale(seeds=(1, 2, 3), flows={"W1": 1_500_000, "W2": 1_000_000, "W3": 500_000, "W4": 400_000,
+                                               "W5": 100_000},
+                       sweep_workload="W4", sweep_loads=(0.5, 0.6, 0.7)),
+}
+
+
+def homa_base() -> dict[str, Any]:
+    """The paper's fabric as an experiment dict (without scheme and workload)."""
+    return {
+        "name": "reproduce-homa",
+        "topology": {"kind": "leaf_spine", "leaves": 9, "hosts_per_leaf": 16, "spines": 4, "host_link_gbps": 10,
+                     "core_link_gbps": 40, "host_link_delay_ns": HOST_LINK_DELAY_NS,
+                     "core_link_delay_ns": CORE_LINK_DELAY_NS},
+        "switch": {"queues": 8},
+        "routing": {"mode": "spray"},
+    }
+
+
+def _raw(series: Series, workload: str, load: float, sc: HomaScale, seed: int) -> dict[str, Any]:
+    raw = homa_base()
+    raw["label"] = series.label
+    raw["seed"] = int(seed)
+    raw["scheme"] = {"name": series.scheme, **dict(series.keys)}
+    raw["switch"]["queues"] = series.queues
+    if series.scheme != "pfabric":
+        raw["switch"]["buffer_bytes"] = BUFFER_BYTES
+    if series.scheme in ("pias", "dctcp"):
+        raw["switch"].update({"ecn": "port", "ecn_threshold_bytes": ECN_THRESHOLD_BYTES})
+    if series.scheme == "pias":
+        from fctlab import thresholds
+
+        raw["scheme"]["thresholds_bytes"] = thresholds.select(WORKLOADS[workload], load, series.queues, "derived")
+    n = sc.flows[workload]
+    raw["workload"] = {"pattern": "all_to_all", "cdf": WORKLOADS[workload], "load": float(load),
+                       "load_bytes": "wire", "flows": n, "warmup_flows": sc.warmup(workload),
+                       "cooldown_flows": sc.warmup(workload)}
+    return raw
+
+
+NOT_IN_FCTLAB = ("pHost and NDP, the paper's other baselines, are not in fctlab: not run",
+                 "Homa with estimated sizes not run: W1-W5 are drawn from size CDFs, and fctlab makes estimate_bytes "
+                 "only for application traces with a trained predictor (fctlab.predict); reproduce qclimb-sim runs "
+                 "it on PageRank")
+
+
+def homa_sweep(scale: str = "small", out_dir: str | Path | None = None, schemes: Sequence[Series] | None = None) -> Any:
+    """Every run of the recipe as one sweep: each workload at :data:`LOAD`, and the sweep workload at the scale's
+    other loads, for every series and seed. Values of a point: workload (W1..W5), load, variant (the series
+    label), seed. With ``out_dir``, records the scale and series there."""
+    sc: HomaScale = check_scale(scale, HOMA_SCALES)
+    series, notes = available(SCHEMES if schemes is None else schemes)
+    notes = [*notes, *NOT_IN_FCTLAB]
+    cases = [(w, LOAD) for w in sc.workloads] + [(sc.sweep_workload, x) for x in sc.sweep_loads]
+    b = Points()
+    for seed in sc.seeds:
+        for workload, load in cases:
+            for s in series:
+                b.add({"workload": workload, "load": float(load), "variant": s.label, "seed": int(seed)},
+                      _raw(s, workload, load, sc, seed))
+    record(out_dir, RECIPE_FILE, scale, series)
+    return b.sweep(f"reproduce-homa-{scale}", notes)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading the results
+
+
+def load_runs(results_dir: str | Path) -> list[RunRow]:
+    """Every run of the recipe in ``results_dir`` with its sweep values."""
+    return recipe_runs(results_dir, ("workload", "variant"))
+
+
+def size_bins(workload: str) -> list[tuple[int, float]]:
+    """The bins (lo, hi] of a workload: the deciles of its size distribution, equal ones merged; the last bin
+    is open above."""
+    from fctlab.workloads import load_cdf
+
+    cdf = load_cdf(WORKLOADS[workload])
+    edges: list[int] = []
+    for k in range(1, 10):
+        q = int(cdf.quantile(k / 10))
+        if not edges or q > edges[-1]:
+            edges.append(q)
+    lows = [0, *edges]
+    highs: list[float] = [*map(float, edges), math.inf]
+    return list(zip(lows, highs))
+
+
+def bin_label(lo: int, hi: float) -> str:
+    def b(x: float) -> str:
+        for unit, scale in (("MB", 1e6), ("KB", 1e3)):
+            if x >= scale:
+                return f"{x / scale:.3g} {unit}"
+        return f"{x:.0f} B"
+
+    return f"> {b(lo)}" if math.isinf(hi) else f"{b(lo + 1)}-{b(hi)}"
+
+
+def _measured(run: RunRow) -> Any:
+    import pandas as pd
+
+    f = pd.read_parquet(run.path / "flows.parquet", columns=["size_bytes", "slowdown", "finished", "warmup",
+                                                            "cooldown"])
+    return f[~f["warmup"].astype(bool) & ~f["cooldown"].astype(bool)]
+
+
+def _pct(xs: Any, q: float) -> float | None:
+    import numpy as np
+
+    return float(np.percentile(xs, q)) if len(xs) else None
+
+
+def figure_data(results_dir: str | Path) -> dict[str, Any]:
+    """What the figures and statements read, pooled over seeds:
+
+    * ``bins[workload][series]``: a list, per size bin, of dicts with lo, hi, n, unfinished, p50, p99 (slowdown)
+      at :data:`LOAD`;
+    * ``short[workload][series]`` and ``all[workload][series]``: n, unfinished, p50, p99 and mean over the short
+      messages (at most :data:`SHORT_BYTES`) and over all, at :data:`LOAD`;
+    * ``load[workload][series][load]``: p99 of the short messages, mean and p99 over all, unfinished, at each load.
+    """
+    import pandas as pd
+
+    groups: dict[tuple[str, float, str], list[Any]] = {}
+    for r in load_runs(results_dir):
+        key = (r.values["workload"], float(r.values["load"]), r.values["variant"])
+        groups.setdefault(key, []).append(_measured(r))
+    out: dict[str, Any] = {"bins": {}, "short": {}, "all": {}, "load": {}}
+
+    def stats(f: Any) -> dict[str, Any]:
+        done = f[f["finished"].astype(bool)]["slowdown"].to_numpy(dtype=float)
+        return {"n": int(len(f)), "unfinished": int((~f["finished"].astype(bool)).sum()), "p50": _pct(done, 50),
+                "p99": _pct(done, 99), "mean": float(done.mean()) if len(done) else None}
+
+    for (workload, load, label), frames in sorted(groups.items()):
+        f = pd.concat(frames, ignore_index=True)
+        size = f["size_bytes"].to_numpy()
+        short, every = stats(f[size <= SHORT_BYTES]), stats(f)
+        out["load"].setdefault(workload, {}).setdefault(label, {})[load] = {
+            "short_p99": short["p99"], "mean": every["mean"], "p99": every["p99"], "unfinished": every["unfinished"]}
+        if abs(load - LOAD) > 1e-9:
+            continue
+        out["short"].setdefault(workload, {})[label] = short
+        out["all"].setdefault(workload, {})[label] = every
+        rows = []
+        for lo, hi in size_bins(workload):
+            sel = (size > lo) & (size <= hi)
+            rows.append({"lo": lo, "hi": hi, **stats(f[sel])})
+        out["bins"].setdefault(workload, {})[label] = rows
+    return out
+
+
+def _order(labels: Any) -> list[str]:
+    return order(labels, [s.label for s in SCHEMES])
+
+
+
+def homa_tables(results_dir: str | Path) -> list[tuple[str, str]]:
+    """One plain-text table per workload (rows: size bins; columns: each series' median and 99th-percentile
+    slowdown at :data:`LOAD`) and one for the load sweep, with the figures drawn into
+    ``results_dir/report/figures/homa-<workload>.png`` / ``.svg`` and ``homa-load.png`` / ``.svg``."""
+    from fctlab.analyze import format_table
+
+    data = figure_data(results_dir)
+    tables = []
+    for workload in WORKLOADS:
+        by = data["bins"].get(workload)
+        if not by:
+            continue
+        labels = _order(by)
+        head = ["message size", "share"] + [f"{label} {q}" for label in labels for q in ("p50", "p99")]
+        bins = size_bins(workload)
+        rows = []
+        for i, (lo, hi) in enumerate(bins):
+            n_all = by[labels[0]][i]["n"]
+            total = sum(b["n"] for b in by[labels[0]])
+            row = [bin_label(lo, hi), f"{100 * n_all / total:.0f}%" if total else "-"]
+            for label in labels:
+                b = by[label][i]
+                row += [fmt(b["p50"]), fmt(b["p99"])]
+            rows.append(row)
+        unfinished = {label: sum(b["unfinished"] for b in by[label]) for label in labels}
+        title = (f"{workload} ({WORKLOADS[workload]}) at load {LOAD:g}: slowdown by message size (deciles of the "
+                 "size distribution)")
+        if any(unfinished.values()):
+            title += "; unfinished: " + ", ".join(f"{k} {v}" for k, v in unfinished.items() if v)
+        tables.append((title, format_table(head, rows, "ll" + "r" * (len(head) - 2))))
+        _plot_sizes(Path(results_dir), workload, by, labels, bins)
+    for workload, by in data["load"].items():
+        loads = sorted({x for v in by.values() for x in v})
+        if len(loads) < 2:
+            continue
+        labels = _order(by)
+        head = ["load"] + [f"{label} {q}" for label in labels for q in ("short p99", "mean", "p99")]
+        rows = [[f"{x:g}"] + [c for label in labels for c in (
+            fmt(by[label].get(x, {}).get("short_p99")), fmt(by[label].get(x, {}).get("mean")),
+            fmt(by[label].get(x, {}).get("p99")))] for x in loads]
+        tables.append((f"{workload}: slowdown against load (short: at most {SHORT_BYTES:,} B)",
+                       format_table(head, rows, "l" + "r" * (len(head) - 1))))
+        _plot_load(Path(results_dir), workload, by, labels, loads)
+    return tables
+
+
+def _plot_sizes(root: Path, workload: str, by: dict[str, list[dict[str, Any]]], labels: list[str],
+                bins: list[tuple[int, float]]) -> None:
+    """The paper's figure for one workload: 99th-percentile (solid) and median (dashed) slowdown per size bin, the
+    bins evenly spaced (the x axis follows the size CDF, not the size)."""
+    fig = figure()
+    ax = fig.add_subplot()
+    xs = list(range(len(bins)))
+    for i, label in enumerate(labels):
+        p99 = [float("nan") if b["p99"] is None else b["p99"] for b in by[label]]
+        p50 = [float("nan") if b["p50"] is None else b["p50"] for b in by[label]]
+        ax.plot(xs, p99, marker="o", color=f"C{i}", label=f"{label} p99")
+        ax.plot(xs, p50, marker=".", linestyle="--", color=f"C{i}", label=f"{label} median")
+    ax.set_xticks(xs, [bin_label(lo, hi) for lo, hi in bins], rotation=35, fontsize=7, ha="right")
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bins: deciles of the size distribution)")
+    ax.set_ylabel("slowdown")
+    ax.set_title(f"{workload} ({WORKLOADS[workload]}), load {LOAD:g}: slowdown by message size", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    save_figure(fig, root, f"homa-{workload}")
+
+
+def _plot_load(root: Path, workload: str, by: dict[str, dict[float, dict[str, Any]]], labels: list[str],
+               loads: list[float]) -> None:
+    fig = figure()
+    ax = fig.add_subplot()
+    for i, label in enumerate(labels):
+        for key, style, name in (("short_p99", "-", "short p99"), ("mean", "--", "mean")):
+            ys = [by[label].get(x, {}).get(key) for x in loads]
+            ax.plot(loads, [float("nan") if y is None else y for y in ys], marker="o", linestyle=style,
+                    color=f"C{i}", label=f"{label} {name}")
+    ax.set_yscale("log")
+    ax.set_xlabel("load (wire bytes / host link capacity)")
+    ax.set_ylabel("slowdown")
+    ax.set_title(f"{workload}: 99th-percentile slowdown of short messages (<= {SHORT_BYTES:,} B) and mean slowdown",
+                 fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    save_figure(fig, root, "homa-load")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The paper's statements
+
+
+def _ratios(data: dict[str, Any], a: str, b: str) -> list[tuple[str, str, float]]:
+    """(workload, bin, a's p99 / b's p99) for every bin where both have a value."""
+    out = []
+    for workload, by in data["bins"].items():
+        if a not in by or b not in by:
+            continue
+        for x, y in zip(by[a], by[b]):
+            if x["p99"] is not None and y["p99"]:
+                out.append((workload, bin_label(x["lo"], x["hi"]), x["p99"] / y["p99"]))
+    return out
+
+
+def homa_claims(results_dir: str | Path) -> list[Any]:
+    """The paper's statements with fctlab's numbers from the runs in ``results_dir``."""
+    from fctlab.report import PaperClaim
+
+    data = figure_data(results_dir)
+    claims = []
+    # 1. short messages' tail on W1-W3
+    short = {w: data["short"].get(w, {}).get("Homa", {}).get("p99") for w in ("W1", "W2", "W3")}
+    have = {w: v for w, v in short.items() if v is not None}
+    first = {w: data["bins"].get(w, {}).get("Homa", [{}])[0].get("p99") for w in have}
+    claims.append(PaperClaim(
+        statement="At 80% load Homa's 99th-percentile slowdown of short messages stays within about 2-3 on W1-W3",
+        recipe=f"the largest over W1-W3 of Homa's p99 slowdown over messages of at most {SHORT_BYTES:,} B "
+               f"(the paper's RTTbytes), load {LOAD:g}",
+        value=max(have.values()) if have else None, source=SRC, unit="x",
+        note="; ".join(f"{w}: {v:.2f} (smallest decile: {fmt(first[w])})" for w, v in have.items())
+        or "no runs of Homa on W1-W3"))
+    # 2. close to pFabric
+    r = _ratios(data, "Homa", "pFabric")
+    if r:
+        worst = max(r, key=lambda t: t[2])
+        best = min(r, key=lambda t: t[2])
+        per = "; ".join(f"{w}: {median([x for ww, _, x in r if ww == w]):.2f}"
+                        for w in dict.fromkeys(w for w, _, _ in r))
+        note = (f"median of Homa/pFabric per workload: {per}; highest {worst[2]:.2f} ({worst[0]} {worst[1]}), "
+                f"lowest {best[2]:.2f} ({best[0]} {best[1]}); Homa at or below pFabric in "
+                f"{sum(x <= 1.0 for _, _, x in r)} of {len(r)} bins")
+    else:
+        note = "no runs of Homa and pFabric"
+    claims.append(PaperClaim(
+        statement="Homa's tail slowdown is about that of pFabric across message sizes and workloads",
+        recipe=f"median over workloads and size bins of Homa's p99 slowdown / pFabric's, load {LOAD:g}",
+        value=median([x for _, _, x in r]), source=SRC, unit="x", note=note))
+    # 3. well ahead of PIAS
+    r = _ratios(data, "PIAS", "Homa")
+    if r:
+        per = "; ".join(f"{w}: {median([x for ww, _, x in r if ww == w]):.2f}"
+                        for w in dict.fromkeys(w for w, _, _ in r))
+        note = (f"median of PIAS/Homa per workload: {per}; Homa below PIAS in {sum(x > 1.0 for _, _, x in r)} of "
+                f"{len(r)} bins")
+    else:
+        note = "no runs of Homa and PIAS"
+    claims.append(PaperClaim(
+        statement="Homa's tail slowdown is well below PIAS's for almost all message sizes and workloads",
+        recipe=f"median over workloads and size bins of PIAS's p99 slowdown / Homa's, load {LOAD:g}",
+        value=median([x for _, _, x in r]), source=SRC, unit="x", note=note))
+    # 4. DCTCP (fctlab's window-based baseline; the paper's simulations have none)
+    r = _ratios(data, "DCTCP", "Homa")
+    claims.append(PaperClaim(
+        statement="(fctlab's baseline, not in the paper's simulations) DCTCP's tail slowdown against Homa's",
+        recipe=f"median over workloads and size bins of DCTCP's p99 slowdown / Homa's, load {LOAD:g}",
+        value=median([x for _, _, x in r]), source="fctlab", unit="x",
+        note=(f"Homa below DCTCP in {sum(x > 1.0 for _, _, x in r)} of {len(r)} bins" if r else "no runs of DCTCP")))
+    # 5. load: the sweep workload's short-message tail against load
+    rows = []
+    for workload, by in data["load"].items():
+        for label in _order(by):
+            loads = sorted(by[label])
+            if len(loads) > 1:
+                rows.append(f"{workload} {label}: " + ", ".join(
+                    f"{x:g}: {fmt(by[label][x]['short_p99'])}" + (f" ({by[label][x]['unfinished']} unfinished)"
+                                                                   if by[label][x]["unfinished"] else "")
+                    for x in loads))
+    homa_load = next((by.get("Homa") for by in data["load"].values() if len(by.get("Homa", {})) > 1), None)
+    claims.append(PaperClaim(
+        statement="Homa sustains higher loads than pFabric, pHost and PIAS",
+        recipe="not measured as the paper does (the highest load each scheme carries); the p99 slowdown of short "
+               "messages against load on the sweep workload instead, Homa's at the highest load shown",
+        value=homa_load[max(homa_load)]["short_p99"] if homa_load else None, source=SRC, unit="x",
+        note="; ".join(rows) or "no load sweep"))
+    claims.append(PaperClaim(statement="Homa against pHost and NDP", recipe="not run", value="not in fctlab",
+                             source=SRC, note=NOT_IN_FCTLAB[0]))
+    return claims
+
+
+RECIPE = Recipe(
+    name="homa",
+    summary="Homa (SIGCOMM 2018) section 5.2: Homa, pFabric, PIAS, DCTCP on W1-W5 at 80% load on the 144-host "
+            "fabric; slowdown by message size, and against load",
+    sweep=homa_sweep,
+    claims=homa_claims,
+    tables=homa_tables,
+    needs_out_dir=True,
+)

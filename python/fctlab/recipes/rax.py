@@ -1,0 +1,249 @@
+"""Recipe ``rax``: the evaluation of Wang et al., "RAX: Rate-Aware Flow Scheduling" (section V), with the
+application model: flows whose bytes are generated at rates drawn from the paper's Fig. 2 distributions.
+
+Two settings, as the paper has them:
+
+* **Testbed** (section V-A): 10 hosts on one 1 GbE switch; host 0 is the receiver that fetches data from the
+  other nine (every flow goes to it), Poisson arrivals whose load is the receiver's ("the x-axis presents the
+  average load of the receiver": ``workload.load`` is that load / 9 per sender); 8 strict-priority queues with
+  ECN at 20 KB; RTOmin 10 ms; 2 MB send buffers; the file-server rate distribution at 1 Gbps; web search and data
+  mining. The switch (a Pronto 3295 with 4 MB of shared memory) is modelled as a 4 MB shared buffer with
+  dynamic thresholds (alpha 1); the hosts' NICs do not mark ECN and do not drop (real NICs; the send buffers
+  bound what a host queues). Propagation: 20 us per link (the paper gives no RTT for the testbed), which is
+  ~100 us RTT with 1 GbE serialization.
+* **Simulation** (section V-B): the 144-host leaf-spine (9 leaves x 16 hosts, 4 spines, 10/40 Gbps) with 82 us
+  base RTT (the PIAS ns-2 fabric with 19.4 us host-link delays instead of 20.2), packet spraying, the PIAS
+  ns-2 switch and TCP settings (``pias.pias_base``: 360 KB ports, ECN at 97.5 KB, fixed 2 ms RTO, no
+  duplicate-ACK recovery under spraying), the file-server rates x 10, web search and data mining, 2 MB send
+  buffers (the paper does not give the simulation's; the testbed's value).
+
+Schemes: DCTCP, PIAS (8 queues, thresholds by the PIAS paper's method for the workload and load), RAX (8
+queues, Q_1 = 1,280 us at 1 GbE and 160 us at 10 GbE, E = 2; DCTCP underneath, as the prototype runs on
+DCTCP/PIAS hosts), and in the simulation also RAX+ and pFabric by remaining time (the paper's Fig. 15).
+
+Scales: ``tiny`` (one load, 150 flows: a smoke test), ``small`` (two loads per setting, 1,500 testbed and 2,000
+simulation flows per run: minutes on 2 cores), ``paper`` (loads 0.5-0.9 and 0.5-0.8, 10,000 / 20,000 flows).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fctlab.recipes._common import Points, Recipe, check_scale, percent_claims
+from fctlab.recipes.pias import Variant, pias_base
+
+#: The paper's workloads (both settings).
+RAX_WORKLOADS = ("websearch", "datamining")
+#: Testbed: nine senders, one receiver (host 0).
+TESTBED_SENDERS = 9
+
+
+@dataclass(frozen=True)
+class RaxScale:
+    testbed_loads: tuple[float, ...]
+    sim_loads: tuple[float, ...]
+    testbed_flows: int
+    sim_flows: int
+    workloads: tuple[str, ...] = RAX_WORKLOADS
+
+    def warmup(self, flows: int) -> int:
+        return flows // 10
+
+
+RAX_SCALES = {
+    "tiny": RaxScale(testbed_loads=(0.7,), sim_loads=(0.6,), testbed_flows=150, sim_flows=150,
+                     workloads=("websearch",)),
+    "small": RaxScale(testbed_loads=(0.5, 0.9), sim_loads=(0.5, 0.8), testbed_flows=1_500, sim_flows=2_000),
+    "paper": RaxScale(testbed_loads=(0.5, 0.6, 0.7, 0.8, 0.9), sim_loads=(0.5, 0.6, 0.7, 0.8),
+                      testbed_flows=10_000, sim_flows=20_000),
+}
+
+TESTBED_VARIANTS = (
+    Variant("DCTCP", "dctcp"),
+    Variant("PIAS", "pias", thresholds="derived"),
+    Variant("RAX", "rax"),
+)
+SIM_VARIANTS = (
+    *TESTBED_VARIANTS,
+    Variant("RAX+", "rax-plus"),
+    Variant("pFabric (rem. time)", "pfabric", preset="pias"),
+)
+
+
+def testbed_base() -> dict[str, Any]:
+    """The RAX testbed as an experiment dict (without scheme and workload)."""
+    return {
+        "name": "reproduce-rax-testbed",
+        "topology": {"kind": "single_switch", "hosts": 1 + TESTBED_SENDERS, "host_link_gbps": 1.0,
+                     "host_link_delay_ns": 20_000},
+        "switch": {"queues": 8, "buffer": "shared", "shared_buffer_bytes": 4_000_000, "dt_alpha": 1.0,
+                   "ecn": "port", "ecn_threshold_bytes": 20_000},
+        "host": {"nic_buffer_bytes": 0, "nic_ecn": False},
+        "transport": {"rto_min_us": 10_000, "send_buffer_bytes": 2_000_000},
+        # data mining's mean flow is 7.4 MB: 1,500 flows keep a 1 Gbps receiver busy for minutes
+        "run": {"time_limit_ms": 36_000_000},
+    }
+
+
+def sim_base() -> dict[str, Any]:
+    """The RAX ns-2 simulation as an experiment dict (without scheme and workload)."""
+    raw = pias_base()
+    raw["name"] = "reproduce-rax-sim"
+    raw["topology"]["host_link_delay_ns"] = 19_400  # 82 us base RTT across the spine
+    raw["transport"]["send_buffer_bytes"] = 2_000_000
+    # one connection per flow: the application model's buffer and rates are per flow
+    raw["transport"].pop("connections", None)
+    return raw
+
+
+def _point(setting: str, variant: Variant, workload: str, load: float, sc: RaxScale) -> dict[str, Any]:
+    from fctlab import thresholds
+
+    raw = testbed_base() if setting == "testbed" else sim_base()
+    raw["label"] = variant.label
+    raw["seed"] = 1
+    raw["scheme"] = {"name": variant.scheme}
+    if variant.preset:
+        raw["scheme"]["preset"] = variant.preset
+    if variant.scheme == "pfabric":
+        # pFabric's own switch and rate control (as the PIAS paper ran it), ranked by remaining time
+        raw["switch"] = {"queues": 8}
+        for key in ("init_cwnd_packets", "max_cwnd_packets", "rto_min_us", "dupack_threshold", "rto_fixed"):
+            raw["transport"].pop(key, None)
+        raw["host"] = {"nic_buffer_bytes": 210_000}
+        raw["scheme"]["rank"] = "remaining_time"
+    if variant.thresholds is not None:
+        raw["scheme"]["thresholds_bytes"] = thresholds.select(workload, load, 8, variant.thresholds)
+    flows = sc.testbed_flows if setting == "testbed" else sc.sim_flows
+    w: dict[str, Any] = {
+        "pattern": "all_to_all", "cdf": workload, "flows": flows,
+        "warmup_flows": sc.warmup(flows), "cooldown_flows": sc.warmup(flows),
+        "gen_rate_dist": "cdf", "gen_rate_cdf": "fileserver",
+    }
+    if setting == "testbed":
+        # every flow to the receiver; the load is the receiver's
+        w.update(load=load / TESTBED_SENDERS, senders=list(range(1, 1 + TESTBED_SENDERS)), receivers=[0])
+    else:
+        w.update(load=load, load_bytes="wire", gen_rate_scale=10.0)
+    raw["workload"] = w
+    return raw
+
+
+def rax_sweep(scale: str = "small"):
+    """The RAX evaluation (both settings) as a sweep."""
+    sc: RaxScale = check_scale(scale, RAX_SCALES)
+    b = Points()
+    for setting, loads, variants in (("testbed", sc.testbed_loads, TESTBED_VARIANTS),
+                                     ("sim", sc.sim_loads, SIM_VARIANTS)):
+        for workload in sc.workloads:
+            for load in loads:
+                for variant in variants:
+                    raw = _point(setting, variant, workload, load, sc)
+                    b.add({"setting": setting, "variant": variant.label, "workload.cdf": workload, "load": load},
+                          raw)
+    return b.sweep(f"reproduce-rax-{scale}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The paper's statements, and fctlab's numbers for them
+
+
+def _runs(results_dir: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(results_dir.glob("runs/*/summary.json")):
+        s = json.loads(path.read_text())
+        cfg = s.get("config") or {}
+        w = cfg.get("workload") or {}
+        setting = "testbed" if (cfg.get("topology") or {}).get("kind") == "single_switch" else "sim"
+        load = w.get("load")
+        if setting == "testbed" and load is not None:
+            load = round(load * TESTBED_SENDERS, 6)
+        out.append({"label": cfg.get("label"), "setting": setting, "workload": w.get("cdf"), "load": load,
+                    "bins": s["bins"], "engine": s.get("engine") or {}})
+    return out
+
+
+def _mean(runs, setting, label, workload, load, bin_name):
+    for r in runs:
+        if (r["setting"], r["label"], r["workload"], r["load"]) == (setting, label, workload, load):
+            return r["bins"][bin_name].get("mean_fct_ns")
+    return None
+
+
+def _best(runs, setting, a, b, workload, bin_name, gap=False):
+    """Largest 1 - a/b over loads (``gap``: largest a/b - 1), with every load's value in the note."""
+    loads = sorted({r["load"] for r in runs if r["setting"] == setting and r["workload"] == workload})
+    vals = []
+    for load in loads:
+        va, vb = _mean(runs, setting, a, workload, load, bin_name), _mean(runs, setting, b, workload, load, bin_name)
+        if va is not None and vb:
+            vals.append((load, va / vb - 1.0 if gap else 1.0 - va / vb))
+    if not vals:
+        return None, "no runs"
+    load, v = max(vals, key=lambda x: x[1])
+    return v, f"largest at load {load} (all: " + "; ".join(f"{ld}: {x:+.1%}" for ld, x in vals) + ")"
+
+
+def rax_claims(results_dir: str | Path) -> list[Any]:
+    """The RAX paper's statements (abstract, section V) with fctlab's numbers from the runs in ``results_dir``:
+    reductions of the mean FCT (all flows, or the medium bin (100 KB, 10 MB]), the largest over the loads run."""
+    runs = _runs(Path(results_dir))
+    src = "Wang et al., RAX, section V"
+    rows = [
+        ("Testbed, web search: RAX lowers the average FCT of all flows by up to 14.9% vs DCTCP",
+         "max over receiver loads of 1 - RAX/DCTCP, mean FCT, all flows", _best(runs, "testbed", "RAX", "DCTCP",
+                                                                                 "websearch", "all")),
+        ("Testbed, web search: ... and by up to 7.8% vs PIAS",
+         "max of 1 - RAX/PIAS, mean FCT, all flows", _best(runs, "testbed", "RAX", "PIAS", "websearch", "all")),
+        ("Testbed, web search: medium flows (100KB, 10MB] up to 41.8% lower vs DCTCP",
+         "max of 1 - RAX/DCTCP, mean FCT, medium bin", _best(runs, "testbed", "RAX", "DCTCP", "websearch", "medium")),
+        ("Testbed, web search: medium flows up to 22.9% lower vs PIAS",
+         "max of 1 - RAX/PIAS, mean FCT, medium bin", _best(runs, "testbed", "RAX", "PIAS", "websearch", "medium")),
+        ("Testbed, data mining: up to 3.3% / 2.5% lower average FCT vs DCTCP / PIAS (vs DCTCP here)",
+         "max of 1 - RAX/DCTCP, mean FCT, all flows, data mining",
+         _best(runs, "testbed", "RAX", "DCTCP", "datamining", "all")),
+        ("Simulation, web search: RAX lowers the average FCT by up to 35.6% vs DCTCP",
+         "max over loads of 1 - RAX/DCTCP, mean FCT, all flows", _best(runs, "sim", "RAX", "DCTCP", "websearch",
+                                                                        "all")),
+        ("Simulation, web search: ... and by up to 21.5% vs PIAS",
+         "max of 1 - RAX/PIAS, mean FCT, all flows", _best(runs, "sim", "RAX", "PIAS", "websearch", "all")),
+        ("Simulation, web search: medium flows up to 50% / 35.4% lower vs DCTCP / PIAS (vs PIAS here)",
+         "max of 1 - RAX/PIAS, mean FCT, medium bin", _best(runs, "sim", "RAX", "PIAS", "websearch", "medium")),
+        ("Simulation: RAX at most 26.4% above pFabric (rem. time) in average FCT",
+         "max over loads of RAX/pFabric(rem. time) - 1, mean FCT, all flows, web search",
+         _best(runs, "sim", "RAX", "pFabric (rem. time)", "websearch", "all", gap=True)),
+        ("Simulation: RAX+ comparable to pFabric (rem. time)",
+         "max over loads of RAX+/pFabric(rem. time) - 1, mean FCT, all flows, web search",
+         _best(runs, "sim", "RAX+", "pFabric (rem. time)", "websearch", "all", gap=True)),
+    ]
+    return percent_claims(rows, src)
+
+
+def rax_tables(results_dir: str | Path) -> list[tuple[str, str]]:
+    """Per setting, workload and load: the schemes' mean FCT per bin (plain text)."""
+    from fctlab.analyze import compare_table
+
+    groups: dict[tuple[str, str, float], dict[str, Any]] = {}
+    for path in sorted(Path(results_dir).glob("runs/*/summary.json")):
+        s = json.loads(path.read_text())
+        cfg = s.get("config") or {}
+        w = cfg.get("workload") or {}
+        testbed = (cfg.get("topology") or {}).get("kind") == "single_switch"
+        load = round(w.get("load", 0) * (TESTBED_SENDERS if testbed else 1), 6)
+        key = ("testbed" if testbed else "simulation", w.get("cdf"), load)
+        groups.setdefault(key, {})[cfg.get("label") or path.parent.name] = s
+    return [(f"{st}: {w} at load {load}", compare_table(runs)) for (st, w, load), runs in sorted(groups.items(),
+                                                                                                  key=str)]
+
+
+RECIPE = Recipe(
+    name="rax",
+    summary="RAX section V: DCTCP, PIAS, RAX (and RAX+, pFabric by remaining time) with application data generation "
+            "rates, on the 1 GbE testbed and the 144-host 10/40 Gbps simulation",
+    sweep=rax_sweep,
+    claims=rax_claims,
+    tables=rax_tables,
+)
