@@ -1,0 +1,575 @@
+//! The flow level (`run.level = "flow"`): no packets. Each open flow has a rate from the scheme's allocation rule;
+//! the simulation jumps from one event to the next (a flow starts, a flow sends its last bit, a flow's slow-start
+//! cap doubles), exact in between, and updates the rates at each. The same flows, topology, routing and results
+//! as the packet level, at a small fraction of the cost.
+//!
+//! What an event costs: each flow's progress is applied lazily (at its own events, and when its rate changes),
+//! its next event sits in one heap, and under max-min the progressive filling of all the flows is kept from one
+//! event to the next and resumed where the event moves it (`Fluid::update_max_min`: only the resources whose
+//! share may change are filled again, the rest of the filling replayed; the same allocation as a global
+//! recomputation, tested on random instances). Strict priority by queue (pias, qclimb, rax) is updated the same way queue by queue
+//! (`Fluid::update_mlfq`: a queue's capacity is what the more urgent ones leave, and changes only where their
+//! load moved). SRPT and criticality order too (`Fluid::update_ordered`: each resource keeps its users in the
+//! order, each flow what the flows ahead of it leave it, and an event regrants, in the order, only the flows
+//! behind a change whose grant it moves; a flow that catches up with a slower one ahead of it on a resource
+//! swaps places with it at that time, an event of its own). D3 too (`Fluid::update_d3`: its grants are that
+//! greedy pass in the order of arrival, which never moves; its fair shares are the max-min update on what the
+//! grants leave, refilled where a grant moved). LAS still recomputes every rate at each event (its groups of
+//! equal service).
+//! A finished flow's slot is reused, so memory follows the flows open at once.
+//!
+//! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
+//! its hash picks at each hop, as a packet of the flow would take. Under packet spraying, a flow's packets spread
+//! over every equal-cost next hop, so a hop's resource is the set of ports the flow may use there (all of them
+//! pooled: capacity the sum of their rates; flows from other sources that may use any of those ports share it).
+//! That pooling is exact when the spread is even, an approximation otherwise. A resource that its sources cannot
+//! fill, or its destinations cannot drain (a full-bisection fabric's pooled core under spraying), can never bind:
+//! it is left out of the paths (`Implied`), which changes no rate and halves the reference's paths.
+//!
+//! Allocation rules (each an approximation of the packet level, stated so):
+//! - **max-min fairness** for tcp, dctcp, l2dct and rcp (window-based and RCP's fair rate): progressive filling;
+//!   each flow's own cap (see slow start) is a resource of its own.
+//! - **SRPT** for pfabric: flows in order of remaining bytes (then id) each take what their path has left, so a
+//!   link serves its most urgent flow at full rate (pFabric's ideal, strict priority by remaining size). The
+//!   order is the one at each instant: a flow that comes to have fewer bytes left than a slower flow ahead of it
+//!   on a shared resource passes it then (an event), not at the next event of another kind.
+//! - **Criticality order** for pdq, pdq-basic, pdq-es and pdq-es-et: earliest deadline first (flows without one
+//!   after), then fewest bytes left (`scheme.pdq_criticality = "size"`), or the size-unaware ranks of the PDQ
+//!   paper's section 5.6: a random draw per flow (`"random"`, seeded by the run's seed and the flow's id, not the
+//!   packet level's draws) or the bytes sent, counted in steps of `pdq_criticality_update_bytes` (`"bytes_sent"`,
+//!   fewer is more critical: one event per step); ties by flow id. Each flow takes what its path has left, so a
+//!   link serves its most critical flow at full rate. As under SRPT, a flow that comes to have fewer bytes left
+//!   than a slower one ahead of it with the same deadline passes it then (an event). Set-up: PDQ's request
+//!   round trip.
+//!   - Hand-over (Early Start off, pdq-basic): a paused flow granted a rate (its path freed by a flow ahead that
+//!     finished or fell behind) holds it at once but sends only one base RTT later, the round trip of the probe
+//!     that learns of it; the link idles meanwhile (the packet level's gap between two flows is about that: the
+//!     next probe comes within an RTT, and its data one RTT after it). A new flow's grant comes with its set-up.
+//!   - Early Start (pdq-es, pdq-es-et, pdq): a flow ahead within K RTTs of its end lets the next one start, whose
+//!     data then arrives (K - 1) RTTs before the last bit of the one ahead. Without queues the bits of that
+//!     overlap wait behind it, so the link stays busy and the hand-over costs nothing: the gap is
+//!     max(0, 1 - K) base RTTs (none at the default K = 2). Not modelled: the overlap's queue, which the packet
+//!     level's rate controller drains by lowering its capacity for a few RTTs.
+//!   - Early Termination (pdq-es-et, pdq): a flow with a deadline gives up (`terminated`, never finished) once
+//!     its deadline has passed, or its wire bits left at line rate would end after it, or, while paused
+//!     (sending nothing), they would one base RTT from now (the packet level's conditions (1) to (3)); with a
+//!     size-unaware criticality only the first (the sender is not told its size). Also at its start. The time it
+//!     gives up at its current rate is one of its events (`Open::give_up_at`).
+//!   - Not modelled: Suppressed Probing (it spaces out the probes of the flows far back in line, which the flow
+//!     level does not send), dampening, the flow list's bound.
+//! - **D3** for d3: a flow with a deadline desires its wire bits left over the time to its deadline (0 without
+//!   one). At each event, flows in order of arrival (their data's start) are granted their desired rate where
+//!   every resource of their path still has it, else what the path has left (D3's greedy first come first
+//!   served, not earliest deadline first); what the grants leave is then shared max-min among all flows, each
+//!   capped at its line rate less its grant (the fluid reading of D3's fair share of the spare capacity,
+//!   max(0, C - demand) / flows, with the shares a flow cannot use handed on). A flow asks again once per base
+//!   RTT from its data's start (D3's request per RTT, the fixed step of this model: the desired rate is held
+//!   between requests, and an event of its own); the first request is its SYN's, from its start. Quenching: a
+//!   flow with a deadline gives up once its desired rate would exceed its line rate (its bits left at line rate
+//!   end after the deadline), or at its start if so already, as the packet level's senders do. Not modelled: the
+//!   rate controller's queue term and the soft-state bounds of the switches' counters.
+//! - **MLFQ** for pias: a flow's queue is the number of demotion thresholds its bytes sent have passed (bytes on
+//!   the wire: a segment's headers ride with its payload; one event per threshold passed); queues in strict
+//!   priority, each max-min on what the more urgent ones left.
+//! - **Tags** for qclimb, rax and rax-plus: the same strict priority, the queue being the packet level's tag
+//!   of the payload bytes sent (`policy`: QCLIMB's Algorithm 1 from the flow's bounds, estimate and slack;
+//!   RAX's queue of its remaining time). A tag is a step function of the bytes sent, re-evaluated at the next
+//!   byte count where it can change (an event): QCLIMB's thresholds passed, its remaining lower bound falling to
+//!   a threshold, L, L + S and U; RAX's remaining time falling below a threshold. RAX's remaining time is exact
+//!   here only because a flow's bytes are all written at its start (no generation rate, which the flow level
+//!   refuses; a bounded send buffer is refused for RAX): RAX+'s is the unsent bytes at line rate, RAX's
+//!   estimate the written bytes (the size) plus the unsent ones at line rate (its copy rate stays at the line
+//!   rate it starts from, as no write is sampled). Not modelled: the reordering a rise in priority causes at the
+//!   packet level (segments sent after it overtake those queued before; an isolated 1 MB flow takes 8% longer
+//!   there under RAX, 25% under RAX+, with a timeout), QCLIMB's own out-of-order and loss handling.
+//! - **LAS** for las (least attained service, the fluid limit of strict priority by bytes sent): flows in order
+//!   of wire bits sent, those with equal service (within a bit) as one group, each group max-min on what the
+//!   groups before it left; a flow served faster than the next one in that order on one of its resources
+//!   catches up with it at a time that is one of its events, and from then they are one group. Only
+//!   neighbours in that order on a shared resource can meet first, so those are the events.
+//!
+//! What the packet level has and an isolated flow needs to take the same time at both levels:
+//! - **Bytes on the wire**: payload plus `transport.header_bytes` per `mss_bytes` segment.
+//! - **Pipeline latency**: a flow's last bit leaves its sender when its wire bits are sent at its rate; it arrives
+//!   after the store-and-forward pipeline of its path: the isolated flow's ideal FCT (`engine::ideal_fct`) minus
+//!   its wire bits at the path's bottleneck rate, added at the end.
+//! - **Set-up**: one round trip of header-only packets before the data with `transport.handshake` (the TCP
+//!   family), and for RCP, D3 and PDQ (the rate request their SYN carries). The base RTT of slow start is a full
+//!   segment's way to the destination and an ACK's way back.
+//! - **Slow start** (the window-based schemes: the TCP family, pfabric, las, pias, qclimb, rax): in each base
+//!   RTT from the data's start a flow may send a window's worth (at the rate it is allocated), then waits for the
+//!   next round; the window starts at `init_cwnd_packets` segments and doubles every round until it holds a base
+//!   RTT's worth at line rate, from when it no longer binds. Two events per round (the window used up, the next
+//!   round). With `max_cwnd_packets` the rate is capped at that many segments per base RTT.
+//!
+//! Not modelled: queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
+//! (an experiment asking for them at the flow level is refused with the list of those it has).
+//!
+//! Where each part lives: this module has the schemes' models (`SCHEMES`, `model_of`) and the run loop (`run`:
+//! arrivals, set-ups, each flow's own events, the update, the reschedules); `open` a flow; `resources` what flows
+//! share and what cannot bind; `timers` the flows' next events; `tags` QCLIMB's and RAX's tags; `fluid` the state
+//! every allocation rule updates; and one file per rule: `maxmin`, `mlfq`, `ordered` (SRPT, criticality order),
+//! `d3`, `las` (with the global pass the incremental updates are tested against).
+
+mod d3;
+mod fluid;
+mod las;
+mod maxmin;
+mod mlfq;
+mod open;
+mod ordered;
+mod resources;
+mod tags;
+mod timers;
+
+use crate::config::{Config, Criticality, RoutingMode, SchemeName};
+use crate::engine::{ideal_fct, RunOutput, RunStats};
+use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
+use crate::net::{flow_hash, mix64, Network};
+use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
+use fluid::Fluid;
+use maxmin::NOT_FROZEN;
+use open::{Open, TERM_DEADLINE, TERM_LINE, TERM_NEVER, TERM_PAUSED};
+use ordered::Order;
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use resources::{pooled_path, Resources};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use tags::Tags;
+use timers::Timers;
+
+/// The schemes the flow level has a model for, with the model's name.
+pub const SCHEMES: [(&str, &str); 15] = [
+    ("tcp", "max-min"),
+    ("dctcp", "max-min"),
+    ("l2dct", "max-min"),
+    ("rcp", "max-min"),
+    ("pfabric", "SRPT"),
+    ("las", "least attained service: strict priority by bytes sent, equal service shared max-min"),
+    ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
+    ("qclimb", "strict priority by QCLIMB's tag of the bytes sent, max-min within a queue"),
+    ("rax", "strict priority by RAX's remaining-time estimate, max-min within a queue"),
+    ("rax-plus", "strict priority by the remaining time, max-min within a queue"),
+    ("d3", "D3: desired rates granted first come first served, the rest max-min; quenching"),
+    ("pdq", "criticality order with Early Start and Early Termination"),
+    ("pdq-basic", "criticality order, one RTT's hand-over gap"),
+    ("pdq-es", "criticality order with Early Start"),
+    ("pdq-es-et", "criticality order with Early Start and Early Termination"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Model {
+    MaxMin,
+    Srpt,
+    /// PDQ: flows in order of criticality (earliest deadline first, flows without one after; then fewest bytes
+    /// left, or the flow's `rank` when `size_aware` is false), each taking what its path has left.
+    Critical {
+        size_aware: bool,
+    },
+    /// PIAS: a flow's queue is the number of demotion thresholds its bytes sent have passed; queues are served
+    /// in strict priority, flows within a queue max-min fairly.
+    Mlfq,
+    /// LAS: strict priority by wire bits sent (fewest first); flows with equal service share max-min.
+    Las,
+    /// D3: flows in order of arrival each granted their desired rate where their path has it left (what is
+    /// left of it otherwise), then max-min on what the grants leave.
+    D3,
+}
+
+fn model_of(name: SchemeName) -> Option<Model> {
+    match name {
+        SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
+        SchemeName::Pfabric => Some(Model::Srpt),
+        SchemeName::Las => Some(Model::Las),
+        SchemeName::Pias | SchemeName::Qclimb | SchemeName::Rax | SchemeName::RaxPlus => Some(Model::Mlfq),
+        SchemeName::D3 => Some(Model::D3),
+        n if n.is_pdq() => Some(Model::Critical { size_aware: true }),
+        _ => None,
+    }
+}
+
+/// Is there a flow-level model for this scheme?
+pub fn supports(name: SchemeName) -> bool {
+    model_of(name).is_some()
+}
+
+/// The longest path the flow level takes (a k-ary fat-tree's is 6 ports, a leaf-spine's 4, BCube(n, k)'s
+/// 2k + 4 with the two internal links: k <= 2).
+pub const MAX_HOPS: usize = 8;
+
+/// Run `flows` at the flow level (see the module docs).
+pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
+    run_pruned(cfg, flows, true)
+}
+
+/// `run`, leaving out of the flows' paths the resources that cannot bind (`Implied`) when `prune` (false: every
+/// resource kept, to test that it changes nothing).
+fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, FlowError> {
+    let wall = std::time::Instant::now();
+    let Some(model) = model_of(cfg.scheme.name) else {
+        let have: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
+        return Err(FlowError(format!(
+            "run.level = \"flow\": scheme {} has no flow-level model yet (the flow level has: {})",
+            cfg.scheme.name.as_str(),
+            have.join(", ")
+        )));
+    };
+    if flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
+        return Err(FlowError(
+            "run.level = \"flow\": flows with a data generation rate (gen_rate_bps) are not modelled at the flow \
+             level yet; run them at the packet level"
+                .into(),
+        ));
+    }
+    // the packet level's ECMP salts: the first draw of the same seeder (as engine::ideal_fcts)
+    let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
+    let t = &cfg.transport;
+    let (mss, header) = (t.mss_bytes, t.header_bytes);
+    let spray = cfg.routing.mode == RoutingMode::Spray;
+    // PIAS's thresholds (payload bytes) in wire bits: a segment's headers ride with its payload
+    let th_bits: Vec<f64> = if cfg.scheme.name == SchemeName::Pias {
+        let per_byte = 8.0 * (mss + header) as f64 / mss as f64;
+        cfg.scheme.thresholds_bytes.iter().map(|&b| b as f64 * per_byte).collect()
+    } else {
+        Vec::new()
+    };
+    let window = matches!(
+        cfg.scheme.name,
+        SchemeName::Tcp
+            | SchemeName::Dctcp
+            | SchemeName::L2dct
+            | SchemeName::Pfabric
+            | SchemeName::Las
+            | SchemeName::Pias
+            | SchemeName::Qclimb
+            | SchemeName::Rax
+            | SchemeName::RaxPlus
+    );
+    let tags = Tags::new(cfg, flows)?;
+    let setup_rtts = u64::from(t.handshake && window)
+        + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::D3) || cfg.scheme.name.is_pdq());
+    // PDQ's variants: the criticality, the hand-over gap in base RTTs (a paused flow's probe round trip; Early
+    // Start accepts the next flow K RTTs before the one ahead ends, so its data comes K - 1 RTTs early and no gap
+    // is left when K >= 1), and who gives up
+    let sc = &cfg.scheme;
+    let pdq = cfg.scheme.name.is_pdq();
+    let model = match model {
+        Model::Critical { .. } => Model::Critical { size_aware: sc.pdq_criticality == Criticality::Size },
+        m => m,
+    };
+    let gap_rtts = if !pdq {
+        0.0
+    } else if sc.pdq_early_start {
+        (1.0 - sc.pdq_early_start_k).max(0.0)
+    } else {
+        1.0
+    };
+    let term = match cfg.scheme.name {
+        SchemeName::D3 => TERM_LINE,
+        _ if pdq && sc.pdq_early_termination => match sc.pdq_criticality {
+            Criticality::Size => TERM_PAUSED,
+            _ => TERM_DEADLINE,
+        },
+        _ => TERM_NEVER,
+    };
+    let rank_bits = if pdq && sc.pdq_criticality == Criticality::BytesSent {
+        sc.pdq_criticality_update_bytes.max(1) as f64 * 8.0 * (mss + header) as f64 / mss as f64
+    } else {
+        0.0
+    };
+    let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
+    let n = flows.len();
+    let mut results = FlowResults::new(n);
+    let mut stats = RunStats { flows: n as u64, threads: 1, ..RunStats::default() };
+    let mut res = Resources { prune, ..Resources::default() };
+
+    // arrivals: independent flows in order of start; children (kept only when there are any) when their parent
+    // finishes
+    let mut independent: Vec<u32> = (0..n as u32).filter(|&i| flows.parent(i as usize).is_none()).collect();
+    independent.sort_by_key(|&i| (flows.start_ps[i as usize], i));
+    let mut children: Vec<Vec<u32>> = Vec::new();
+    if independent.len() < n {
+        children = vec![Vec::new(); n];
+        for i in 0..n {
+            if let Some(p) = flows.parent(i) {
+                children[p as usize].push(i as u32);
+            }
+        }
+    }
+    let mut next_independent = 0;
+    let mut ready: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
+    let mut held: BinaryHeap<Reverse<(Ps, u32)>> = BinaryHeap::new();
+    let mut events = Timers::default();
+    let mut fl = match model {
+        Model::Mlfq => Fluid::layered(th_bits.len().max(tags.queues()) + 1),
+        Model::Srpt | Model::Critical { .. } | Model::D3 => Fluid::ordered(model),
+        _ => Fluid::default(),
+    };
+    let ordered = fl.by != Order::None;
+    let mut now: Ps = 0;
+    loop {
+        // the next event: an arrival, the end of a set-up, a flow's own event (its last bit, its window used up,
+        // a threshold passed, a new round)
+        let mut next = independent.get(next_independent).map_or(NEVER, |&i| flows.start_ps[i as usize]);
+        next = next.min(ready.peek().map_or(NEVER, |r| r.0 .0)).min(held.peek().map_or(NEVER, |r| r.0 .0));
+        next = next.min(events.peek().map_or(NEVER, |e| e.0));
+        if next == NEVER || next > limit {
+            stats.hit_time_limit = next != NEVER;
+            break;
+        }
+        now = next;
+        stats.events += 1;
+        fl.begin();
+        fl.now = now;
+        // the flows' own events: completions, slow start's rounds, thresholds
+        while let Some((at, k)) = events.peek() {
+            if at > now {
+                break;
+            }
+            events.remove(k);
+            let f = &mut fl.flows[k as usize];
+            f.sync(now);
+            if f.left <= 1e-6 || (f.rate > 0.0 && f.left / f.rate * 1e12 < 1.0) {
+                let (id, tail) = (f.id as usize, f.tail);
+                results.finish_ps[id] = now + tail;
+                results.sender_done_ps[id] = now;
+                results.bytes_sent[id] = flows.size_bytes[id];
+                results.bytes_delivered[id] = flows.size_bytes[id];
+                stats.flows_finished += 1;
+                if let Some(cs) = children.get(id) {
+                    for &c in cs {
+                        ready.push(Reverse((flows.start_ps[c as usize].max(now + tail), c)));
+                    }
+                }
+                fl.done(k);
+                continue;
+            }
+            // D3's quenching, PDQ's Early Termination: the flow gives up and never finishes
+            if f.give_up_at(now) <= now {
+                let id = f.id as usize;
+                results.terminated[id] = true;
+                results.bytes_sent[id] = payload_of(f.sent, mss, header).min(flows.size_bytes[id]);
+                fl.done(k);
+                continue;
+            }
+            // D3: a new request, from the bits left and the time to the deadline
+            if f.req_at <= now {
+                f.desired = f.left / ((f.deadline - now) as f64 / 1e12);
+                f.req_at = now + f.rtt;
+            }
+            // PDQ: the bytes-sent estimate of its criticality moves a step (within a picosecond's worth)
+            let rank = f.rank;
+            if f.rank_bits > 0.0 {
+                f.rank = ((f.sent + f.line * 1e-12) / f.rank_bits).floor();
+            }
+            let (cap, class) = (f.cap, f.class);
+            // slow start: a new round doubles the window; a window of a base RTT's worth no longer binds
+            if f.round_at <= now {
+                f.win *= 2.0;
+                f.allow = f.win;
+                f.round_at = if f.win < f.line * f.rtt as f64 / 1e12 { now + f.rtt } else { NEVER };
+            }
+            if f.round_at != NEVER && f.allow * 1e12 < f.line {
+                f.allow = 0.0; // (less than a picosecond's worth: used up)
+            }
+            // QCLIMB, RAX: the tag of the bytes sent, due again (within a picosecond's worth)
+            if f.sent * 1e12 + f.line >= f.tag_at * 1e12 {
+                (f.class, f.tag_at) = tags.at(f.id, f.sent + f.line * 1e-12);
+            }
+            // (a flow within a picosecond's worth of a threshold has passed it)
+            while th_bits.get(f.class as usize).is_some_and(|&th| f.sent * 1e12 + f.line > th * 1e12) {
+                f.class += 1;
+            }
+            f.cap = if model == Model::D3 {
+                f.asks()
+            } else if f.round_at != NEVER && f.allow <= 0.0 {
+                0.0
+            } else {
+                f.line
+            };
+            if ordered {
+                // (SRPT, criticality order: regranted, moved in the order if its rank stepped, and caught up
+                // with the flow ahead of it if that is the event)
+                let moved = f.rank != rank;
+                fl.own_event(k, moved);
+            } else if f.class != class && model == Model::Mlfq {
+                fl.requeue(k, class);
+            } else if f.cap != cap || f.class != class {
+                fl.changed(k);
+            }
+            fl.resched.push(k);
+        }
+        // arrivals (their data starts after the set-up round trips)
+        loop {
+            // (in order of time, then id, independent flows and children alike)
+            let first = independent.get(next_independent).map(|&i| (flows.start_ps[i as usize], i));
+            let child = ready.peek().map(|r| r.0);
+            let id = match (first, child) {
+                (Some(a), c) if a.0 <= now && c.is_none_or(|c| a <= c) => {
+                    next_independent += 1;
+                    a.1
+                }
+                (_, Some((at, c))) if at <= now => {
+                    ready.pop();
+                    c
+                }
+                _ => break,
+            };
+            let i = id as usize;
+            let (src, dst, size) = (flows.src[i], flows.dst[i], flows.size_bytes[i]);
+            let hops = net.ecmp_path(src, dst, flow_hash(id, false));
+            let hop_list: Vec<(u64, Ps)> =
+                hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
+            let ideal = ideal_fct(&hop_list, size, mss, header);
+            let rtt: Ps =
+                hop_list.iter().map(|&(r, d)| tx_time(mss + header, r) + tx_time(t.ack_bytes, r) + 2 * d).sum();
+            let segs = size.div_ceil(mss as u64).max(1);
+            let wire_bits = (size + segs * header as u64) as f64 * 8.0;
+            let bottleneck = hop_list.iter().map(|h| h.0).min().unwrap_or(1) as f64;
+            let tail = ideal.saturating_sub((wire_bits / bottleneck * 1e12).round() as Ps);
+            let path = if spray {
+                pooled_path(&net, src, dst, &mut res)
+            } else {
+                hops.iter().map(|&p| res.of_port(p, &net)).collect()
+            };
+            let mut line = net.line_rate_bps(src) as f64;
+            if window && t.max_cwnd_packets > 0 {
+                // a window cap: at most max_cwnd segments per base RTT
+                line = line.min(t.max_cwnd_packets as f64 * (mss + header) as f64 * 8.0 / (rtt as f64 / 1e12));
+            }
+            let ctrl_rtt: Ps = hop_list.iter().map(|&(r, d)| 2 * tx_time(t.ack_bytes, r) + 2 * d).sum();
+            let win = t.init_cwnd_packets as f64 * (mss + header) as f64 * 8.0;
+            let round_at =
+                if window && win < line * rtt as f64 / 1e12 { now + setup_rtts * ctrl_rtt + rtt } else { NEVER };
+            results.start_ps[i] = now;
+            results.ideal_fct_ps[i] = ideal;
+            stats.connections_opened += 1;
+            if path.len() > MAX_HOPS {
+                // (BCube's paths are bounded up front, by topology.k; a Jellyfish graph's diameter is known only
+                // once it is drawn)
+                let hint = if matches!(cfg.topology, crate::config::TopologyConfig::Jellyfish(_)) {
+                    ": this Jellyfish graph is too wide; give its switches more network ports \
+                     (topology.network_ports) or use fewer switches (topology.switches), or run it at the packet \
+                     level"
+                } else {
+                    ""
+                };
+                return Err(FlowError(format!(
+                    "run.level = \"flow\": flow {id} crosses {} ports; the flow level takes at most {MAX_HOPS}{hint}",
+                    path.len()
+                )));
+            }
+            let mut hops = [0; MAX_HOPS];
+            let mut hops_len = 0;
+            for &r in path.iter().filter(|&&r| res.kept[r as usize]) {
+                hops[hops_len] = r;
+                hops_len += 1;
+            }
+            let deadline = flows.deadline_ps.get(i).copied().unwrap_or(NO_DEADLINE);
+            let term = if deadline == NO_DEADLINE { TERM_NEVER } else { term };
+            // a flow that cannot make its deadline even at line rate gives up at its start (its request is never
+            // sent)
+            if term != TERM_NEVER
+                && (now >= deadline || term >= TERM_LINE && wire_bits / line * 1e12 > (deadline - now) as f64)
+            {
+                results.terminated[i] = true;
+                continue;
+            }
+            let d3_asks = model == Model::D3 && deadline != NO_DEADLINE;
+            let data_at = now + setup_rtts * ctrl_rtt;
+            let rank = match sc.pdq_criticality {
+                Criticality::Random if pdq => (mix64(cfg.seed ^ mix64(u64::from(id))) >> 32) as f64,
+                _ => 0.0,
+            };
+            let (class, tag_at) = tags.at(id, 0.0);
+            let mut f = Open {
+                id,
+                hops,
+                hops_len: hops_len as u8,
+                pos: [0; MAX_HOPS],
+                left: wire_bits,
+                rate: 0.0,
+                cap: line,
+                line,
+                win,
+                allow: win,
+                round_at,
+                rtt,
+                tail,
+                sent: 0.0,
+                class,
+                tag_at,
+                deadline,
+                term,
+                desired: if d3_asks { wire_bits / ((deadline - now) as f64 / 1e12) } else { 0.0 },
+                req_at: if d3_asks { data_at + rtt } else { NEVER },
+                rank,
+                rank_bits,
+                grant: -1.0,
+                gap: (gap_rtts * rtt as f64).round() as Ps,
+                wake: 0,
+                catch_at: NEVER,
+                at: now,
+                act: u32::MAX,
+                old_rate: 0.0,
+                mark: 0,
+                sched: 0,
+                froze: NOT_FROZEN,
+                ahead: [0.0; MAX_HOPS],
+                queued: false,
+                cstamp: 0,
+                seq: 0,
+            };
+            if model == Model::D3 {
+                f.cap = f.asks();
+            }
+            // (the set-up round trips are a wait before the data: header-only packets both ways)
+            let k = fl.insert(f, &res.capacity);
+            held.push(Reverse((data_at, k)));
+            stats.max_concurrent_flows = stats.max_concurrent_flows.max((fl.flows.len() - fl.free.len()) as u64);
+        }
+        while let Some(&Reverse((at, k))) = held.peek() {
+            if at > now {
+                break;
+            }
+            held.pop();
+            fl.start(k, now);
+        }
+        match model {
+            Model::MaxMin => fl.update_max_min(now),
+            Model::Mlfq => fl.update_mlfq(now),
+            Model::Srpt | Model::Critical { .. } => fl.update_ordered(now),
+            Model::D3 => fl.update_d3(now),
+            _ => fl.allocate_all(model, now),
+        }
+        // the flows whose next event moved
+        for j in 0..fl.resched.len() {
+            let k = fl.resched[j];
+            let f = &mut fl.flows[k as usize];
+            if f.sched == fl.epoch || f.act == u32::MAX {
+                continue;
+            }
+            f.sched = fl.epoch;
+            let at = f.next_event(now, &th_bits);
+            if at != NEVER {
+                events.set(k, at);
+            } else {
+                events.remove(k);
+            }
+        }
+    }
+    // flows still open: unfinished
+    stats.sim_time_ps = now;
+    stats.wall_seconds = wall.elapsed().as_secs_f64();
+    stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
+    Ok(RunOutput { results, stats })
+}
+
+/// The payload bytes in `wire_bits` (each segment's headers ride with its payload), rounded down.
+fn payload_of(wire_bits: f64, mss: u32, header: u32) -> u64 {
+    (wire_bits.max(0.0) / 8.0 * mss as f64 / (mss + header) as f64) as u64
+}
+
+#[cfg(test)]
+mod tests;

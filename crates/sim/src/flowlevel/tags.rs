@@ -1,0 +1,137 @@
+//! QCLIMB's and RAX's tags replayed at the flow level (qclimb, rax, rax-plus): a flow's queue as a step
+//! function of its bytes sent, by the packet level's rules (`policy`: QCLIMB's Algorithm 1, RAX's queue of its
+//! remaining time), and the byte count at which it may change next.
+
+use crate::config::{Config, QclimbInfo, SchemeName};
+use crate::flows::{FlowError, FlowSet};
+use crate::policy::rax::RaxParams;
+use crate::policy::{Bounds, Tagging};
+
+/// QCLIMB's and RAX's tags, functions of a flow's bytes sent (the packet level's rules, `policy`): the tag of
+/// the bytes sent so far and the next byte count at which it may change. RAX's remaining time is exact at the
+/// flow level when the flow's bytes are all written at its start (no generation rate, which the flow level
+/// refuses, and an unbounded send buffer): RAX+'s is its unsent bytes at line rate, RAX's estimate
+/// (the copy rate stays at the line rate it starts from: no write is ever sampled) its size plus its unsent
+/// bytes at line rate.
+pub(super) enum Tags {
+    None,
+    /// (`per_byte`: wire bits per payload byte: a segment's headers ride with its payload)
+    Qclimb {
+        tagging: Tagging,
+        thresholds: Vec<u64>,
+        slack: u64,
+        bounds: Vec<Bounds>,
+        per_byte: f64,
+    },
+    Rax {
+        rax: RaxParams,
+        size: Vec<u64>,
+        per_byte: f64,
+    },
+}
+
+impl Tags {
+    pub(super) fn new(cfg: &Config, flows: &FlowSet) -> Result<Self, FlowError> {
+        let sc = &cfg.scheme;
+        let (mss, header) = (cfg.transport.mss_bytes as f64, cfg.transport.header_bytes as f64);
+        let per_byte = 8.0 * (mss + header) / mss;
+        Ok(match sc.name {
+            SchemeName::Qclimb => {
+                let n = flows.len();
+                let bounds = (0..n)
+                    .map(|i| {
+                        let size = flows.size_bytes[i];
+                        let estimate = flows.estimate_bytes.get(i).copied().unwrap_or(size);
+                        let (lower, upper) = match sc.qclimb_info {
+                            QclimbInfo::Bounds => (flows.lower_bytes[i], flows.upper_bytes[i]),
+                            QclimbInfo::Precise => (size, size),
+                            _ => (estimate, estimate),
+                        };
+                        Bounds { lower, upper, estimate, pias: flows.qclimb.get(i) == Some(&false) }
+                    })
+                    .collect();
+                let tagging = Tagging::from_config(cfg);
+                let slack = match tagging {
+                    Tagging::Qclimb { slack, .. } => slack,
+                    _ => 0,
+                };
+                Tags::Qclimb { tagging, thresholds: sc.thresholds_bytes.clone(), slack, bounds, per_byte }
+            }
+            SchemeName::Rax | SchemeName::RaxPlus => {
+                if cfg.transport.send_buffer_bytes != 0 {
+                    return Err(FlowError(
+                        "run.level = \"flow\": RAX's remaining time depends on the bytes written into a bounded send \
+                         buffer (transport.send_buffer_bytes), which the flow level does not model; use 0 (unbounded)"
+                            .into(),
+                    ));
+                }
+                let rax = RaxParams::from_config(cfg, sc.name == SchemeName::RaxPlus);
+                Tags::Rax { rax, size: flows.size_bytes.clone(), per_byte }
+            }
+            _ => Tags::None,
+        })
+    }
+
+    /// The number of queues past the first that a tag may name.
+    pub(super) fn queues(&self) -> usize {
+        match self {
+            Tags::None => 0,
+            Tags::Qclimb { thresholds, .. } => thresholds.len(),
+            Tags::Rax { rax, .. } => rax.thresholds_ps.len(),
+        }
+    }
+
+    /// The tag of flow `id` after `sent_wire` bits sent, and the wire bits at which it is due again.
+    pub(super) fn at(&self, id: u32, sent_wire: f64) -> (u8, f64) {
+        let i = id as usize;
+        match self {
+            Tags::None => (0, f64::INFINITY),
+            Tags::Qclimb { tagging, thresholds, slack, bounds, per_byte } => {
+                let b = (sent_wire / per_byte) as u64;
+                let bd = &bounds[i];
+                let tag = tagging.priority(0, b, bd);
+                // the byte counts where Algorithm 1's tag can change: each threshold passed (alpha + 1), the
+                // remaining L - B falling to a threshold, L, L + S, U
+                let mut next = u64::MAX;
+                let mut see = |c: u64| {
+                    if c > b && c < next {
+                        next = c;
+                    }
+                };
+                for &a in thresholds {
+                    see(a.saturating_add(1));
+                    see(bd.lower.saturating_sub(a));
+                }
+                see(bd.lower);
+                see(bd.lower.saturating_add(*slack));
+                see(bd.upper);
+                let at = if next == u64::MAX { f64::INFINITY } else { next as f64 * per_byte };
+                (tag, at)
+            }
+            Tags::Rax { rax, size, per_byte } => {
+                let b = ((sent_wire / per_byte) as u64).min(size[i]);
+                let t = |b: u64| {
+                    if rax.plus {
+                        rax.true_remaining_ps(size[i], size[i], b, 0)
+                    } else {
+                        rax.estimate_ps(size[i], b, rax.line_rate_bps)
+                    }
+                };
+                let tag = rax.priority(t(b));
+                // the remaining time falls at line rate as bytes are sent: the next threshold below it is
+                // crossed once T(b) < Q, at b > (T(0) - Q) C / 8e12
+                let now_t = t(b);
+                let mut next = f64::INFINITY;
+                for &q in &rax.thresholds_ps {
+                    if q <= now_t {
+                        let c = ((t(0) - q) * rax.line_rate_bps / 8e12).floor() + 1.0;
+                        if c > b as f64 && c <= size[i] as f64 {
+                            next = next.min(c);
+                        }
+                    }
+                }
+                (tag, next * per_byte)
+            }
+        }
+    }
+}
