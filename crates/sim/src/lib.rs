@@ -25,9 +25,11 @@ pub mod flowlevel;
 pub mod flows;
 pub mod net;
 pub mod policy;
+pub mod record;
 pub mod transport;
 pub mod units;
 
 pub use config::{Config, ConfigError};
-pub use engine::{run, RunOutput, RunStats};
+pub use engine::run;
+pub use record::{RunOutput, RunStats};
 pub use flows::{FlowError, FlowResults, FlowSet};

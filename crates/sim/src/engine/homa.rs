@@ -134,7 +134,7 @@ impl Sim<'_, Homa> {
         };
         let (header, mss) = (self.fam.params.header, self.fam.params.mss);
         let hops = self.net.path_hops(src, dst, flow_hash(id, false));
-        self.results.ideal_fct_ps[i] = super::ideal_fct(&hops, size, mss, header);
+        self.results.ideal_fct_ps[i] = crate::net::ideal::ideal_fct(&hops, size, mss, header);
         self.stats.connections_opened += 1;
         let mut msg = Box::new(HomaMsg::new(&self.fam.params, id, src, dst, size, view, now));
         msg.ready = true;

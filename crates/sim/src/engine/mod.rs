@@ -41,132 +41,19 @@ use crate::net::{flow_hash, Network};
 use crate::policy::{Rank, Tagging};
 use crate::transport::tcp::TcpParams;
 use family::Family;
-use crate::units::{tx_time, Ps, PS_PER_MS};
+use crate::units::{Ps, PS_PER_MS};
 use queue::{Event, EventQueue, NEXT_IN_ORDER, SAMPLE};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use serde::Serialize;
 use std::sync::atomic::AtomicU64;
 
-/// Counters of a whole run (the engine's part of the summary).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct RunStats {
-    pub flows: u64,
-    pub flows_finished: u64,
-    /// Events popped from the event queue.
-    pub events: u64,
-    /// Packet transmissions on links (a packet crossing 4 links counts 4). htsim spends two events per
-    /// packet-hop (queue service, then the pipe), so 2 x `packet_hops` is the event count at htsim's
-    /// granularity.
-    pub packet_hops: u64,
-    pub htsim_equivalent_events: u64,
-    /// Simulated time of the last event.
-    pub sim_time_ps: Ps,
-    pub wall_seconds: f64,
-    pub events_per_second: f64,
-    pub htsim_equivalent_events_per_second: f64,
-    pub data_packets_sent: u64,
-    pub ack_packets_sent: u64,
-    /// Packets dropped in the fabric (data and ACKs), and per queue index.
-    pub drops: u64,
-    pub drops_per_queue: Vec<u64>,
-    /// Packets dropped, by where the dropping port sits (`Network::classify_tiers`: `host_nic`, `leaf_up`,
-    /// `spine_down`, `leaf_down` on a leaf-spine fabric), in path order; serialized as an object.
-    #[serde(serialize_with = "pairs_as_map")]
-    pub drops_per_tier: Vec<(String, u64)>,
-    /// Of those, probes (pFabric's and PIAS's probe mode) and ACKs, by tier (same order as `drops_per_tier`).
-    #[serde(serialize_with = "pairs_as_map")]
-    pub probe_drops_per_tier: Vec<(String, u64)>,
-    #[serde(serialize_with = "pairs_as_map")]
-    pub ack_drops_per_tier: Vec<(String, u64)>,
-    pub ecn_marks: u64,
-    pub marks_per_queue: Vec<u64>,
-    /// Largest occupancy any switch port reached.
-    pub max_port_occupancy_bytes: u64,
-    /// Largest number of flows open at once.
-    pub max_concurrent_flows: u64,
-    /// TCP connections opened (one per flow with `transport.connections = "per_flow"`), and flows that ran on
-    /// a connection an earlier flow had used.
-    pub connections_opened: u64,
-    pub connections_reused: u64,
-    /// Packets lost at random on lossy links (`[link_loss]`; also counted in `drops`).
-    pub link_losses: u64,
-    /// The run stopped at `run.time_limit_ms` with flows still open.
-    pub hit_time_limit: bool,
-    /// The largest number of entries the event queue held (two threads: the larger of their two queues).
-    pub max_event_queue_len: u64,
-    /// Threads the engine ran on (1, or 2 when asked and the fabric could be split: `engine::parallel`).
-    pub threads: u64,
-    /// Two threads: the wall-clock seconds the hosts' and the switches' side each spent waiting for the other
-    /// (a measure of how evenly the work was split); empty on one thread.
-    pub thread_wait_seconds: Vec<f64>,
-    /// Payload bytes each receiving host held out of order (indexed by host): the most at once, the
-    /// time-weighted mean over the run (from t = 0 to the last event), and the mean of the values right after
-    /// each out-of-order segment was stored (what a kernel's out-of-order queue length averages to when
-    /// sampled on insertion).
-    pub ooo_host_max_bytes: Vec<u64>,
-    pub ooo_host_mean_bytes: Vec<f64>,
-    pub ooo_host_insert_mean_bytes: Vec<f64>,
-    /// RAX: times flows' priorities rose, and fast retransmits suppressed while a priority rose (reorderings
-    /// the duplicate ACKs stood for; section III-B of the RAX paper).
-    pub rax_priority_rises: u64,
-    pub rax_reorderings: u64,
-    /// HyLine's manager: requests (RTS) received, flows let in (first CTS or a later one), flows preempted, and
-    /// STS signals sent (to preempted flows and to new ones that must wait).
-    pub hyline_requests: u64,
-    pub hyline_admissions: u64,
-    pub hyline_preemptions: u64,
-    pub hyline_stops: u64,
-    /// Packets a host's rate limiter dropped before its NIC (QJump; also counted in `drops`).
-    pub host_limiter_drops: u64,
-    /// PFC (`switch.pfc`; `net::pfc`): PAUSE and RESUME frames the switches sent (one per upstream port and
-    /// priority per transition).
-    pub pfc_pause_frames: u64,
-    pub pfc_resume_frames: u64,
-    /// PFC: picoseconds ports held a queue paused, by where the paused port sits (the tiers of
-    /// `drops_per_tier`): for every (port, queue) from the PAUSE's arrival to the RESUME's, or to the last
-    /// event of the run, summed over the tier's ports and their queues. Zeros without PFC. In
-    /// `switch.pfc_mode = "next_queue"` (no frames): the time the paused queues themselves were paused, by the
-    /// tier of their own ports.
-    #[serde(serialize_with = "pairs_as_map")]
-    pub pfc_paused_ps_per_tier: Vec<(String, u64)>,
-    /// `run.monitor_host`: the time series (absent otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub monitor: Option<Monitor>,
-}
+use crate::record::Monitor;
 
-/// Time series of one host's last hop (`run.monitor_host`), one entry per sample.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Monitor {
-    pub host: u32,
-    pub interval_ps: Ps,
-    pub time_ps: Vec<Ps>,
-    /// Bytes waiting in the switch port facing the host (not counting the packet being sent).
-    pub queue_bytes: Vec<u64>,
-    /// Payload bytes delivered to the host so far (all flows; duplicates included).
-    pub delivered_bytes: Vec<u64>,
-    /// The flows whose destination is the host (ids ascending), and each one's delivered payload bytes so far
-    /// at every sample (`flow_delivered_bytes[k][i]`: flow `flows[k]` at sample i).
-    pub flows: Vec<u32>,
-    pub flow_delivered_bytes: Vec<Vec<u64>>,
-}
-
-/// Serialize (name, count) pairs as a JSON object, keeping their order.
-fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, u64)], ser: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut m = ser.serialize_map(Some(pairs.len()))?;
-    for (k, v) in pairs {
-        m.serialize_entry(k, v)?;
-    }
-    m.end()
-}
-
-/// Everything a run returns.
-#[derive(Debug, Clone)]
-pub struct RunOutput {
-    pub results: FlowResults,
-    pub stats: RunStats,
-}
+// Temporary: `flowlevel.rs` (and the Python binding's `ideal_fcts`) still import these from `crate::engine`; their
+// homes are `net::ideal` and `record`. Once those callers name the homes, the first line goes and the second
+// becomes a private `use` (this file uses both types).
+pub use crate::net::ideal::{ideal_fct, ideal_fcts};
+pub use crate::record::{RunOutput, RunStats};
 
 /// A run's state (one side's, on two threads), for the family `F` (see [`family`]).
 pub(crate) struct Sim<'a, F: Family> {
@@ -1018,74 +905,4 @@ fn dependency_lists(flows: &FlowSet) -> (Vec<u32>, Vec<u32>) {
         }
     }
     (child_start, children)
-}
-
-/// The ideal FCT (`ideal_fct`, no handshake) of each flow `src[i]` -> `dst[i]` of `size[i]` bytes, on the path
-/// its ECMP hash picks in a run of `cfg` (the run's own salts: the first draw of its seeder, as `run` and the flow
-/// level build the network): what drawn deadlines are floored at (`workload.deadline_floor = "ideal"`).
-pub fn ideal_fcts(cfg: &Config, src: &[u32], dst: &[u32], size: &[u64]) -> Vec<Ps> {
-    let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
-    let (mss, header) = (cfg.transport.mss_bytes, cfg.transport.header_bytes);
-    (0..src.len())
-        .map(|i| ideal_fct(&net.path_hops(src[i], dst[i], flow_hash(i as u32, false)), size[i].max(1), mss, header))
-        .collect()
-}
-
-/// Exact completion time of `size` bytes sent back to back from t = 0 over `hops` (rate, delay), store and
-/// forward, in packets of `mss` payload plus `header` bytes (the last one shorter): the arrival of the last
-/// byte at the receiver. For n identical packets of service s_i at hop i the departure of packet j from hop
-/// i is sum_{k<=i} s_k + sum_{k<i} d_k + (j-1) max_{k<=i} s_k (a tandem of deterministic servers); the last,
-/// shorter packet then follows its own recurrence D_i = max(D_{i-1} + d_{i-1}, D_i(previous packet)) + s'_i.
-pub fn ideal_fct(hops: &[(u64, Ps)], size: u64, mss: u32, header: u32) -> Ps {
-    let n = size.div_ceil(mss as u64);
-    let last_wire = (size - (n - 1) * mss as u64) as u32 + header;
-    let full_wire = mss + header;
-    let mut sum_s = 0u64;
-    let mut sum_d = 0u64;
-    let mut max_s = 0u64;
-    let mut d_last: Ps = 0; // departure of the last packet from the previous hop (+ that hop's delay)
-    for (i, &(rate, delay)) in hops.iter().enumerate() {
-        let s_full = tx_time(full_wire, rate);
-        let s_last = tx_time(last_wire, rate);
-        sum_s += s_full;
-        max_s = max_s.max(s_full);
-        // departure of packet n-1 (the last full one) from this hop, if there is one
-        let prev_done = if n >= 2 { Some(sum_s + sum_d + (n - 2) * max_s) } else { None };
-        let arrive = if i == 0 { 0 } else { d_last };
-        let start = match prev_done {
-            Some(t) => arrive.max(t),
-            None => arrive,
-        };
-        let done = start + s_last;
-        d_last = done + delay;
-        sum_d += delay;
-    }
-    d_last
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ideal_single_packet_is_sum_of_serialization_and_delays() {
-        let hops = [(10_000_000_000u64, 1_000u64), (40_000_000_000, 2_000)];
-        // 100 B payload + 40 B header = 140 B: 112 ns at 10G, 28 ns at 40G
-        assert_eq!(ideal_fct(&hops, 100, 1460, 40), 112_000 + 1_000 + 28_000 + 2_000);
-    }
-
-    #[test]
-    fn ideal_train_is_paced_by_the_bottleneck() {
-        let hops = [(10_000_000_000u64, 500u64), (1_000_000_000, 500), (10_000_000_000, 500)];
-        // 10 full packets: 1.2 us at 10G, 12 us at 1G
-        let t = ideal_fct(&hops, 14_600, 1460, 40);
-        assert_eq!(t, 1_200_000 + 12_000_000 + 1_200_000 + 1_500 + 9 * 12_000_000);
-    }
-
-    #[test]
-    fn ideal_short_last_packet_on_uniform_path() {
-        let hops = [(10_000_000_000u64, 0u64), (10_000_000_000, 0)];
-        // 2 packets, 1500 B then 140 B: the last leaves host at 1.2+0.112, the switch at max(that, 2.4)+0.112
-        assert_eq!(ideal_fct(&hops, 1560, 1460, 40), 2_400_000 + 112_000);
-    }
 }

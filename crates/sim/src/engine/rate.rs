@@ -202,7 +202,7 @@ impl Sim<'_, Rate> {
         let mut flow = Box::new(RateFlow::new(&self.fam.params, id, src, dst, size, deadline, line_rate, random));
         let (fwd, header, mss) = (flow_hash(id, false), self.fam.params.header, self.fam.params.mss);
         let hops = self.net.path_hops(src, dst, fwd);
-        self.results.ideal_fct_ps[i] = super::ideal_fct(&hops, size, mss, header);
+        self.results.ideal_fct_ps[i] = crate::net::ideal::ideal_fct(&hops, size, mss, header);
         self.stats.connections_opened += 1;
         self.out.clear();
         flow.start(&self.fam.params, now, &mut self.out);

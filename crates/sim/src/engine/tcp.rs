@@ -4,12 +4,13 @@
 
 use super::family::Family;
 use super::queue::Event;
-use super::{RunStats, Sim};
+use super::Sim;
 use crate::config::{Config, Connections, QclimbInfo, SchemeName};
 use crate::flows::{FlowSet, NO_RATE};
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
 use crate::net::Network;
+use crate::record::RunStats;
 use crate::transport::tcp::{time_to_generate, Conn, ConnState, TcpParams};
 use crate::units::{tx_time, Ps, NEVER};
 use std::collections::{HashMap, VecDeque};
@@ -244,7 +245,7 @@ impl<F: TcpHosts> Sim<'_, F> {
             let mss = F::tcp(&self.fam).params.mss as u64;
             let last = size - (size - 1) / mss * mss;
             let after_gen = time_to_generate(size - cached, rate)
-                + super::ideal_fct(&hops, last, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
+                + crate::net::ideal::ideal_fct(&hops, last, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
             self.results.ideal_fct_ps[i] = self.results.ideal_fct_ps[i].max(after_gen);
         }
         conn.set_app(F::params(&self.fam, id), rate, cached, self.now);
@@ -485,7 +486,7 @@ impl<F: TcpHosts> Sim<'_, F> {
                 })
                 .collect()
         };
-        let data = super::ideal_fct(&hops(src, dst, hash), size, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
+        let data = crate::net::ideal::ideal_fct(&hops(src, dst, hash), size, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
         if !F::tcp(&self.fam).params.handshake || reused {
             return data;
         }

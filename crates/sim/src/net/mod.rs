@@ -17,6 +17,7 @@
 //! are then the edge switches, one per host, and the same search finds every shortest path through servers;
 //! the tables grow as servers x (servers + switches).
 
+pub mod ideal;
 pub mod jellyfish;
 pub mod packet;
 pub mod pfc;
