@@ -20,6 +20,7 @@
 //! config, flows and seed give bit-identical results on any machine, on one thread or two.
 
 pub mod config;
+pub mod control;
 pub mod engine;
 pub mod flowlevel;
 pub mod flows;

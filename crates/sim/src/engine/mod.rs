@@ -224,7 +224,7 @@ fn run_with(
                 )));
             }
             let net: Network = Network::build(cfg, 0);
-            routed::route_codes(&net, flows)?;
+            crate::net::route::route_codes(&net, flows)?;
             Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
         }
         FamilyName::Tcp => {

@@ -23,6 +23,7 @@ pub mod packet;
 pub mod pfc;
 pub mod port;
 pub mod rank_queue;
+pub mod route;
 pub mod wire;
 
 use crate::config::{BufferMode, Config, EcnMode, TopologyConfig};
