@@ -108,7 +108,8 @@ pub(crate) struct Sim<'a, F: Family> {
     fam: F::State,
 }
 
-/// Simulate `flows` on the fabric `cfg` describes, on one thread. Deterministic: same inputs, same results.
+/// Simulate `flows` packet by packet on the fabric `cfg` describes, on one thread. Deterministic: same inputs,
+/// same results. The engine is the packet level whatever `run.level` says: [`crate::run`] picks the level.
 pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, progress, true, 1)
 }
@@ -180,12 +181,6 @@ fn run_with(
     threads: usize,
 ) -> Result<RunOutput, FlowError> {
     flows.validate(cfg.topology.hosts())?;
-    if cfg.run.level == crate::config::Level::Flow {
-        if flows.path.iter().any(|&p| p != crate::flows::NO_PATH) {
-            return Err(FlowError("flows: the flow level does not take source routes (the trace's path column)".into()));
-        }
-        return crate::flowlevel::run(cfg, flows);
-    }
     if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
         return Err(FlowError(
             "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
