@@ -1,5 +1,5 @@
 //! HyLine in the engine (HyLine paper, §IV; the authors' ns-2 code, github.com/Soheil-ab/HyLine): the hosts run
-//! TCP (`transport::tcp`, the TCP family's code in `engine::tcp`, shared through [`TcpHosts`]), the manager
+//! TCP (`transport::tcp`, the TCP family's code in `engine::family::tcp`, shared through [`TcpHosts`]), the manager
 //! (`control::hyline`) decides which large flows go, on which path, and which stop.
 //!
 //! **Classes.** A flow of at most `scheme.hyline_threshold_bytes` (H) is first-class: it starts at once at priority
@@ -40,12 +40,12 @@
 //! stopped after having been let in (`man_stopped_ps`) and how often it was preempted (`man_preemptions`). Per
 //! run: requests, admissions, preemptions and STSs sent (`hyline_*` in the run's statistics).
 
-use super::family::Family;
-use super::queue::{Event, EventQueue};
+use super::Family;
 use super::tcp::{TcpHosts, TcpState};
-use super::Sim;
 use crate::config::Config;
 use crate::control::hyline::{Manager, Signal};
+use crate::engine::queue::{Event, EventQueue};
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::packet::Packet;
 use crate::net::route::{decode, paths, route_step, ROUTED};

@@ -2,10 +2,10 @@
 //! `transport::tcp` state machine (`Conn`) with its connection pools, QCLIMB's bounds and the receivers'
 //! out-of-order accounting. Its header is `()`: its packets are the 24-byte common packet.
 
-use super::family::Family;
-use super::queue::Event;
-use super::Sim;
+use super::Family;
 use crate::config::{Config, Connections, QclimbInfo, SchemeName};
+use crate::engine::queue::Event;
+use crate::engine::Sim;
 use crate::flows::{FlowSet, NO_RATE};
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
@@ -36,7 +36,7 @@ pub(crate) struct TcpState {
 }
 
 /// What the TCP code (`impl Sim<F: TcpHosts>` below) needs of a family whose hosts run the TCP state machine:
-/// the TCP family itself, and HyLine's (TCP under a central manager, `engine::hyline`). Monomorphised per
+/// the TCP family itself, and HyLine's (TCP under a central manager, `engine::family::hyline`). Monomorphised per
 /// family: for the TCP family every hook is the identity or a constant, and its code is what it was.
 pub(crate) trait TcpHosts: Family<Hdr = (), Flow = Conn> {
     /// The TCP part of the family's state.

@@ -13,10 +13,10 @@
 //! port use several queues). The ideal FCT of a message is its data alone at line rate, as for the other
 //! families: Homa starts sending at once, so an isolated message that RTTbytes covers meets it.
 
-use super::family::Family;
-use super::queue::{Event, EventQueue};
-use super::Sim;
+use super::Family;
 use crate::config::{Config, HomaSizes};
+use crate::engine::queue::{Event, EventQueue};
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};

@@ -21,10 +21,10 @@
 //! without a handshake): the rate request's round trip before the data is protocol overhead, which the
 //! slowdown then shows (the PDQ paper's "optimal" excludes it too).
 
-use super::family::Family;
-use super::queue::Event;
-use super::Sim;
+use super::Family;
 use crate::config::Config;
+use crate::engine::queue::Event;
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};

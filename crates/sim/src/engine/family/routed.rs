@@ -1,18 +1,18 @@
 //! Source routes for the TCP family's strict-priority schemes (a trace's `path` column, `FlowSet::path`): the TCP
-//! family's hosts (`engine::tcp`, shared through [`TcpHosts`]) with each routed flow's data packets carrying the
-//! route of its path (`net::route`), which the switches decode as HyLine's do. ACKs and flows without a path go
-//! by ECMP. The route rides in the field rank-queue switches read as the rank, so pFabric and LAS cannot take
-//! routes (the engine refuses them).
+//! family's hosts (`engine::family::tcp`, shared through [`TcpHosts`]) with each routed flow's data packets
+//! carrying the route of its path (`net::route`), which the switches decode as HyLine's do. ACKs and flows
+//! without a path go by ECMP. The route rides in the field rank-queue switches read as the rank, so pFabric and
+//! LAS cannot take routes (the engine refuses them).
 //!
 //! Path indices: the equal-cost paths from a flow's source to its destination, in the order of the port taken at
 //! each switch with a choice (`Network::candidates`), the first such switch most significant; e.g. on a k = 4
 //! fat-tree between pods, path 2i + j leaves the edge switch by its i-th candidate uplink and the aggregation
 //! switch by its j-th.
 
-use super::family::Family;
+use super::Family;
 use super::tcp::{TcpHosts, TcpState};
-use super::Sim;
 use crate::config::Config;
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::packet::Packet;
 use crate::net::route::{decode, route_codes, route_step};
