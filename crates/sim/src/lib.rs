@@ -20,7 +20,7 @@
 //!
 //! Two levels simulate the same config and flows: the packet level ([`engine`]) and the flow level
 //! ([`flowlevel`]: fluid rates, no packets). [`run`] reads `run.level` and hands the run to one of them; neither
-//! calls the other. HyLine's central manager lives in [`control`], beside the fabric.
+//! runs the other. HyLine's central manager lives in [`control`], beside the fabric.
 //!
 //! Determinism: one seeded generator per run, no hash maps anywhere, results in flow-id order; the same
 //! config, flows and seed give bit-identical results on any machine, on one thread or two.
@@ -37,6 +37,7 @@ pub mod transport;
 pub mod units;
 
 pub use config::{Config, ConfigError};
+pub use flows::{FlowError, FlowResults, FlowSet};
 pub use record::{RunOutput, RunStats};
 
 use std::sync::atomic::AtomicU64;
@@ -57,4 +58,3 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads:
         }
     }
 }
-pub use flows::{FlowError, FlowResults, FlowSet};
