@@ -193,7 +193,7 @@ fn run<'py>(
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());
     let outcome = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(|| fctlab_sim::engine::run_threads(&cfg, &flows, counter.as_deref(), threads)))
+        catch_unwind(AssertUnwindSafe(|| fctlab_sim::run(&cfg, &flows, counter.as_deref(), threads)))
     });
     let out = match outcome {
         Ok(Ok(out)) => out,

@@ -7,7 +7,7 @@
 //!     cargo run --release -p fctlab-sim --example rate_dynamics
 
 use fctlab_sim::config::Config;
-use fctlab_sim::{engine, FlowSet, RunOutput};
+use fctlab_sim::{FlowSet, RunOutput};
 
 const MS: u64 = 1_000_000_000;
 
@@ -44,7 +44,7 @@ fn flows(list: &[(u32, u32, u64, u64)]) -> FlowSet {
 }
 
 fn run(cfg: &Config, f: &FlowSet) -> RunOutput {
-    engine::run(cfg, f, None).expect("valid flows")
+    fctlab_sim::run(cfg, f, None, 1).expect("valid flows")
 }
 
 fn main() {

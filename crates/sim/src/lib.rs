@@ -16,18 +16,45 @@
 //!    reaches a port at the instant its transmitter becomes free is admitted after the next waiting packet
 //!    has started. [`engine::parallel`] runs the hosts and the switches on two threads.
 //!
+//! 8. [`record`]: what a run returns at either level: per-flow results and the run's counters.
+//!
+//! Two levels simulate the same config and flows: the packet level ([`engine`]) and the flow level
+//! ([`flowlevel`]: fluid rates, no packets). [`run`] reads `run.level` and hands the run to one of them; neither
+//! runs the other. HyLine's central manager lives in [`control`], beside the fabric.
+//!
 //! Determinism: one seeded generator per run, no hash maps anywhere, results in flow-id order; the same
 //! config, flows and seed give bit-identical results on any machine, on one thread or two.
 
 pub mod config;
+pub mod control;
 pub mod engine;
 pub mod flowlevel;
 pub mod flows;
 pub mod net;
 pub mod policy;
+pub mod record;
 pub mod transport;
 pub mod units;
 
 pub use config::{Config, ConfigError};
-pub use engine::{run, RunOutput, RunStats};
 pub use flows::{FlowError, FlowResults, FlowSet};
+pub use record::{RunOutput, RunStats};
+
+use std::sync::atomic::AtomicU64;
+
+/// Simulate `flows` on the fabric `cfg` describes, at the level `run.level` names: the packet level
+/// ([`engine::run_threads`], on up to `threads` threads: 1 or 2) or the flow level ([`flowlevel::run`], on one).
+/// `progress`, if given, holds the number of flows finished so far (the packet level updates it as flows
+/// finish). Deterministic: same inputs, same results, whatever the number of threads.
+pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+    match cfg.run.level {
+        config::Level::Packet => engine::run_threads(cfg, flows, progress, threads),
+        config::Level::Flow => {
+            flows.validate(cfg.topology.hosts())?;
+            if flows.path.iter().any(|&p| p != flows::NO_PATH) {
+                return Err(FlowError("flows: the flow level does not take source routes (the trace's path column)".into()));
+            }
+            flowlevel::run(cfg, flows)
+        }
+    }
+}

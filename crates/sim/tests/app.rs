@@ -7,7 +7,6 @@ mod common;
 
 use common::{comparable, dumbbell, flows, random_flows};
 use fctlab_sim::config::*;
-use fctlab_sim::engine::run_threads;
 use fctlab_sim::flows::NO_RATE;
 use fctlab_sim::transport::tcp::time_to_generate;
 use fctlab_sim::units::{NEVER, PS_PER_MS, PS_PER_US};
@@ -33,7 +32,7 @@ fn a_lone_flow_generated_below_line_rate_takes_size_over_rate_plus_the_path() {
     let rate = 1_000_000_000u64;
     let mut f = flows(&[(0, 1, size, 0)]);
     f.gen_rate_bps = vec![rate];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let gen = time_to_generate(size, rate); // 16 ms
     assert_eq!(gen, 16 * PS_PER_MS);
     assert_eq!(
@@ -60,7 +59,7 @@ fn a_cached_half_is_sent_at_once_and_the_rest_at_the_rate() {
     let mut f = flows(&[(0, 1, size, 0)]);
     f.gen_rate_bps = vec![1_000_000_000];
     f.cached_bytes = vec![size / 2];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let gen = time_to_generate(size / 2, 1_000_000_000); // 8 ms
     assert_eq!(out.results.app_done_ps[0], gen);
     let t = fct(&out, &f, 0);
@@ -76,7 +75,7 @@ fn a_full_send_buffer_blocks_the_application() {
     let size = 1_000_000u64;
     let mut f = flows(&[(0, 1, size, 0)]);
     f.gen_rate_bps = vec![500_000_000];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let t = fct(&out, &f, 0) as f64;
     // payload at 100 Mbit/s with 40 B headers per 1,460 B: ~82 ms
     let wire_ms = size as f64 * 1500.0 / 1460.0 * 8.0 / 1e8 * 1e3;
@@ -100,7 +99,7 @@ fn a_full_send_buffer_blocks_the_application() {
     );
     // without the buffer limit the application is never blocked
     cfg.transport.send_buffer_bytes = 0;
-    let free = run(&cfg, &f, None).unwrap();
+    let free = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(free.results.app_done_ps[0], at_rate as u64);
     assert_eq!(
         free.results.finish_ps[0],
@@ -116,8 +115,8 @@ fn flows_without_a_rate_are_unchanged_by_an_empty_rate_column_and_write_at_their
     let mut g = f.clone();
     g.gen_rate_bps = vec![NO_RATE; f.len()];
     g.cached_bytes = vec![0; f.len()];
-    let a = run(&cfg, &f, None).unwrap();
-    let b = run(&cfg, &g, None).unwrap();
+    let a = run(&cfg, &f, None, 1).unwrap();
+    let b = run(&cfg, &g, None, 1).unwrap();
     assert_eq!(a.results, b.results);
     assert_eq!(comparable(&a.stats), comparable(&b.stats));
     assert_eq!(a.results.app_done_ps, a.results.start_ps);
@@ -155,8 +154,8 @@ fn rate_limited_flows_are_conserved_and_deterministic_on_one_and_two_threads() {
         f.cached_bytes = (0..n)
             .map(|i| if i % 4 == 0 { f.size_bytes[i] / 4 } else { 0 })
             .collect();
-        let one = run_threads(&cfg, &f, None, 1).unwrap();
-        let two = run_threads(&cfg, &f, None, 2).unwrap();
+        let one = run(&cfg, &f, None, 1).unwrap();
+        let two = run(&cfg, &f, None, 2).unwrap();
         assert_eq!(two.stats.threads, 2);
         assert_eq!(one.results, two.results, "{scheme:?}");
         assert_eq!(comparable(&one.stats), comparable(&two.stats), "{scheme:?}");

@@ -50,7 +50,7 @@ fn a_dumbbell_drops_at_its_bottleneck_and_the_tiers_add_up() {
     cfg.host.nic_buffer_bytes = Some(0); // unbounded NICs: a first window of 40 packets would overflow 30 KB there
     cfg.transport.init_cwnd_packets = 40;
     let f = flows(&(0..4).map(|s| (s, 4, 500_000, 0)).collect::<Vec<_>>());
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let t = tiers(&out);
     assert_eq!(t.iter().map(|p| p.0).collect::<Vec<_>>(), ["host_nic", "switch_across", "switch_down"]);
     assert!(out.stats.drops > 0 && t[1].1 == out.stats.drops, "{t:?}");
@@ -66,7 +66,7 @@ fn rank_queue_evictions_are_each_counted_with_their_bytes() {
     cfg.routing.mode = RoutingMode::Spray;
     let list: Vec<_> = (0..40u32).map(|s| (s + 16, 0, 30_000 + 7_000 * s as u64, s as u64 * PS_PER_US)).collect();
     let f = flows(&list);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(out.stats.flows_finished, 40);
     let t = tiers(&out);
     assert!(out.stats.drops > 0 && total(&out.stats.drops_per_tier) == out.stats.drops, "{t:?}");

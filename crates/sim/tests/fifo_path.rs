@@ -5,7 +5,7 @@
 //! bit-identical results.
 
 use fctlab_sim::config::*;
-use fctlab_sim::engine::{run_event_driven, run_threads};
+use fctlab_sim::engine::run_event_driven;
 use fctlab_sim::units::PS_PER_US;
 use fctlab_sim::{run, FlowSet, RunOutput, RunStats};
 mod common;
@@ -27,13 +27,13 @@ fn packet_level(s: &RunStats) -> RunStats {
 /// Run both ways, each on one and on two threads; assert identical results; return (fast path,
 /// event-driven) of the one-thread runs.
 fn both(name: &str, cfg: &Config, f: &FlowSet) -> (RunOutput, RunOutput) {
-    let fast = run(cfg, f, None).unwrap();
+    let fast = run(cfg, f, None, 1).unwrap();
     let slow = run_event_driven(cfg, f, 1).unwrap();
     assert_eq!(fast.results, slow.results, "{name}: per-flow results differ");
     assert_eq!(packet_level(&fast.stats), packet_level(&slow.stats), "{name}: packet-level stats differ");
     assert!(fast.stats.events <= slow.stats.events, "{name}");
     for (one, two, path) in
-        [(&fast, run_threads(cfg, f, None, 2).unwrap(), "fast"), (&slow, run_event_driven(cfg, f, 2).unwrap(), "event-driven")]
+        [(&fast, run(cfg, f, None, 2).unwrap(), "fast"), (&slow, run_event_driven(cfg, f, 2).unwrap(), "event-driven")]
     {
         assert_eq!(one.results, two.results, "{name}, {path} path: per-flow results differ on two threads");
         assert_eq!(packet_level(&one.stats), packet_level(&two.stats), "{name}, {path} path: stats differ on two threads");
@@ -194,7 +194,7 @@ fn tie_rule_in_the_rank_queue() {
     cfg.switch.buffer_bytes = 1_500;
     cfg.transport.rto_min_us = 1_000.0;
     let f = flows(&[(0, 3, 1_460, 0), (1, 3, 1_460, 0), (2, 3, 1_460, 1_200_000)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(out.stats.drops, 0, "the tied arrival saw the departing packet");
     assert_eq!(out.results.finish_ps[2], 6_800_000);
 }

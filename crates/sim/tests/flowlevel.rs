@@ -5,7 +5,6 @@ mod common;
 
 use common::{flows, random_flows};
 use fctlab_sim::config::{Config, Level};
-use fctlab_sim::engine;
 
 /// The reference fabric with `scheme`; pFabric as the PIAS paper ran it (its native preset's 45 us RTO is for a
 /// 12 us fabric and times out spuriously on this one's 85 us).
@@ -27,8 +26,8 @@ fn an_isolated_flow_takes_the_same_time_at_both_levels() {
     for scheme in ["dctcp", "tcp", "pfabric", "las", "rcp", "pias", "pdq", "d3", "pdq-basic", "rax", "rax-plus"] {
         for size in [1_000u64, 14_600, 100_000, 1_000_000, 10_000_000] {
             let f = flows(&[(0, 143, size, 0)]);
-            let p = engine::run(&cfg(scheme, Level::Packet), &f, None).unwrap();
-            let q = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
+            let p = fctlab_sim::run(&cfg(scheme, Level::Packet), &f, None, 1).unwrap();
+            let q = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
             let (a, b) = (p.results.finish_ps[0] as f64, q.results.finish_ps[0] as f64);
             assert_eq!(q.results.ideal_fct_ps[0], p.results.ideal_fct_ps[0]);
             // TCP's slow start overshoots the buffer from about 1 MB on and loses packets at the packet level;
@@ -48,8 +47,8 @@ fn an_isolated_flow_takes_the_same_time_at_both_levels() {
 fn a_workload_finishes_deterministically() {
     for scheme in ["dctcp", "pfabric", "las", "pias", "pdq", "d3", "pdq-basic"] {
         let f = random_flows(5_000, 144, 2_000_000, 20_000_000, 11);
-        let a = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
-        let b = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
+        let a = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
+        let b = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
         assert_eq!(a.results, b.results);
         assert_eq!(a.stats.flows_finished, 5_000);
         for i in 0..f.len() {
@@ -62,7 +61,7 @@ fn a_workload_finishes_deterministically() {
     // generation rates (the application model) are not modelled at the flow level: refused, not ignored
     let mut f = flows(&[(0, 1, 10_000, 0)]);
     f.gen_rate_bps = vec![1_000_000_000];
-    let e = engine::run(&cfg("dctcp", Level::Flow), &f, None).unwrap_err();
+    let e = fctlab_sim::run(&cfg("dctcp", Level::Flow), &f, None, 1).unwrap_err();
     assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
 }
 
@@ -71,7 +70,7 @@ fn a_workload_finishes_deterministically() {
 fn pias_favours_short_flows() {
     let f = random_flows(3_000, 144, 3_000_000, 20_000_000, 5);
     let mean = |scheme: &str, small: bool| {
-        let out = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
+        let out = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
         assert_eq!(out.stats.flows_finished, 3_000);
         let sel: Vec<usize> = (0..f.len()).filter(|&i| (f.size_bytes[i] <= 100_000) == small).collect();
         sel.iter().map(|&i| (out.results.finish_ps[i] - out.results.start_ps[i]) as f64).sum::<f64>() / sel.len() as f64
@@ -85,7 +84,7 @@ fn pias_favours_short_flows() {
 fn a_child_starts_when_its_parent_finishes() {
     let mut f = flows(&[(0, 143, 200_000, 0), (5, 143, 50_000, 0), (7, 20, 10_000, 0), (0, 143, 1_000, 900_000_000)]);
     f.after = vec![fctlab_sim::flows::NO_PARENT, 0, 1, 0];
-    let out = engine::run(&cfg("dctcp", Level::Flow), &f, None).unwrap();
+    let out = fctlab_sim::run(&cfg("dctcp", Level::Flow), &f, None, 1).unwrap();
     let r = &out.results;
     assert_eq!(out.stats.flows_finished, 4);
     assert_eq!(r.start_ps[1], r.finish_ps[0]);
@@ -115,7 +114,7 @@ const MS: u64 = 1_000_000_000;
 fn d3_grants_first_come_first_served_and_quenches_what_cannot_make_it() {
     let mut f = flows(&[(0, 2, 1_000_000, 0), (1, 2, 1_000_000, 0), (0, 2, 1_500_000, MS / 2)]);
     f.deadline_ps = vec![2 * MS, 3 * MS, MS / 2 + 16 * MS / 10];
-    let out = engine::run(&dumbbell_flow("d3"), &f, None).unwrap();
+    let out = fctlab_sim::run(&dumbbell_flow("d3"), &f, None, 1).unwrap();
     let r = &out.results;
     assert!(r.finish_ps[0] <= 2 * MS && r.finish_ps[1] <= 3 * MS, "{:?}", r.finish_ps);
     assert_eq!(r.terminated, vec![false, false, true]);
@@ -124,11 +123,11 @@ fn d3_grants_first_come_first_served_and_quenches_what_cannot_make_it() {
     assert!(quenched > 200_000.0 && quenched < 400_000.0, "sent {quenched} B before giving up");
     let mut alone = flows(&[(0, 2, 1_500_000, MS / 2)]);
     alone.deadline_ps = vec![MS / 2 + 16 * MS / 10];
-    let a = engine::run(&dumbbell_flow("d3"), &alone, None).unwrap();
+    let a = fctlab_sim::run(&dumbbell_flow("d3"), &alone, None, 1).unwrap();
     assert!(!a.results.terminated[0] && a.results.finish_ps[0] <= alone.deadline_ps[0]);
     // a flow that cannot make it even alone at line rate (1.5 MB in 1 ms at 10 Gbps) sends nothing
     alone.deadline_ps = vec![MS / 2 + MS];
-    let a = engine::run(&dumbbell_flow("d3"), &alone, None).unwrap();
+    let a = fctlab_sim::run(&dumbbell_flow("d3"), &alone, None, 1).unwrap();
     assert!(a.results.terminated[0] && a.results.bytes_sent[0] == 0);
 }
 
@@ -139,8 +138,8 @@ fn d3_grants_first_come_first_served_and_quenches_what_cannot_make_it() {
 #[test]
 fn pdq_basic_leaves_one_rtt_between_flows_early_start_none() {
     let f = flows(&[(0, 2, 200_000, 0), (1, 2, 100_000, 0)]);
-    let es = engine::run(&dumbbell_flow("pdq-es"), &f, None).unwrap().results;
-    let basic = engine::run(&dumbbell_flow("pdq-basic"), &f, None).unwrap().results;
+    let es = fctlab_sim::run(&dumbbell_flow("pdq-es"), &f, None, 1).unwrap().results;
+    let basic = fctlab_sim::run(&dumbbell_flow("pdq-basic"), &f, None, 1).unwrap().results;
     assert_eq!(es.finish_ps[1], basic.finish_ps[1]);
     let tx = |b: u32| fctlab_sim::units::tx_time(b, 10_000_000_000);
     let rtt = 3 * (tx(1500) + tx(40) + 2_000_000);
@@ -157,13 +156,13 @@ fn pdq_basic_leaves_one_rtt_between_flows_early_start_none() {
 fn pdq_early_termination_ends_only_flows_that_cannot_make_it() {
     let mut f = flows(&[(0, 2, 500_000, 0), (1, 2, 500_000, 0), (0, 2, 500_000, 0)]);
     f.deadline_ps = vec![MS / 2, 7 * MS / 10, 5 * MS];
-    let et = engine::run(&dumbbell_flow("pdq"), &f, None).unwrap().results;
+    let et = fctlab_sim::run(&dumbbell_flow("pdq"), &f, None, 1).unwrap().results;
     assert_eq!(et.terminated, vec![false, true, false]);
     assert!(et.finish_ps[0] <= MS / 2 && et.finish_ps[2] <= 5 * MS);
     assert!(et.bytes_sent[1] == 0, "flow 1 never sent: {}", et.bytes_sent[1]);
-    let es = engine::run(&dumbbell_flow("pdq-es-et"), &f, None).unwrap().results;
+    let es = fctlab_sim::run(&dumbbell_flow("pdq-es-et"), &f, None, 1).unwrap().results;
     assert_eq!(es.terminated, et.terminated);
-    let no = engine::run(&dumbbell_flow("pdq-es"), &f, None).unwrap().results;
+    let no = fctlab_sim::run(&dumbbell_flow("pdq-es"), &f, None, 1).unwrap().results;
     assert_eq!(no.terminated, vec![false, false, false]);
     assert!(no.finish_ps[1] > 7 * MS / 10 && no.finish_ps[2] > et.finish_ps[2]);
 }
@@ -179,7 +178,7 @@ fn pdq_size_unaware_criticality() {
         let mut c = dumbbell_flow("pdq-es");
         c.scheme.pdq_criticality = serde_json::from_str(&format!("\"{crit}\"")).unwrap();
         c.seed = seed;
-        engine::run(&c, &f, None).unwrap().results.finish_ps
+        fctlab_sim::run(&c, &f, None, 1).unwrap().results.finish_ps
     };
     let one = 1_000_000 * 1500 / 1460 * 8 / 10 * 1000; // ps for 1 MB on the wire at 10 Gbps
     let by_size = run("size", 1);
@@ -204,8 +203,8 @@ fn a_deadline_workload_finishes_or_gives_up() {
         })
         .collect();
     for scheme in ["d3", "pdq", "pdq-es-et", "pdq-es", "pdq-basic"] {
-        let a = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
-        let b = engine::run(&cfg(scheme, Level::Flow), &f, None).unwrap();
+        let a = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
+        let b = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
         assert_eq!(a.results, b.results);
         let r = &a.results;
         let ended = (0..f.len()).filter(|&i| r.terminated[i]).count();
@@ -237,7 +236,7 @@ fn tagged_schemes_let_the_short_flow_through() {
         let sc = format!(r#"{{"scheme": {{"name": "{scheme}", "qclimb_info": "precise", "thresholds_bytes": {th}}}}}"#);
         c.scheme = Config::from_json(&sc).unwrap().scheme;
         c.run.level = Level::Flow;
-        let r = engine::run(&c, f, None).unwrap().results;
+        let r = fctlab_sim::run(&c, f, None, 1).unwrap().results;
         let last = f.len() - 1;
         r.finish_ps[last] - r.start_ps[last]
     };
@@ -257,7 +256,7 @@ fn las_serves_the_least_attained_first_then_shares() {
     let f = flows(&[(0, 2, 1_000_000, 0), (1, 2, 100_000, 40 * us)]);
     let alone = flows(&[(1, 2, 100_000, 40 * us)]);
     let fct = |f: &fctlab_sim::flows::FlowSet| {
-        let r = engine::run(&dumbbell_flow("las"), f, None).unwrap().results;
+        let r = fctlab_sim::run(&dumbbell_flow("las"), f, None, 1).unwrap().results;
         let last = f.len() - 1;
         r.finish_ps[last] - r.start_ps[last]
     };

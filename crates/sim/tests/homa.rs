@@ -7,7 +7,7 @@ mod common;
 
 use common::{comparable, flows, random_flows};
 use fctlab_sim::config::Config;
-use fctlab_sim::{engine, FlowSet, RunOutput};
+use fctlab_sim::{FlowSet, RunOutput};
 
 const US: u64 = 1_000_000;
 
@@ -23,7 +23,7 @@ fn homa(extra: &str) -> Config {
 }
 
 fn run(cfg: &Config, f: &FlowSet) -> RunOutput {
-    engine::run(cfg, f, None).unwrap()
+    fctlab_sim::run(cfg, f, None, 1).unwrap()
 }
 
 fn fct(out: &RunOutput, i: usize) -> u64 {
@@ -105,8 +105,8 @@ fn incast_queue_is_bounded_by_overcommitment() {
 fn every_message_arrives_deterministically_and_through_loss() {
     let cfg = homa("");
     let f = random_flows(3_000, 144, 400_000, 2 * US, 7);
-    let one = engine::run_threads(&cfg, &f, None, 1).unwrap();
-    let two = engine::run_threads(&cfg, &f, None, 2).unwrap();
+    let one = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
+    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
     assert_eq!(one.stats.flows_finished, 3_000);
     assert_eq!(one.results, two.results);
     assert_eq!(comparable(&one.stats), comparable(&two.stats));
@@ -137,11 +137,11 @@ fn estimated_sizes() {
     f.estimate_bytes = f.size_bytes.iter().map(|&s| (s / 4).max(1)).collect();
     let poor = run(&homa(r#", "homa_sizes": "estimate""#), &f);
     assert_eq!(poor.stats.flows_finished, 500);
-    let e = engine::run(&homa(r#", "homa_sizes": "upper""#), &f, None).unwrap_err();
+    let e = fctlab_sim::run(&homa(r#", "homa_sizes": "upper""#), &f, None, 1).unwrap_err();
     assert!(e.0.contains("upper_bytes"), "{}", e.0);
     // the application model's generation rates are the TCP family's: refused here, not ignored
     f.gen_rate_bps = vec![1_000_000_000; f.len()];
-    let e = engine::run(&homa(""), &f, None).unwrap_err();
+    let e = fctlab_sim::run(&homa(""), &f, None, 1).unwrap_err();
     assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
 }
 
@@ -162,10 +162,10 @@ fn lost_packets_of_a_passed_over_message_are_asked_for() {
         })
         .collect();
     let f = flows(&list);
-    let one = engine::run_threads(&cfg, &f, None, 1).unwrap();
+    let one = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
     assert_eq!(one.stats.flows_finished, 1_000, "{} stuck", 1_000 - one.stats.flows_finished);
     assert!(one.stats.link_losses > 500);
-    let two = engine::run_threads(&cfg, &f, None, 2).unwrap();
+    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
     assert_eq!(one.results, two.results);
 }
 

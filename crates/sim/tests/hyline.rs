@@ -7,7 +7,7 @@ mod common;
 use common::{comparable, flows, random_flows};
 use fctlab_sim::config::Config;
 use fctlab_sim::units::NEVER;
-use fctlab_sim::{engine, FlowSet, RunOutput};
+use fctlab_sim::{FlowSet, RunOutput};
 
 const US: u64 = 1_000_000;
 
@@ -23,7 +23,7 @@ fn hyline(extra: &str) -> Config {
 }
 
 fn run(cfg: &Config, f: &FlowSet) -> RunOutput {
-    engine::run(cfg, f, None).unwrap()
+    fctlab_sim::run(cfg, f, None, 1).unwrap()
 }
 
 fn fct(out: &RunOutput, i: usize) -> u64 {
@@ -116,7 +116,7 @@ fn every_byte_arrives_and_two_threads_agree() {
         assert!(one.results.bytes_delivered[i] >= f.size_bytes[i], "flow {i}");
     }
     assert!(one.stats.hyline_requests > 50 && one.stats.hyline_stops > 0, "{:?}", one.stats.hyline_requests);
-    let two = engine::run_threads(&cfg, &f, None, 2).unwrap();
+    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
     assert_eq!(two.stats.threads, 2);
     assert_eq!(one.results, two.results);
     assert_eq!(comparable(&one.stats), comparable(&two.stats));
@@ -152,7 +152,7 @@ fn pfc_keeps_the_second_class_lossless() {
     assert!(out.stats.pfc_pause_frames > 0, "no pause: the test does not exercise PFC");
     assert_eq!(out.stats.drops_per_queue[1], 0, "second class dropped");
     assert!(out.stats.hyline_requests == 30);
-    let two = engine::run_threads(&cfg, &f, None, 2).unwrap();
+    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
     assert_eq!(out.results, two.results);
     assert_eq!(comparable(&out.stats), comparable(&two.stats));
 }

@@ -5,7 +5,6 @@ mod common;
 
 use common::flows;
 use fctlab_sim::config::Config;
-use fctlab_sim::engine;
 
 const US: u64 = 1_000_000;
 
@@ -26,7 +25,7 @@ fn star(scheme: &str, hosts: u32) -> Config {
 #[test]
 fn a_lone_flow_fills_its_series_at_line_rate_at_most() {
     let cfg = star("tcp", 2);
-    let out = engine::run(&cfg, &flows(&[(0, 1, 300_000, 0)]), None).unwrap();
+    let out = fctlab_sim::run(&cfg, &flows(&[(0, 1, 300_000, 0)]), None, 1).unwrap();
     let m = out.stats.monitor.as_ref().expect("monitored");
     assert_eq!(m.flows, vec![0]);
     assert_eq!(m.time_ps[0], 0);
@@ -45,7 +44,7 @@ fn a_lone_flow_fills_its_series_at_line_rate_at_most() {
     // and monitoring changes no result
     let mut plain = cfg.clone();
     plain.run.monitor_host = None;
-    let p = engine::run(&plain, &flows(&[(0, 1, 300_000, 0)]), None).unwrap();
+    let p = fctlab_sim::run(&plain, &flows(&[(0, 1, 300_000, 0)]), None, 1).unwrap();
     assert_eq!(p.results, out.results);
 }
 
@@ -54,7 +53,7 @@ fn a_lone_flow_fills_its_series_at_line_rate_at_most() {
 #[test]
 fn two_senders_build_the_monitored_queue() {
     let cfg = star("dctcp", 3);
-    let out = engine::run(&cfg, &flows(&[(0, 2, 500_000, 0), (1, 2, 500_000, 0)]), None).unwrap();
+    let out = fctlab_sim::run(&cfg, &flows(&[(0, 2, 500_000, 0), (1, 2, 500_000, 0)]), None, 1).unwrap();
     let m = out.stats.monitor.as_ref().unwrap();
     assert_eq!(m.flows, vec![0, 1]);
     assert!(m.queue_bytes.iter().any(|&q| q > 10_000), "max queue {:?}", m.queue_bytes.iter().max());

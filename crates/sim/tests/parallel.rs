@@ -7,16 +7,16 @@ mod common;
 
 use common::{comparable, dumbbell, flows, random_flows};
 use fctlab_sim::config::*;
-use fctlab_sim::engine::{run_event_driven, run_threads};
+use fctlab_sim::engine::run_event_driven;
 use fctlab_sim::flows::NO_PARENT;
 use fctlab_sim::units::{NEVER, PS_PER_US};
 use fctlab_sim::{FlowSet, RunOutput};
 
 /// Run on one and on two threads, on both port paths; assert the same results; return the one-thread run.
 fn same(name: &str, cfg: &Config, f: &FlowSet, expect_threads: u64) -> RunOutput {
-    let one = run_threads(cfg, f, None, 1).unwrap();
+    let one = fctlab_sim::run(cfg, f, None, 1).unwrap();
     assert_eq!(one.stats.threads, 1);
-    for (two, path) in [(run_threads(cfg, f, None, 2).unwrap(), "fast"), (run_event_driven(cfg, f, 2).unwrap(), "event-driven")] {
+    for (two, path) in [(fctlab_sim::run(cfg, f, None, 2).unwrap(), "fast"), (run_event_driven(cfg, f, 2).unwrap(), "event-driven")] {
         assert_eq!(two.stats.threads, expect_threads, "{name}");
         if path == "fast" {
             assert_eq!(one.results, two.results, "{name}: per-flow results differ on two threads");

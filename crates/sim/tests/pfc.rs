@@ -7,7 +7,6 @@ mod common;
 
 use common::{comparable, dumbbell, flows};
 use fctlab_sim::config::*;
-use fctlab_sim::engine::run_threads;
 use fctlab_sim::units::{NEVER, PS_PER_US};
 use fctlab_sim::{run, FlowSet, RunOutput};
 
@@ -75,8 +74,8 @@ fn all_delivered(f: &FlowSet, out: &RunOutput) {
 #[test]
 fn the_protected_class_does_not_drop_in_an_incast_the_other_still_does() {
     let f = two_incasts();
-    let off = run(&one_switch(false), &f, None).unwrap();
-    let on = run(&one_switch(true), &f, None).unwrap();
+    let off = run(&one_switch(false), &f, None, 1).unwrap();
+    let on = run(&one_switch(true), &f, None, 1).unwrap();
     let (q_off, q_on) = (&off.stats.drops_per_queue, &on.stats.drops_per_queue);
     eprintln!(
         "drops per queue without PFC {q_off:?}, with {q_on:?}; pause/resume frames {} {}; paused {:?}",
@@ -114,7 +113,7 @@ fn headroom_keeps_the_protected_class_lossless_when_the_other_fills_the_port() {
     let run_with = |pfc, headroom| {
         let mut cfg = one_switch(pfc);
         cfg.switch.pfc_headroom_bytes = headroom;
-        let out = run(&cfg, &f, None).unwrap();
+        let out = run(&cfg, &f, None, 1).unwrap();
         all_delivered(&f, &out);
         out
     };
@@ -133,7 +132,7 @@ fn headroom_keeps_the_protected_class_lossless_when_the_other_fills_the_port() {
     assert!(headroom.stats.drops_per_queue[0] > 0);
     assert!(headroom.stats.max_port_occupancy_bytes > 150_000, "the headroom was used");
     assert!(headroom.stats.max_port_occupancy_bytes <= 240_000);
-    let two = run_threads(&one_switch_headroom(), &f, None, 2).unwrap();
+    let two = run(&one_switch_headroom(), &f, None, 2).unwrap();
     assert_eq!(two.results, headroom.results);
 }
 
@@ -157,8 +156,8 @@ fn backpressure_spreads_hop_by_hop() {
     let list: Vec<_> = (0..4u32).map(|s| (s, 4, 1_500_000, s as u64 * 200_000)).collect();
     let mut f = flows(&list);
     f.priority = vec![1; 4];
-    let off = run(&topo(false), &f, None).unwrap();
-    let on = run(&topo(true), &f, None).unwrap();
+    let off = run(&topo(false), &f, None, 1).unwrap();
+    let on = run(&topo(true), &f, None, 1).unwrap();
     eprintln!(
         "drops without PFC {:?}, with {:?}; frames {} {}; paused {:?}",
         off.stats.drops_per_queue, on.stats.drops_per_queue, on.stats.pfc_pause_frames, on.stats.pfc_resume_frames,
@@ -184,7 +183,7 @@ fn a_pause_blocks_the_paused_class_towards_uncongested_hosts_too() {
     let mut f = flows(&list);
     f.priority = vec![1; list.len()];
     let fct = |pfc| {
-        let out = run(&one_switch(pfc), &f, None).unwrap();
+        let out = run(&one_switch(pfc), &f, None, 1).unwrap();
         all_delivered(&f, &out);
         out.results.finish_ps[6] - out.results.start_ps[6]
     };
@@ -203,7 +202,7 @@ fn next_queue_mode_lets_the_paused_class_through_to_uncongested_hosts() {
     let mut f = flows(&list);
     f.priority = vec![1; list.len()];
     let go = |cfg: Config| {
-        let out = run(&cfg, &f, None).unwrap();
+        let out = run(&cfg, &f, None, 1).unwrap();
         all_delivered(&f, &out);
         out
     };
@@ -229,17 +228,17 @@ fn next_queue_mode_lets_the_paused_class_through_to_uncongested_hosts() {
 fn next_queue_mode_keeps_the_protected_class_lossless_and_is_deterministic() {
     let f = two_incasts();
     let cfg = next_queue(one_switch(true));
-    let a = run(&cfg, &f, None).unwrap();
+    let a = run(&cfg, &f, None, 1).unwrap();
     let (drops, paused) = (&a.stats.drops_per_queue, &a.stats.pfc_paused_ps_per_tier);
     eprintln!("next_queue mode: drops per queue {drops:?}, paused {paused:?}");
     assert_eq!(a.stats.drops_per_queue[1], 0);
     assert!(a.stats.drops_per_queue[0] > 0);
     assert!(tier(&a, "switch_down") > 0, "the queue to host 8 was paused");
     all_delivered(&f, &a);
-    let b = run(&cfg, &f, None).unwrap();
+    let b = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(a.results, b.results);
     assert_eq!(comparable(&a.stats), comparable(&b.stats));
-    let two = run_threads(&cfg, &f, None, 2).unwrap();
+    let two = run(&cfg, &f, None, 2).unwrap();
     assert_eq!(two.stats.threads, 1);
     assert_eq!(a.results, two.results);
 }
@@ -253,7 +252,7 @@ fn next_queue_mode_backpressure_and_fat_tree() {
     let list: Vec<_> = (0..4u32).map(|s| (s, 4, 1_500_000, s as u64 * 200_000)).collect();
     let mut f = flows(&list);
     f.priority = vec![1; 4];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     eprintln!("dumbbell: drops {:?}, paused {:?}", out.stats.drops_per_queue, out.stats.pfc_paused_ps_per_tier);
     assert_eq!(out.stats.drops, 0);
     all_delivered(&f, &out);
@@ -272,7 +271,7 @@ fn next_queue_mode_backpressure_and_fat_tree() {
     (cfg.switch.pfc_pause_packets, cfg.switch.pfc_resume_packets) = (12, 6);
     cfg.switch.pfc_queues = Some(vec![0]);
     let f = common::random_flows(600, 16, 400_000, PS_PER_US / 4, 3);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     eprintln!("fat tree: drops {:?}, paused {:?}", out.stats.drops_per_tier, out.stats.pfc_paused_ps_per_tier);
     all_delivered(&f, &out);
 }
@@ -295,10 +294,10 @@ fn other_strict_priority_schemes_run_with_pfc() {
             (cfg.switch.pfc_pause_packets, cfg.switch.pfc_resume_packets) = (4, 2);
             cfg.switch.pfc_queues = Some(vec![0, 1]);
         }
-        let out = run(&cfg, &f, None).unwrap();
+        let out = run(&cfg, &f, None, 1).unwrap();
         all_delivered(&f, &out);
         assert!(out.stats.pfc_pause_frames > 0, "{scheme:?}");
-        let two = run_threads(&cfg, &f, None, 2).unwrap();
+        let two = run(&cfg, &f, None, 2).unwrap();
         assert_eq!(out.results, two.results, "{scheme:?} on two threads");
         eprintln!("{scheme:?}: drops {:?}, pause frames {}", out.stats.drops_per_queue, out.stats.pfc_pause_frames);
     }
@@ -323,7 +322,7 @@ fn a_fat_tree_under_two_way_load_does_not_deadlock() {
     (cfg.switch.pfc_pause_packets, cfg.switch.pfc_resume_packets) = (12, 6);
     cfg.switch.pfc_queues = Some(vec![0]);
     let f = random_flows(600, 16, 400_000, PS_PER_US / 4, 3);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     all_delivered(&f, &out);
     let paused: Vec<_> = out.stats.pfc_paused_ps_per_tier.iter().filter(|p| p.1 > 0).map(|p| p.0.as_str()).collect();
     let (drops, frames) = (&out.stats.drops_per_tier, out.stats.pfc_pause_frames);
@@ -331,7 +330,7 @@ fn a_fat_tree_under_two_way_load_does_not_deadlock() {
     for t in ["host_nic", "edge_up", "agg_up", "core_down", "agg_down"] {
         assert!(paused.contains(&t), "{t} never paused: {paused:?}");
     }
-    let two = run_threads(&cfg, &f, None, 2).unwrap();
+    let two = run(&cfg, &f, None, 2).unwrap();
     assert_eq!(out.results, two.results);
 }
 
@@ -339,11 +338,11 @@ fn a_fat_tree_under_two_way_load_does_not_deadlock() {
 fn deterministic_and_the_same_on_two_threads() {
     let f = two_incasts();
     let cfg = one_switch(true);
-    let a = run(&cfg, &f, None).unwrap();
-    let b = run(&cfg, &f, None).unwrap();
+    let a = run(&cfg, &f, None, 1).unwrap();
+    let b = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(a.results, b.results);
     assert_eq!(comparable(&a.stats), comparable(&b.stats));
-    let two = run_threads(&cfg, &f, None, 2).unwrap();
+    let two = run(&cfg, &f, None, 2).unwrap();
     assert_eq!(two.stats.threads, 2);
     assert_eq!(a.results, two.results, "per-flow results differ on two threads");
     assert_eq!(comparable(&a.stats), comparable(&two.stats), "stats differ on two threads");
@@ -357,8 +356,8 @@ fn deterministic_and_the_same_on_two_threads() {
 fn pfc_that_never_pauses_changes_nothing() {
     assert!(!Config::default().switch.pfc);
     let f = flows(&[(0, 8, 200_000, 0), (1, 9, 100_000, 0)]);
-    let off = run(&one_switch(false), &f, None).unwrap();
-    let on = run(&one_switch(true), &f, None).unwrap();
+    let off = run(&one_switch(false), &f, None, 1).unwrap();
+    let on = run(&one_switch(true), &f, None, 1).unwrap();
     assert_eq!(on.stats.pfc_pause_frames, 0);
     assert_eq!(off.results, on.results);
 }

@@ -47,11 +47,11 @@ fn appendix_c_two_flow_example() {
     let list = [(0, 2, 6 * UNIT), (1, 2, 3 * UNIT)];
     let mut cfg = two_senders();
     cfg.scheme.slack_bytes = 0;
-    let qclimb = run(&cfg, &flows(&list, &[6 * UNIT, 3 * UNIT], &[1000 * UNIT, 1000 * UNIT]), None).unwrap();
+    let qclimb = run(&cfg, &flows(&list, &[6 * UNIT, 3 * UNIT], &[1000 * UNIT, 1000 * UNIT]), None, 1).unwrap();
     // Climbing by the point estimates instead (bound = estimate, and no demotion): f1 looks smaller and goes
     // first, f2 waits behind it.
     cfg.scheme.slack_bytes = 1000 * UNIT;
-    let by_estimate = run(&cfg, &flows(&list, &[2 * UNIT, 4 * UNIT], &[1000 * UNIT, 1000 * UNIT]), None).unwrap();
+    let by_estimate = run(&cfg, &flows(&list, &[2 * UNIT, 4 * UNIT], &[1000 * UNIT, 1000 * UNIT]), None, 1).unwrap();
     let (q, e) = (mean_fct_units(&qclimb), mean_fct_units(&by_estimate));
     // the paper: 6 and 7.5 units (plus a few microseconds of propagation and slow start here)
     assert!((q - 6.0).abs() < 0.3, "QCLIMB mean FCT {q} units");
@@ -74,7 +74,7 @@ fn climbing_under_contention_rwnd(ooo: OooHandling, rwnd_bytes: u64) -> RunOutpu
     cfg.scheme.thresholds_bytes = vec![20_000, 60_000];
     // flow 0 climbs from queue 2 to queue 0 over its 200 KB lower bound; flow 1 (50 KB, queue 1) competes
     let list = [(0, 2, 300_000), (1, 2, 50_000)];
-    run(&cfg, &flows(&list, &[200_000, 50_000], &[400_000, 60_000]), None).unwrap()
+    run(&cfg, &flows(&list, &[200_000, 50_000], &[400_000, 60_000]), None, 1).unwrap()
 }
 
 #[test]
@@ -105,7 +105,7 @@ fn a_loss_within_one_priority_is_found_by_priority_gap_and_repaired() {
     cfg.transport.init_cwnd_packets = 40;
     cfg.transport.rto_min_us = 100_000.0;
     let f = flows(&[(0, 1, 500_000)], &[1], &[1]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(out.results.bytes_dropped[0] > 0, "the scenario must drop");
     // most holes are found by the receiver and repaired at once; a hole right after a retransmitted segment
     // (retransmissions travel at the highest priority, so the gap looks like a priority boundary) or at a
@@ -124,7 +124,7 @@ fn qclimb_without_bounds_is_refused() {
     let cfg = two_senders();
     let mut f = flows(&[(0, 2, 1000)], &[], &[]);
     f.lower_bytes.clear();
-    let e = run(&cfg, &f, None).unwrap_err();
+    let e = run(&cfg, &f, None, 1).unwrap_err();
     assert!(e.to_string().contains("lower_bytes"), "{e}");
 }
 
@@ -157,14 +157,14 @@ fn flows_without_qclimb_are_scheduled_exactly_as_pias() {
     pias.scheme.name = SchemeName::Pias;
     pias.scheme.probe_after_timeouts = qc.scheme.probe_after_timeouts;
     let mut f = flows(&list, &[1; 4], &[1; 4]);
-    let p = run(&pias, &f, None).unwrap();
+    let p = run(&pias, &f, None, 1).unwrap();
     f.qclimb = vec![false; 4];
-    let q = run(&qc, &f, None).unwrap();
+    let q = run(&qc, &f, None, 1).unwrap();
     assert!(p.results.bytes_dropped.iter().sum::<u64>() > 0, "the scenario must drop");
     assert_eq!(p.results, q.results);
     // with QCLIMB on, the same flows (bounds 1 byte: the lowest queue past 1 byte) are scheduled differently
     f.qclimb = vec![true; 4];
-    let q_on = run(&qc, &f, None).unwrap();
+    let q_on = run(&qc, &f, None, 1).unwrap();
     assert_ne!(q_on.results.finish_ps, p.results.finish_ps);
 }
 
@@ -199,9 +199,9 @@ fn with_losses_a_receive_window_bounds_the_out_of_order_data() {
     cfg.transport.init_cwnd_packets = 40;
     cfg.transport.rto_min_us = 100_000.0;
     let f = flows(&[(0, 1, 500_000)], &[1], &[1]);
-    let free = run(&cfg, &f, None).unwrap();
+    let free = run(&cfg, &f, None, 1).unwrap();
     cfg.transport.rwnd_bytes = 15 * 1460;
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(out.results.bytes_dropped[0] > 0, "the scenario must drop");
     assert!(free.results.ooo_max_segments[0] > 14, "without a window it holds more ({})", free.results.ooo_max_segments[0]);
     assert!(out.results.ooo_max_segments[0] <= 14, "{} segments held", out.results.ooo_max_segments[0]);

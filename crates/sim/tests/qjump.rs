@@ -6,7 +6,7 @@ mod common;
 
 use common::{comparable, dumbbell, flows, random_flows};
 use fctlab_sim::config::{Config, SchemeName};
-use fctlab_sim::{engine, FlowSet, RunOutput};
+use fctlab_sim::{FlowSet, RunOutput};
 
 const US: u64 = 1_000_000;
 
@@ -21,7 +21,7 @@ fn qjump(extra: &str) -> Config {
 }
 
 fn run(cfg: &Config, f: &FlowSet) -> RunOutput {
-    engine::run(cfg, f, None).unwrap()
+    fctlab_sim::run(cfg, f, None, 1).unwrap()
 }
 
 /// With the default levels every flow fits its bucket (retransmissions aside): nothing is dropped at the host,
@@ -71,7 +71,7 @@ fn every_byte_arrives_and_two_threads_agree() {
     for i in 0..400 {
         assert!(one.results.bytes_delivered[i] >= f.size_bytes[i], "flow {i}");
     }
-    let two = engine::run_threads(&cfg, &f, None, 2).unwrap();
+    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
     assert_eq!(two.stats.threads, 2);
     assert_eq!(one.results, two.results);
     assert_eq!(comparable(&one.stats), comparable(&two.stats));

@@ -25,7 +25,7 @@ fn star(scheme: &str, hosts: u32, delay_ns: f64) -> Config {
 }
 
 fn run(cfg: &Config, f: &FlowSet) -> RunOutput {
-    engine::run(cfg, f, None).unwrap()
+    fctlab_sim::run(cfg, f, None, 1).unwrap()
 }
 
 fn fct_ms(out: &RunOutput, i: usize) -> f64 {
@@ -174,7 +174,7 @@ fn every_rate_scheme_delivers_everything_and_is_deterministic() {
                 "{scheme}: no deadlines, nothing terminated"
             );
         }
-        let two = engine::run_threads(&cfg, &f, None, 2).unwrap();
+        let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
         assert_eq!(
             two.results, out.results,
             "{scheme}: same results on two threads"
@@ -268,7 +268,7 @@ fn tcp_on_lossy_links_is_deterministic_and_counts_its_losses() {
     assert_eq!(out.stats.flows_finished, 12);
     assert!(out.stats.link_losses > 0 && out.stats.drops >= out.stats.link_losses);
     assert!(out.results.retransmits.iter().sum::<u32>() > 0);
-    let two = engine::run_threads(&cfg, &f, None, 2).unwrap();
+    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
     assert_eq!(two.results, out.results);
     assert_eq!(two.stats.link_losses, out.stats.link_losses);
     let ed = engine::run_event_driven(&cfg, &f, 1).unwrap();

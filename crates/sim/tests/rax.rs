@@ -34,7 +34,7 @@ fn two_flows(rank: RankBy) -> (f64, f64) {
     cfg.scheme.rank = rank;
     let mut f = flows(&[(0, 1, 10_000_000, 0), (0, 1, 15_000_000, 0)]);
     f.gen_rate_bps = vec![5_000_000_000, 10_000_000_000];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     for i in 0..2 {
         assert_eq!(
             out.results.bytes_sent[i],
@@ -80,7 +80,7 @@ fn copy_rate(send_buffer: u64) -> f64 {
     cfg.transport.send_buffer_bytes = send_buffer;
     let mut f = flows(&[(0, 1, 4_000_000, 0)]);
     f.gen_rate_bps = vec![500_000_000];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_ne!(out.results.finish_ps[0], NEVER);
     out.results.copy_rate_bps[0]
 }

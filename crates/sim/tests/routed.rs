@@ -7,7 +7,7 @@ mod common;
 use common::{comparable, flows, random_flows};
 use fctlab_sim::config::Config;
 use fctlab_sim::flows::NO_PATH;
-use fctlab_sim::{engine, FlowSet, RunOutput};
+use fctlab_sim::{FlowSet, RunOutput};
 
 const US: u64 = 1_000_000;
 
@@ -28,7 +28,7 @@ fn with_paths(mut f: FlowSet, paths: &[u32]) -> FlowSet {
 }
 
 fn run(cfg: &Config, f: &FlowSet) -> RunOutput {
-    engine::run(cfg, f, None).unwrap()
+    fctlab_sim::run(cfg, f, None, 1).unwrap()
 }
 
 fn fct(out: &RunOutput, i: usize) -> u64 {
@@ -67,7 +67,7 @@ fn unrouted_flows_are_unchanged_and_two_threads_agree() {
     let one = run(&cfg, &mixed);
     assert_eq!(one.stats.flows_finished, 300);
     assert_ne!(one.results, plain.results);
-    let two = engine::run_threads(&cfg, &mixed, None, 2).unwrap();
+    let two = fctlab_sim::run(&cfg, &mixed, None, 2).unwrap();
     assert_eq!(two.stats.threads, 2);
     assert_eq!(one.results, two.results);
 }
@@ -75,12 +75,12 @@ fn unrouted_flows_are_unchanged_and_two_threads_agree() {
 #[test]
 fn bad_paths_and_schemes_that_cannot_carry_routes_are_refused() {
     let f = with_paths(flows(&[(0, 7, 1_000, 0), (0, 1, 1_000, 0)]), &[3, 1]);
-    let e = engine::run(&fabric("tcp"), &f, None).unwrap_err();
+    let e = fctlab_sim::run(&fabric("tcp"), &f, None, 1).unwrap_err();
     assert!(e.0.contains("flow 1 has path 1") && e.0.contains("1 equal-cost paths"), "{}", e.0);
     let ok = with_paths(flows(&[(0, 7, 1_000, 0)]), &[3]);
-    let e = engine::run(&fabric("pfabric"), &ok, None).unwrap_err();
+    let e = fctlab_sim::run(&fabric("pfabric"), &ok, None, 1).unwrap_err();
     assert!(e.0.contains("pfabric") && e.0.contains("rank"), "{}", e.0);
-    let e = engine::run(&fabric("hyline"), &ok, None).unwrap_err();
+    let e = fctlab_sim::run(&fabric("hyline"), &ok, None, 1).unwrap_err();
     assert!(e.0.contains("manager routes"), "{}", e.0);
 }
 

@@ -48,7 +48,7 @@ fn isolated_flow_finishes_at_its_ideal_fct_to_the_picosecond() {
             cfg.switch.buffer_bytes = 100_000_000; // and the bottleneck of the dumbbell never drops
             cfg.transport.rto_min_us = 10_000.0; // above the fat-tree's 300 us RTT: no spurious timeout
             let f = flows(&[(src, dst, size, 7 * PS_PER_US)]);
-            let out = run(&cfg, &f, None).unwrap();
+            let out = run(&cfg, &f, None, 1).unwrap();
             let fct = out.results.finish_ps[0] - 7 * PS_PER_US;
             assert_eq!(fct, out.results.ideal_fct_ps[0], "{kind}, {size} bytes");
             assert_eq!(out.results.retransmits[0], 0, "{kind}, {size} bytes");
@@ -62,7 +62,7 @@ fn ideal_fct_matches_hand_computation_on_the_pias_fabric() {
     // 144-host leaf-spine, cross rack: links 10G (20.2 us), 40G (0.2 us), 40G (0.2 us), 10G (20.2 us).
     // One 1460-byte segment (1500 B on the wire): 1.2 + 0.3 + 0.3 + 1.2 us serialization + 40.8 us.
     let f = flows(&[(0, 143, 1460, 0)]);
-    let out = run(&Config::default(), &f, None).unwrap();
+    let out = run(&Config::default(), &f, None, 1).unwrap();
     assert_eq!(out.results.ideal_fct_ps[0], (3_000_000 + 40_800_000) as u64);
     assert_eq!(out.results.finish_ps[0], out.results.ideal_fct_ps[0]);
 }
@@ -83,7 +83,7 @@ fn slowdown_is_at_least_one_and_bytes_are_conserved_under_load() {
         list.push((src, dst, size, i * 2 * PS_PER_US));
     }
     let f = flows(&list);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(out.stats.flows_finished, 300);
     for i in 0..f.len() {
         let fct = out.results.finish_ps[i] - f.start_ps[i];
@@ -100,7 +100,7 @@ fn long_flows_share_a_bottleneck_fairly_and_never_exceed_line_rate() {
     cfg.switch.ecn_threshold_bytes = 30_000;
     let size = 20_000_000u64;
     let f = flows(&[(0, 4, size, 0), (1, 4, size, 0), (2, 4, size, 0), (3, 4, size, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let fcts: Vec<f64> = (0..4).map(|i| out.results.finish_ps[i] as f64).collect();
     // Fair sharing: every flow gets about a quarter, so they finish at about the same time.
     let n = fcts.len() as f64;
@@ -122,7 +122,7 @@ fn strict_priority_starves_the_low_class_while_the_high_class_is_backlogged() {
     let cfg = dumbbell(2, 10.0, 10.0);
     let mut f = flows(&[(0, 2, 5_000_000, 0), (1, 2, 5_000_000, 0)]);
     f.priority = vec![0, 3];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let hi = out.results.finish_ps[0];
     let lo = out.results.finish_ps[1];
     // the high flow runs as if alone: within 10% of its ideal
@@ -176,7 +176,7 @@ fn a_dropped_packet_is_recovered_by_fast_retransmit() {
     cfg.transport.init_cwnd_packets = 10;
     cfg.transport.rto_min_us = 100_000.0; // a timeout would be obvious
     let f = flows(&[(0, 4, 200 * 1460, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(out.results.bytes_dropped[0] > 0, "the scenario must drop");
     assert!(out.results.retransmits[0] > 0);
     assert_eq!(out.results.timeouts[0], 0, "fast retransmit, not a timeout");
@@ -194,7 +194,7 @@ fn a_lost_tail_is_recovered_by_the_timeout() {
     cfg.transport.init_cwnd_packets = 3;
     cfg.transport.rto_min_us = 1_000.0;
     let f = flows(&[(0, 1, 3 * 1460, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(out.results.bytes_dropped[0] > 0);
     assert!(out.results.timeouts[0] >= 1, "timeouts {}", out.results.timeouts[0]);
     assert!(out.results.finish_ps[0] >= 1_000 * PS_PER_US);
@@ -212,12 +212,12 @@ fn same_seed_same_bits_different_seed_different_paths() {
     }
     list.retain(|f| f.0 != f.1);
     let f = flows(&list);
-    let a = run(&cfg, &f, None).unwrap();
-    let b = run(&cfg, &f, None).unwrap();
+    let a = run(&cfg, &f, None, 1).unwrap();
+    let b = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(a.results, b.results);
     assert_eq!(a.stats.events, b.stats.events);
     cfg.seed = 2;
-    let c = run(&cfg, &f, None).unwrap();
+    let c = run(&cfg, &f, None, 1).unwrap();
     assert_ne!(a.results.finish_ps, c.results.finish_ps);
 }
 
@@ -227,7 +227,7 @@ fn time_limit_reports_open_flows_unfinished() {
     cfg.run.time_limit_ms = 1.0;
     // 100 MB at 10G needs 80 ms
     let f = flows(&[(0, 1, 100_000_000, 0), (1, 0, 1_000, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(out.stats.hit_time_limit);
     assert_eq!(out.results.finish_ps[0], NEVER);
     assert_ne!(out.results.finish_ps[1], NEVER);
@@ -238,11 +238,11 @@ fn time_limit_reports_open_flows_unfinished() {
 #[test]
 fn bad_flows_are_rejected_with_the_flow_named() {
     let cfg = single_switch(4, 10.0, 0.0);
-    let e = run(&cfg, &flows(&[(0, 1, 10, 0), (2, 9, 10, 0)]), None).unwrap_err();
+    let e = run(&cfg, &flows(&[(0, 1, 10, 0), (2, 9, 10, 0)]), None, 1).unwrap_err();
     assert!(e.to_string().contains("flow 1") && e.to_string().contains("dst 9"), "{e}");
-    let e = run(&cfg, &flows(&[(3, 3, 10, 0)]), None).unwrap_err();
+    let e = run(&cfg, &flows(&[(3, 3, 10, 0)]), None, 1).unwrap_err();
     assert!(e.to_string().contains("src == dst"), "{e}");
-    let e = run(&cfg, &flows(&[(0, 1, 0, 0)]), None).unwrap_err();
+    let e = run(&cfg, &flows(&[(0, 1, 0, 0)]), None, 1).unwrap_err();
     assert!(e.to_string().contains("size_bytes 0"), "{e}");
 }
 
@@ -257,7 +257,7 @@ fn shared_buffer_and_per_queue_ecn_run_and_conserve() {
         list.push((i, 100 + i % 40, 300_000, 0));
     }
     let f = flows(&list);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(out.stats.flows_finished, 64);
     assert_conserved(&out, &f);
 }

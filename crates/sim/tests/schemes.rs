@@ -44,7 +44,7 @@ fn pfabric_isolated_flow_with_a_bdp_window_meets_its_ideal() {
     cfg.transport.rto_min_us = 1_000.0; // the native 45 us is below this fabric's 85 us RTT
     cfg.host.nic_buffer_bytes = Some(0); // a 200-packet burst would overflow the preset's 24-packet NIC queue
     let f = flows(&[(0, 143, 2_000_000, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(fct(&out, &f, 0), out.results.ideal_fct_ps[0]);
 }
 
@@ -54,8 +54,8 @@ fn pfabric_lets_a_short_flow_preempt_a_long_one() {
     // one is more urgent and finishes close to its ideal; under DCTCP it shares the link.
     let list = [(0, 2, 10_000_000, 0), (1, 2, 100_000, 2 * PS_PER_MS)];
     let f = flows(&list);
-    let pf = run(&dumbbell(SchemeName::Pfabric, 2), &f, None).unwrap();
-    let dc = run(&dumbbell(SchemeName::Dctcp, 2), &f, None).unwrap();
+    let pf = run(&dumbbell(SchemeName::Pfabric, 2), &f, None, 1).unwrap();
+    let dc = run(&dumbbell(SchemeName::Dctcp, 2), &f, None, 1).unwrap();
     let ideal = pf.results.ideal_fct_ps[1] as f64;
     let short_pf = fct(&pf, &f, 1) as f64;
     let short_dc = fct(&dc, &f, 1) as f64;
@@ -73,10 +73,10 @@ fn pfabric_ranked_by_estimate_follows_the_estimate() {
     f.estimate_bytes = vec![3_000_000, 1_000];
     let mut cfg = dumbbell(SchemeName::Pfabric, 2);
     cfg.scheme.rank = RankBy::Estimate;
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(fct(&out, &f, 1) < fct(&out, &f, 0));
     f.estimate_bytes = vec![1_000, 3_000_000];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(fct(&out, &f, 0) < fct(&out, &f, 1));
 }
 
@@ -86,7 +86,7 @@ fn las_starves_an_old_long_flow_behind_new_ones() {
     // previous one still runs. LAS serves the flow that has sent least, so flow 0 waits for all of them.
     let list = [(0, 3, 4_000_000, 0), (1, 3, 2_000_000, PS_PER_MS), (2, 3, 2_000_000, 2 * PS_PER_MS), (1, 3, 2_000_000, 3 * PS_PER_MS)];
     let f = flows(&list);
-    let out = run(&dumbbell(SchemeName::Las, 3), &f, None).unwrap();
+    let out = run(&dumbbell(SchemeName::Las, 3), &f, None, 1).unwrap();
     let finish: Vec<u64> = out.results.finish_ps.clone();
     assert!(finish.iter().all(|&t| t != NEVER));
     for i in 1..4 {
@@ -106,7 +106,7 @@ fn pias_keeps_short_flows_ahead_of_demoted_long_ones() {
     cfg.scheme.thresholds_bytes = vec![50_000, 200_000];
     cfg.switch.queues = 3;
     let f = flows(&[(0, 2, 20_000_000, 0), (1, 2, 30_000, 3 * PS_PER_MS)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let ideal = out.results.ideal_fct_ps[1] as f64;
     assert!((fct(&out, &f, 1) as f64) < 1.5 * ideal, "{} vs {ideal}", fct(&out, &f, 1));
     conserved(&out);
@@ -123,7 +123,7 @@ fn probe_mode_rescues_packets_trapped_in_a_low_queue() {
     cfg.transport.init_cwnd_packets = 20;
     let mut f = flows(&[(0, 2, 1_000_000, 0), (1, 2, 20_000_000, 50 * PS_PER_US)]);
     f.priority = vec![3, 0];
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert!(out.results.timeouts[0] >= 2, "timeouts {}", out.results.timeouts[0]);
     assert!(out.results.probes[0] >= 1, "never entered probe mode");
     assert!(out.results.finish_ps[0] > out.results.finish_ps[1] - 2 * PS_PER_MS);
@@ -142,8 +142,8 @@ fn l2dct_gives_a_late_short_flow_more_than_dctcp_does() {
         c.switch.ecn_threshold_bytes = 30_000;
         c.transport.dctcp_alpha_init = 1.0;
     }
-    let a = run(&l2, &f, None).unwrap();
-    let b = run(&dc, &f, None).unwrap();
+    let a = run(&l2, &f, None, 1).unwrap();
+    let b = run(&dc, &f, None, 1).unwrap();
     assert!(fct(&a, &f, 1) < fct(&b, &f, 1), "L2DCT {} vs DCTCP {}", fct(&a, &f, 1), fct(&b, &f, 1));
     conserved(&a);
 }
@@ -165,7 +165,7 @@ fn every_scheme_runs_a_mixed_workload_and_conserves_bytes() {
         if scheme == SchemeName::Pias {
             cfg.scheme.thresholds_bytes = vec![10_000, 50_000, 100_000, 500_000, 1_000_000, 2_000_000, 5_000_000];
         }
-        let out = run(&cfg, &f, None).unwrap();
+        let out = run(&cfg, &f, None, 1).unwrap();
         assert_eq!(out.stats.flows_finished, 200, "{scheme:?}");
         for i in 0..f.len() {
             assert!(out.results.finish_ps[i] - f.start_ps[i] >= out.results.ideal_fct_ps[i], "{scheme:?} flow {i}");

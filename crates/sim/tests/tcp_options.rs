@@ -14,9 +14,9 @@ fn the_handshake_adds_exactly_one_round_trip_of_control_packets() {
     let mut cfg = dumbbell(1, 10.0, 10.0);
     cfg.transport.init_cwnd_packets = 100; // the window covers the flow: it runs at line rate
     let f = flows(&[(0, 1, 50_000, 0)]);
-    let plain = run(&cfg, &f, None).unwrap();
+    let plain = run(&cfg, &f, None, 1).unwrap();
     cfg.transport.handshake = true;
-    let hs = run(&cfg, &f, None).unwrap();
+    let hs = run(&cfg, &f, None, 1).unwrap();
     let rtt = 2 * 3 * (32_000 + PS_PER_US);
     assert_eq!(hs.results.ideal_fct_ps[0], plain.results.ideal_fct_ps[0] + rtt);
     assert_eq!(hs.results.finish_ps[0], plain.results.finish_ps[0] + rtt);
@@ -31,9 +31,9 @@ fn delayed_acks_halve_the_acks_and_keep_every_byte() {
     let mut cfg = dumbbell(1, 10.0, 10.0);
     cfg.transport.init_cwnd_packets = 100;
     let f = flows(&[(0, 1, 21 * 1460, 0)]);
-    let every = run(&cfg, &f, None).unwrap();
+    let every = run(&cfg, &f, None, 1).unwrap();
     cfg.transport.delayed_ack_segments = 2;
-    let delayed = run(&cfg, &f, None).unwrap();
+    let delayed = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(every.stats.ack_packets_sent, 21);
     // ten ACKs for pairs, one for the last segment at once
     assert_eq!(delayed.stats.ack_packets_sent, 11);
@@ -53,7 +53,7 @@ fn a_lone_owed_ack_waits_for_the_delayed_ack_timer() {
     cfg.transport.delayed_ack_segments = 2;
     cfg.transport.delayed_ack_timeout_us = 500.0;
     let f = flows(&[(0, 1, 3 * 1460, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     let fct = out.results.finish_ps[0];
     assert!(fct > 500 * PS_PER_US && fct < 520 * PS_PER_US, "fct {fct} ps");
     assert_eq!(out.results.timeouts[0], 0);
@@ -68,7 +68,7 @@ fn windowed(segs: u64, rwnd_segs: u64) -> fctlab_sim::RunOutput {
     let mut cfg = dumbbell(1, 10.0, 10.0);
     cfg.transport.init_cwnd_packets = 1000;
     cfg.transport.rwnd_bytes = rwnd_segs * 1460;
-    run(&cfg, &flows(&[(0, 1, segs * 1460, 0)]), None).unwrap()
+    run(&cfg, &flows(&[(0, 1, segs * 1460, 0)]), None, 1).unwrap()
 }
 
 #[test]
@@ -107,10 +107,10 @@ fn a_window_not_a_multiple_of_the_mss_counts_bytes() {
     cfg.transport.init_cwnd_packets = 1000;
     cfg.transport.rwnd_bytes = 4 * 1460 + 730;
     let n = 40u64;
-    let out = run(&cfg, &flows(&[(0, 1, n * 1460, 0)]), None).unwrap();
+    let out = run(&cfg, &flows(&[(0, 1, n * 1460, 0)]), None, 1).unwrap();
     assert_eq!(out.results.finish_ps[0], windowed(n, 4).results.finish_ps[0]);
     // 5 segments, the last of 700 B: 4 x 1460 + 700 <= 4.5 x 1460, so all five go out at once (line rate)
-    let out = run(&cfg, &flows(&[(0, 1, 4 * 1460 + 700, 0)]), None).unwrap();
+    let out = run(&cfg, &flows(&[(0, 1, 4 * 1460 + 700, 0)]), None, 1).unwrap();
     assert_eq!(out.results.finish_ps[0], out.results.ideal_fct_ps[0]);
 }
 
@@ -132,7 +132,7 @@ fn a_timeout_shorter_than_the_round_trip_retransmits_spuriously_and_is_counted()
     let mut cfg = dumbbell(1, 10.0, 10.0);
     cfg.transport.rto_min_us = 3.0;
     let f = flows(&[(0, 1, 1460, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(out.results.finish_ps[0], 6_600_000, "the original copy completes the flow");
     assert_eq!(out.results.timeouts[0], 2);
     assert_eq!(out.results.retransmits[0], 2);
@@ -140,6 +140,6 @@ fn a_timeout_shorter_than_the_round_trip_retransmits_spuriously_and_is_counted()
     assert_eq!(out.results.bytes_delivered[0], 3 * 1460);
     // the same flow with an RTO above the round trip: nothing spurious
     cfg.transport.rto_min_us = 20.0;
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!((out.results.retransmits[0], out.results.duplicate_data[0]), (0, 0));
 }

@@ -14,10 +14,10 @@ fn a_fixed_rto_is_never_backed_off() {
     let mut cfg = dumbbell(1, 10.0, 10.0);
     cfg.transport.rto_min_us = 3.0;
     let f = flows(&[(0, 1, 1460, 0)]);
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(out.results.timeouts[0], 2);
     cfg.transport.rto_fixed = true;
-    let out = run(&cfg, &f, None).unwrap();
+    let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!(out.results.timeouts[0], 3);
     assert_eq!(out.results.finish_ps[0], 6_600_000, "the original copy completes the flow");
 }
@@ -30,11 +30,11 @@ fn a_fixed_rto_ignores_the_rtt_and_the_ceiling() {
     cfg.transport.rto_min_us = 5.0;
     cfg.transport.init_cwnd_packets = 2;
     let f = flows(&[(0, 1, 40 * 1460, 0)]);
-    let adaptive = run(&cfg, &f, None).unwrap().results.timeouts[0];
+    let adaptive = run(&cfg, &f, None, 1).unwrap().results.timeouts[0];
     cfg.transport.rto_fixed = true;
     cfg.transport.rto_max_us = 1.0; // ignored (and not an error) with a fixed RTO
     assert!(cfg.validate().is_ok());
-    let fixed = run(&cfg, &f, None).unwrap().results.timeouts[0];
+    let fixed = run(&cfg, &f, None, 1).unwrap().results.timeouts[0];
     assert!(fixed > adaptive + 5, "fixed {fixed} adaptive {adaptive}");
 }
 
@@ -54,11 +54,11 @@ fn bottleneck(dupack_threshold: u32) -> Config {
 #[test]
 fn without_duplicate_ack_detection_only_the_timer_repairs_losses() {
     let f = flows(&[(0, 4, 200 * 1460, 0)]);
-    let out = run(&bottleneck(3), &f, None).unwrap();
+    let out = run(&bottleneck(3), &f, None, 1).unwrap();
     assert!(out.results.bytes_dropped[0] > 0 && out.results.fast_recoveries[0] > 0);
     assert_eq!(out.results.timeouts[0], 0);
     assert!(bottleneck(0).validate().is_ok());
-    let out = run(&bottleneck(0), &f, None).unwrap();
+    let out = run(&bottleneck(0), &f, None, 1).unwrap();
     assert!(out.results.bytes_dropped[0] > 0);
     assert_eq!(out.results.fast_recoveries[0], 0);
     assert!(out.results.timeouts[0] >= 1);

@@ -5,7 +5,6 @@ mod common;
 
 use common::{comparable, flows};
 use fctlab_sim::config::*;
-use fctlab_sim::engine::{self, run_threads};
 use fctlab_sim::net::{Network, NodeKind};
 use fctlab_sim::units::{tx_time, Ps, NEVER, PS_PER_US};
 use fctlab_sim::FlowSet;
@@ -254,7 +253,7 @@ fn bcube_paths_cross_one_switch_per_differing_digit() {
 fn bcube_isolated_packet_matches_the_analytic_time() {
     let cfg = bcube(4, 1);
     let f = flows(&[(0, 5, 1_000, 0)]); // servers 00 and 11: two switches, one server in between
-    let out = engine::run(&cfg, &f, None).unwrap();
+    let out = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
     let wire = 1_000 + cfg.transport.header_bytes;
     let link: Ps = tx_time(wire, 1_000_000_000) + 10 * PS_PER_US;
     let internal: Ps = tx_time(wire, 8_000_000_000_000);
@@ -306,18 +305,18 @@ fn packet_level_permutation_finishes_deterministically() {
         cfg.scheme = Config::for_scheme(SchemeName::Dctcp, Preset::Native).scheme;
         let kind = cfg.topology.kind();
         let f = permutation(cfg.topology.hosts(), 20, 100_000, 0.5, 1.0, 3);
-        let one = run_threads(&cfg, &f, None, 1).unwrap();
+        let one = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
         assert_eq!(one.stats.flows_finished, f.len() as u64, "{kind}");
         for i in 0..f.len() {
             assert_ne!(one.results.finish_ps[i], NEVER);
             let fct = one.results.finish_ps[i] - one.results.start_ps[i];
             assert!(fct >= one.results.ideal_fct_ps[i], "{kind}: flow {i}");
         }
-        let two = run_threads(&cfg, &f, None, 2).unwrap();
+        let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
         assert_eq!(two.stats.threads, threads, "{kind}");
         assert_eq!(one.results, two.results, "{kind}: one and two threads");
         assert_eq!(comparable(&one.stats), comparable(&two.stats), "{kind}");
-        let again = run_threads(&cfg, &f, None, 1).unwrap();
+        let again = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
         assert_eq!(one.results, again.results, "{kind}: run to run");
     }
 }
@@ -333,9 +332,9 @@ fn an_isolated_flow_takes_the_same_time_at_both_levels() {
                 let mut cfg = Config::from_json(&format!(r#"{{"scheme": {{"name": "{scheme}"}}}}"#)).unwrap();
                 cfg.topology = topo.topology.clone();
                 let f = flows(&[(src, dst, size, 0)]);
-                let p = engine::run(&cfg, &f, None).unwrap();
+                let p = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
                 cfg.run.level = Level::Flow;
-                let q = engine::run(&cfg, &f, None).unwrap();
+                let q = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
                 let kind = cfg.topology.kind();
                 assert_eq!(q.results.ideal_fct_ps[0], p.results.ideal_fct_ps[0], "{kind} {scheme} {size}");
                 let (a, b) = (p.results.finish_ps[0] as f64, q.results.finish_ps[0] as f64);
@@ -402,7 +401,7 @@ fn shared_buffers_and_spraying() {
             }
             cfg.validate().unwrap();
             let f = permutation(cfg.topology.hosts(), 10, 100_000, 0.5, 1.0, 4);
-            let out = engine::run(&cfg, &f, None).unwrap();
+            let out = fctlab_sim::run(&cfg, &f, None, 1).unwrap();
             assert_eq!(
                 out.stats.flows_finished,
                 f.len() as u64,
@@ -423,6 +422,6 @@ fn a_jellyfish_too_wide_for_the_flow_level_names_its_keys() {
     )
     .unwrap();
     let list: Vec<(u32, u32, u64, u64)> = (0..50).map(|i| (i, 299 - i, 1_000, 0)).collect();
-    let e = engine::run(&cfg, &flows(&list), None).err().expect("refused").to_string();
+    let e = fctlab_sim::run(&cfg, &flows(&list), None, 1).err().expect("refused").to_string();
     assert!(e.contains("topology.network_ports") && e.contains("topology.switches"), "{e}");
 }

@@ -64,7 +64,7 @@ fn main() -> ExitCode {
     if !flows.deadline_ps.is_empty() {
         flows.deadline_ps.resize(flows.src.len(), fctlab_sim::flows::NO_DEADLINE);
     }
-    match fctlab_sim::engine::run_threads(&cfg, &flows, None, threads) {
+    match fctlab_sim::run(&cfg, &flows, None, threads) {
         Ok(out) => {
             // (optional: each flow's size and FCT, to compare two builds' results: start_ps,finish_ps as written)
             if let Ok(path) = std::env::var("FCTLAB_BENCH_FCT") {

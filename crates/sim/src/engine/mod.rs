@@ -20,153 +20,39 @@
 //! due departure inline; the "transmitter free" event, still queued for that instant, finds the transmitter
 //! busy when it fires and re-arms itself at the new end of transmission (a port has at most one such event
 //! pending at any time).
+//!
+//! Where things are: this file is the per-packet core (`Sim`, the loop, ports, packets, counters); `run` sets a
+//! run up and picks its family; `family` holds the trait and one file per family (the hosts' side of each
+//! scheme); `pfc`, `parallel` and `queue` are PFC's frames, the two-thread split and the event queue. The
+//! engine is the packet level only: the crate's `run` chooses between it and the flow level.
 
 pub(crate) mod family;
-mod homa;
-mod hyline;
-mod qjump;
-mod routed;
 pub mod parallel;
 mod pfc;
 pub mod queue;
-mod rate;
-mod tcp;
+mod run;
 
-use crate::config::{Config, Connections, FamilyName, HomaSizes, QclimbInfo, RoutingMode, SchemeName};
-use crate::flows::{FlowError, FlowResults, FlowSet};
+pub use run::{run, run_event_driven, run_threads, two_threads_worthwhile};
+
+use crate::config::{Config, FamilyName, RoutingMode};
+use crate::flows::{FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::{Admission, Dropped, HAND_OVER, LOSSY};
 use crate::net::rank_queue::{RankAdmission, RankQueue};
 use crate::net::{flow_hash, Network};
-use crate::policy::{Rank, Tagging};
-use crate::transport::tcp::TcpParams;
+use crate::record::Monitor;
+use crate::units::Ps;
 use family::Family;
-use crate::units::{tx_time, Ps, PS_PER_MS};
 use queue::{Event, EventQueue, NEXT_IN_ORDER, SAMPLE};
-use rand::{RngCore, SeedableRng};
+use rand::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use serde::Serialize;
 use std::sync::atomic::AtomicU64;
 
-/// Counters of a whole run (the engine's part of the summary).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct RunStats {
-    pub flows: u64,
-    pub flows_finished: u64,
-    /// Events popped from the event queue.
-    pub events: u64,
-    /// Packet transmissions on links (a packet crossing 4 links counts 4). htsim spends two events per
-    /// packet-hop (queue service, then the pipe), so 2 x `packet_hops` is the event count at htsim's
-    /// granularity.
-    pub packet_hops: u64,
-    pub htsim_equivalent_events: u64,
-    /// Simulated time of the last event.
-    pub sim_time_ps: Ps,
-    pub wall_seconds: f64,
-    pub events_per_second: f64,
-    pub htsim_equivalent_events_per_second: f64,
-    pub data_packets_sent: u64,
-    pub ack_packets_sent: u64,
-    /// Packets dropped in the fabric (data and ACKs), and per queue index.
-    pub drops: u64,
-    pub drops_per_queue: Vec<u64>,
-    /// Packets dropped, by where the dropping port sits (`Network::classify_tiers`: `host_nic`, `leaf_up`,
-    /// `spine_down`, `leaf_down` on a leaf-spine fabric), in path order; serialized as an object.
-    #[serde(serialize_with = "pairs_as_map")]
-    pub drops_per_tier: Vec<(String, u64)>,
-    /// Of those, probes (pFabric's and PIAS's probe mode) and ACKs, by tier (same order as `drops_per_tier`).
-    #[serde(serialize_with = "pairs_as_map")]
-    pub probe_drops_per_tier: Vec<(String, u64)>,
-    #[serde(serialize_with = "pairs_as_map")]
-    pub ack_drops_per_tier: Vec<(String, u64)>,
-    pub ecn_marks: u64,
-    pub marks_per_queue: Vec<u64>,
-    /// Largest occupancy any switch port reached.
-    pub max_port_occupancy_bytes: u64,
-    /// Largest number of flows open at once.
-    pub max_concurrent_flows: u64,
-    /// TCP connections opened (one per flow with `transport.connections = "per_flow"`), and flows that ran on
-    /// a connection an earlier flow had used.
-    pub connections_opened: u64,
-    pub connections_reused: u64,
-    /// Packets lost at random on lossy links (`[link_loss]`; also counted in `drops`).
-    pub link_losses: u64,
-    /// The run stopped at `run.time_limit_ms` with flows still open.
-    pub hit_time_limit: bool,
-    /// The largest number of entries the event queue held (two threads: the larger of their two queues).
-    pub max_event_queue_len: u64,
-    /// Threads the engine ran on (1, or 2 when asked and the fabric could be split: `engine::parallel`).
-    pub threads: u64,
-    /// Two threads: the wall-clock seconds the hosts' and the switches' side each spent waiting for the other
-    /// (a measure of how evenly the work was split); empty on one thread.
-    pub thread_wait_seconds: Vec<f64>,
-    /// Payload bytes each receiving host held out of order (indexed by host): the most at once, the
-    /// time-weighted mean over the run (from t = 0 to the last event), and the mean of the values right after
-    /// each out-of-order segment was stored (what a kernel's out-of-order queue length averages to when
-    /// sampled on insertion).
-    pub ooo_host_max_bytes: Vec<u64>,
-    pub ooo_host_mean_bytes: Vec<f64>,
-    pub ooo_host_insert_mean_bytes: Vec<f64>,
-    /// RAX: times flows' priorities rose, and fast retransmits suppressed while a priority rose (reorderings
-    /// the duplicate ACKs stood for; section III-B of the RAX paper).
-    pub rax_priority_rises: u64,
-    pub rax_reorderings: u64,
-    /// HyLine's manager: requests (RTS) received, flows let in (first CTS or a later one), flows preempted, and
-    /// STS signals sent (to preempted flows and to new ones that must wait).
-    pub hyline_requests: u64,
-    pub hyline_admissions: u64,
-    pub hyline_preemptions: u64,
-    pub hyline_stops: u64,
-    /// Packets a host's rate limiter dropped before its NIC (QJump; also counted in `drops`).
-    pub host_limiter_drops: u64,
-    /// PFC (`switch.pfc`; `net::pfc`): PAUSE and RESUME frames the switches sent (one per upstream port and
-    /// priority per transition).
-    pub pfc_pause_frames: u64,
-    pub pfc_resume_frames: u64,
-    /// PFC: picoseconds ports held a queue paused, by where the paused port sits (the tiers of
-    /// `drops_per_tier`): for every (port, queue) from the PAUSE's arrival to the RESUME's, or to the last
-    /// event of the run, summed over the tier's ports and their queues. Zeros without PFC. In
-    /// `switch.pfc_mode = "next_queue"` (no frames): the time the paused queues themselves were paused, by the
-    /// tier of their own ports.
-    #[serde(serialize_with = "pairs_as_map")]
-    pub pfc_paused_ps_per_tier: Vec<(String, u64)>,
-    /// `run.monitor_host`: the time series (absent otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub monitor: Option<Monitor>,
-}
-
-/// Time series of one host's last hop (`run.monitor_host`), one entry per sample.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Monitor {
-    pub host: u32,
-    pub interval_ps: Ps,
-    pub time_ps: Vec<Ps>,
-    /// Bytes waiting in the switch port facing the host (not counting the packet being sent).
-    pub queue_bytes: Vec<u64>,
-    /// Payload bytes delivered to the host so far (all flows; duplicates included).
-    pub delivered_bytes: Vec<u64>,
-    /// The flows whose destination is the host (ids ascending), and each one's delivered payload bytes so far
-    /// at every sample (`flow_delivered_bytes[k][i]`: flow `flows[k]` at sample i).
-    pub flows: Vec<u32>,
-    pub flow_delivered_bytes: Vec<Vec<u64>>,
-}
-
-/// Serialize (name, count) pairs as a JSON object, keeping their order.
-fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, u64)], ser: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut m = ser.serialize_map(Some(pairs.len()))?;
-    for (k, v) in pairs {
-        m.serialize_entry(k, v)?;
-    }
-    m.end()
-}
-
-/// Everything a run returns.
-#[derive(Debug, Clone)]
-pub struct RunOutput {
-    pub results: FlowResults,
-    pub stats: RunStats,
-}
+// Temporary: `flowlevel.rs` (and the Python binding's `ideal_fcts`) still import these from `crate::engine`; their
+// homes are `net::ideal` and `record`. Once those callers name the homes, the first line goes and the second
+// becomes a private `use crate::record::RunStats;` (this file uses it; `run.rs` imports its own).
+pub use crate::net::ideal::{ideal_fct, ideal_fcts};
+pub use crate::record::{RunOutput, RunStats};
 
 /// A run's state (one side's, on two threads), for the family `F` (see [`family`]).
 pub(crate) struct Sim<'a, F: Family> {
@@ -221,18 +107,6 @@ pub(crate) struct Sim<'a, F: Family> {
     fam: F::State,
 }
 
-/// Simulate `flows` on the fabric `cfg` describes, on one thread. Deterministic: same inputs, same results.
-pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
-    run_with(cfg, flows, progress, true, 1)
-}
-
-/// [`run`] on up to `threads` threads (1 or 2; see [`parallel`]). The results are bit-identical to [`run`]'s
-/// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that
-/// cannot be split (a host link without propagation delay) runs on one thread.
-pub fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
-    run_with(cfg, flows, progress, true, threads)
-}
-
 /// Add the ECN marks of `net`'s FIFO-mode ports to `stats`: they count them only in their own counters, so that
 /// the per-packet path updates one record, not the run's totals too. (Each mark is made by one port on one
 /// side of a two-thread run: the sides' sums add up.)
@@ -243,212 +117,6 @@ fn add_fifo_marks<H: crate::net::packet::Header>(net: &Network<H>, stats: &mut R
         stats.ecn_marks += marked;
         stats.marks_per_queue[q] += marked;
     }
-}
-
-/// Would two threads speed this run up? (The fabric can be split and its lookahead holds enough packets:
-/// [`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`].) What the front end's default
-/// thread count follows; [`run_threads`] does as it is told.
-pub fn two_threads_worthwhile(cfg: &Config) -> bool {
-    let net: Network = Network::build(cfg, 0);
-    parallel::window_packets(&net).is_some_and(|w| w >= parallel::WORTHWHILE_WINDOW_PACKETS)
-}
-
-/// [`run`] with every port event-driven (no FIFO fast path), on `threads` threads: for the tests that check
-/// that all paths give bit-identical results.
-#[doc(hidden)]
-pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
-    run_with(cfg, flows, None, false, threads)
-}
-
-/// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
-/// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
-/// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
-/// A TCP-family run's FIFO fast path: the queue every packet maps to, if one does and the fast path may be used
-/// (`allowed`; never with PFC, which pauses ports that a FIFO's packets, on the wire ahead of time, could not obey).
-fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
-    let params = TcpParams::from_config(cfg);
-    (allowed && !cfg.switch.pfc && single_queue_run(cfg, flows, &params))
-        .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1))
-}
-
-fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
-    if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
-        return false;
-    }
-    let last = cfg.switch.queues as usize - 1;
-    let q = |prio: u8| (prio as usize).min(last);
-    let ack_q = q(params.ack_priority);
-    if flows.priority.is_empty() {
-        q(cfg.scheme.priority) == ack_q
-    } else {
-        flows.priority.iter().all(|&p| q(p) == ack_q)
-    }
-}
-
-fn run_with(
-    cfg: &Config,
-    flows: &FlowSet,
-    progress: Option<&AtomicU64>,
-    fifo_fast_path: bool,
-    threads: usize,
-) -> Result<RunOutput, FlowError> {
-    flows.validate(cfg.topology.hosts())?;
-    if cfg.run.level == crate::config::Level::Flow {
-        if flows.path.iter().any(|&p| p != crate::flows::NO_PATH) {
-            return Err(FlowError("flows: the flow level does not take source routes (the trace's path column)".into()));
-        }
-        return crate::flowlevel::run(cfg, flows);
-    }
-    if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
-        return Err(FlowError(
-            "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
-             (a trace annotated by `fctlab predict annotate`)"
-                .into(),
-        ));
-    }
-    if cfg.transport.connections == Connections::Trace && flows.conn.len() != flows.len() {
-        return Err(FlowError(
-            "flows: transport.connections = \"trace\" needs a connection id for every flow (the trace's `conn` \
-             column)"
-                .into(),
-        ));
-    }
-    if cfg.scheme.name.family() != FamilyName::Tcp && flows.path.iter().any(|&p| p != crate::flows::NO_PATH) {
-        return Err(FlowError(format!(
-            "flows: scheme {} does not take source routes (the trace's path column); the TCP family's strict-priority \
-             schemes do{}",
-            cfg.scheme.name.as_str(),
-            if cfg.scheme.name == SchemeName::Hyline { " (HyLine's manager routes its flows itself)" } else { "" }
-        )));
-    }
-    if cfg.scheme.name.family() != FamilyName::Tcp && flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
-        return Err(FlowError(format!(
-            "flows: scheme {} does not model data generation rates (gen_rate_bps); the TCP-family schemes do",
-            cfg.scheme.name.as_str()
-        )));
-    }
-    match cfg.scheme.name.family() {
-        FamilyName::Tcp if !flows.path.is_empty() => {
-            if cfg.scheme.name.rank_queue() {
-                return Err(FlowError(format!(
-                    "flows: scheme {} cannot take source routes (the trace's path column): its packets' rank field \
-                     is where routes ride; strict-priority schemes can",
-                    cfg.scheme.name.as_str()
-                )));
-            }
-            let net: Network = Network::build(cfg, 0);
-            routed::route_codes(&net, flows)?;
-            Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
-        }
-        FamilyName::Tcp => {
-            Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
-        }
-        // (its ports are never FIFOs: its two classes use two queues)
-        FamilyName::Hyline => Ok(run_family::<hyline::Hyline>(cfg, flows, progress, None, threads)),
-        // (its ports are never FIFOs: its levels use several queues)
-        FamilyName::Qjump => Ok(run_family::<qjump::Qjump>(cfg, flows, progress, None, threads)),
-        // (its ports are never FIFOs: its agents read their exact occupancy)
-        FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
-        // (its ports are never FIFOs either: one port's packets use several priority queues)
-        FamilyName::Homa => {
-            let needs = |col: &Vec<u64>, name: &str| {
-                if col.len() == flows.len() {
-                    Ok(())
-                } else {
-                    Err(FlowError(format!(
-                        "flows: scheme homa with scheme.homa_sizes = \"{name}\" needs {name}_bytes for every flow"
-                    )))
-                }
-            };
-            match cfg.scheme.homa_sizes {
-                HomaSizes::Exact => {}
-                HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate")?,
-                HomaSizes::Lower => needs(&flows.lower_bytes, "lower")?,
-                HomaSizes::Upper => needs(&flows.upper_bytes, "upper")?,
-            }
-            Ok(run_family::<homa::Homa>(cfg, flows, progress, None, threads))
-        }
-    }
-}
-
-/// One run of family `F`; `fifo`: the queue every packet maps to, when ports may run in FIFO mode.
-fn run_family<F: Family>(
-    cfg: &Config,
-    flows: &FlowSet,
-    progress: Option<&AtomicU64>,
-    fifo: Option<usize>,
-    threads: usize,
-) -> RunOutput {
-    let wall = std::time::Instant::now();
-    let mut seeder = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let mut net: Network<F::Hdr> = Network::build(cfg, seeder.next_u64());
-    let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
-    // `[link_loss]`: the links of the chosen hosts, both ways (each port draws from its own generator)
-    let ll = &cfg.link_loss;
-    let mut loss = Vec::new();
-    if ll.probability > 0.0 {
-        let loss_seed = seeder.next_u64();
-        let threshold = (ll.probability * 18_446_744_073_709_551_616.0) as u64;
-        let hosts = net.hosts;
-        let chosen = |n: u32| n < hosts && (ll.hosts.is_empty() || ll.hosts.contains(&n));
-        for (i, p) in net.ports.iter_mut().enumerate() {
-            let lossy = chosen(p.owner) || chosen(p.peer);
-            if lossy {
-                p.set_lossy();
-            }
-            loss.push((crate::net::mix64(loss_seed ^ crate::net::mix64(i as u64 + 1)), if lossy { threshold } else { 0 }));
-        }
-    }
-    // the port a monitor samples (`run.monitor_host`): the switch's port facing the host
-    let monitor_port = cfg.run.monitor_host.map(|h| {
-        let hosts = net.hosts;
-        net.ports.iter().position(|p| p.peer == h && p.owner >= hosts).expect("every host has a switch port") as u32
-    });
-    if let Some(q) = fifo {
-        for (i, p) in net.ports.iter_mut().enumerate() {
-            if monitor_port == Some(i as u32) {
-                continue; // sampled: its occupancy must be exact at any instant
-            }
-            // A shared buffer's admission needs the other ports' occupancy at `now`, which FIFO ports only
-            // know lazily: keep those event-driven. Zero-delay links too: there a packet's arrival event
-            // would be scheduled from a different handler than in the event-driven path (the wire may
-            // empty at the very instant the next packet starts), which could reorder same-time events.
-            if p.pool().is_none() && p.delay_ps > 0 && !p.is_lossy() {
-                p.set_fifo(q);
-            }
-        }
-    }
-    let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
-    // (PFC's "next_queue" mode reads the switches' queues from the hosts' NICs: one thread; see `net::pfc`)
-    let next_queue = cfg.switch.pfc && cfg.switch.pfc_mode == crate::config::PfcMode::NextQueue;
-    if threads >= 2 && monitor_port.is_none() && !next_queue {
-        if let Some(lookahead) = parallel::lookahead(&net) {
-            let hosts =
-                Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss.clone(), parallel::Side::Hosts);
-            let switches = Sim::<F>::new(cfg, flows, None, net, rng, loss, parallel::Side::Switches);
-            let mut sim = parallel::run(hosts, switches, limit, lookahead);
-            sim.stats.threads = 2;
-            sim.finish(wall.elapsed().as_secs_f64());
-            return RunOutput { results: sim.results, stats: sim.stats };
-        }
-    }
-    let mut sim = Sim::<F>::new(cfg, flows, progress, net, rng, loss, parallel::Side::All);
-    if let (Some(port), Some(host)) = (monitor_port, cfg.run.monitor_host) {
-        let to_host: Vec<u32> = (0..flows.len() as u32).filter(|&f| flows.dst[f as usize] == host).collect();
-        sim.monitor_port = port;
-        sim.monitor = Some(Monitor {
-            host,
-            interval_ps: (cfg.run.monitor_interval_us * crate::units::PS_PER_US as f64).round().max(1.0) as Ps,
-            flow_delivered_bytes: vec![Vec::new(); to_host.len()],
-            flows: to_host,
-            ..Monitor::default()
-        });
-        sim.events.push(0, Event::FlowStart(SAMPLE));
-    }
-    sim.stats.threads = 1;
-    sim.run_loop(limit);
-    sim.finish(wall.elapsed().as_secs_f64());
-    RunOutput { results: sim.results, stats: sim.stats }
 }
 
 impl<'a, F: Family> Sim<'a, F> {
@@ -1018,74 +686,4 @@ fn dependency_lists(flows: &FlowSet) -> (Vec<u32>, Vec<u32>) {
         }
     }
     (child_start, children)
-}
-
-/// The ideal FCT (`ideal_fct`, no handshake) of each flow `src[i]` -> `dst[i]` of `size[i]` bytes, on the path
-/// its ECMP hash picks in a run of `cfg` (the run's own salts: the first draw of its seeder, as `run` and the flow
-/// level build the network): what drawn deadlines are floored at (`workload.deadline_floor = "ideal"`).
-pub fn ideal_fcts(cfg: &Config, src: &[u32], dst: &[u32], size: &[u64]) -> Vec<Ps> {
-    let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
-    let (mss, header) = (cfg.transport.mss_bytes, cfg.transport.header_bytes);
-    (0..src.len())
-        .map(|i| ideal_fct(&net.path_hops(src[i], dst[i], flow_hash(i as u32, false)), size[i].max(1), mss, header))
-        .collect()
-}
-
-/// Exact completion time of `size` bytes sent back to back from t = 0 over `hops` (rate, delay), store and
-/// forward, in packets of `mss` payload plus `header` bytes (the last one shorter): the arrival of the last
-/// byte at the receiver. For n identical packets of service s_i at hop i the departure of packet j from hop
-/// i is sum_{k<=i} s_k + sum_{k<i} d_k + (j-1) max_{k<=i} s_k (a tandem of deterministic servers); the last,
-/// shorter packet then follows its own recurrence D_i = max(D_{i-1} + d_{i-1}, D_i(previous packet)) + s'_i.
-pub fn ideal_fct(hops: &[(u64, Ps)], size: u64, mss: u32, header: u32) -> Ps {
-    let n = size.div_ceil(mss as u64);
-    let last_wire = (size - (n - 1) * mss as u64) as u32 + header;
-    let full_wire = mss + header;
-    let mut sum_s = 0u64;
-    let mut sum_d = 0u64;
-    let mut max_s = 0u64;
-    let mut d_last: Ps = 0; // departure of the last packet from the previous hop (+ that hop's delay)
-    for (i, &(rate, delay)) in hops.iter().enumerate() {
-        let s_full = tx_time(full_wire, rate);
-        let s_last = tx_time(last_wire, rate);
-        sum_s += s_full;
-        max_s = max_s.max(s_full);
-        // departure of packet n-1 (the last full one) from this hop, if there is one
-        let prev_done = if n >= 2 { Some(sum_s + sum_d + (n - 2) * max_s) } else { None };
-        let arrive = if i == 0 { 0 } else { d_last };
-        let start = match prev_done {
-            Some(t) => arrive.max(t),
-            None => arrive,
-        };
-        let done = start + s_last;
-        d_last = done + delay;
-        sum_d += delay;
-    }
-    d_last
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ideal_single_packet_is_sum_of_serialization_and_delays() {
-        let hops = [(10_000_000_000u64, 1_000u64), (40_000_000_000, 2_000)];
-        // 100 B payload + 40 B header = 140 B: 112 ns at 10G, 28 ns at 40G
-        assert_eq!(ideal_fct(&hops, 100, 1460, 40), 112_000 + 1_000 + 28_000 + 2_000);
-    }
-
-    #[test]
-    fn ideal_train_is_paced_by_the_bottleneck() {
-        let hops = [(10_000_000_000u64, 500u64), (1_000_000_000, 500), (10_000_000_000, 500)];
-        // 10 full packets: 1.2 us at 10G, 12 us at 1G
-        let t = ideal_fct(&hops, 14_600, 1460, 40);
-        assert_eq!(t, 1_200_000 + 12_000_000 + 1_200_000 + 1_500 + 9 * 12_000_000);
-    }
-
-    #[test]
-    fn ideal_short_last_packet_on_uniform_path() {
-        let hops = [(10_000_000_000u64, 0u64), (10_000_000_000, 0)];
-        // 2 packets, 1500 B then 140 B: the last leaves host at 1.2+0.112, the switch at max(that, 2.4)+0.112
-        assert_eq!(ideal_fct(&hops, 1560, 1460, 40), 2_400_000 + 112_000);
-    }
 }

@@ -17,11 +17,13 @@
 //! are then the edge switches, one per host, and the same search finds every shortest path through servers;
 //! the tables grow as servers x (servers + switches).
 
+pub mod ideal;
 pub mod jellyfish;
 pub mod packet;
 pub mod pfc;
 pub mod port;
 pub mod rank_queue;
+pub mod route;
 pub mod wire;
 
 use crate::config::{BufferMode, Config, EcnMode, TopologyConfig};

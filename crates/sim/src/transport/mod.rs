@@ -3,6 +3,5 @@
 
 pub mod bitset;
 pub mod homa;
-pub mod hyline;
 pub mod rate;
 pub mod tcp;

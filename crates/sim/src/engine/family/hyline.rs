@@ -1,6 +1,6 @@
 //! HyLine in the engine (HyLine paper, §IV; the authors' ns-2 code, github.com/Soheil-ab/HyLine): the hosts run
-//! TCP (`transport::tcp`, the TCP family's code in `engine::tcp`, shared through [`TcpHosts`]), the manager
-//! (`transport::hyline::manager`) decides which large flows go, on which path, and which stop.
+//! TCP (`transport::tcp`, the TCP family's code in `engine::family::tcp`, shared through [`TcpHosts`]), the manager
+//! (`control::hyline`) decides which large flows go, on which path, and which stop.
 //!
 //! **Classes.** A flow of at most `scheme.hyline_threshold_bytes` (H) is first-class: it starts at once at priority
 //! 0 (the high-priority queue) on its ECMP path, with `transport.*` (the preset: Table I's initial window 25 and
@@ -40,15 +40,16 @@
 //! stopped after having been let in (`man_stopped_ps`) and how often it was preempted (`man_preemptions`). Per
 //! run: requests, admissions, preemptions and STSs sent (`hyline_*` in the run's statistics).
 
-use super::family::Family;
-use super::queue::{Event, EventQueue};
+use super::Family;
 use super::tcp::{TcpHosts, TcpState};
-use super::Sim;
 use crate::config::Config;
+use crate::control::hyline::{Manager, Signal};
+use crate::engine::queue::{Event, EventQueue};
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::packet::Packet;
+use crate::net::route::{decode, paths, route_step, ROUTED};
 use crate::net::Network;
-use crate::transport::hyline::manager::{Manager, Signal};
 use crate::transport::tcp::{Conn, TcpParams};
 use crate::units::{Ps, NEVER, PS_PER_US};
 use std::cmp::Reverse;
@@ -56,9 +57,6 @@ use std::collections::BinaryHeap;
 
 /// The HyLine family (see the module docs).
 pub(crate) struct Hyline;
-
-/// The flag bit of a data packet's route code (in `Packet::sack`, the rank field of rank-queue switches).
-pub(crate) const ROUTED: u32 = 1 << 31;
 
 /// A control-plane message on its way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -108,49 +106,6 @@ pub(crate) struct HylineState {
     man_wait: Vec<Ps>,
     man_stopped: Vec<Ps>,
     man_preemptions: Vec<u32>,
-}
-
-/// Every equal-cost path from host `src` to host `dst`: (route code, the ports crossed, the source's NIC first).
-/// The code's digit at the k-th switch with n > 1 choices is the index of the port taken among
-/// `Network::candidates`, in mixed radix (the first such switch is the least significant digit).
-pub(crate) fn paths<H: crate::net::packet::Header>(net: &Network<H>, src: u32, dst: u32) -> Vec<(u32, Vec<u32>)> {
-    fn walk<H: crate::net::packet::Header>(
-        net: &Network<H>,
-        node: u32,
-        dst: u32,
-        code: u32,
-        mult: u32,
-        path: &mut Vec<u32>,
-        out: &mut Vec<(u32, Vec<u32>)>,
-    ) {
-        if node == dst {
-            out.push((code, path.clone()));
-            return;
-        }
-        assert!(path.len() <= net.nodes.len(), "routing loop towards host {dst}");
-        let cands = net.candidates(node, dst);
-        let n = cands.len() as u32;
-        for (d, &p) in cands.iter().enumerate() {
-            path.push(p);
-            let (c, m) = if n > 1 { (code + d as u32 * mult, mult.saturating_mul(n)) } else { (code, mult) };
-            walk(net, net.ports[p as usize].peer, dst, c, m, path, out);
-            path.pop();
-        }
-    }
-    let first = net.host_port[src as usize];
-    let mut path = vec![first];
-    let mut out = Vec::new();
-    walk(net, net.ports[first as usize].peer, dst, 0, 1, &mut path, &mut out);
-    out
-}
-
-/// Switch `node`'s egress port for `pkt` if it is a data packet that carries a route: it takes its digit (and
-/// drops it from the route); None for the rest (ECMP).
-#[inline]
-pub(crate) fn route_step(net: &Network, node: u32, pkt: &mut Packet) -> Option<u32> {
-    let (port, rest) = decode(net, node, pkt)?;
-    pkt.sack = rest;
-    Some(port)
 }
 
 impl TcpHosts for Hyline {
@@ -308,22 +263,6 @@ impl Family for Hyline {
     }
 }
 
-/// A routed data packet at switch `node`: the egress port its route's digit picks, and the route as the next
-/// switch reads it (`sack`, unchanged where there is no choice); None for the others (ECMP).
-#[inline]
-pub(crate) fn decode(net: &Network, node: u32, pkt: &Packet) -> Option<(u32, u32)> {
-    if pkt.is_ack() || pkt.sack & ROUTED == 0 {
-        return None;
-    }
-    let cands = net.candidates(node, pkt.dst);
-    let n = cands.len() as u32;
-    if n <= 1 {
-        return cands.first().map(|&p| (p, pkt.sack));
-    }
-    let code = pkt.sack & !ROUTED;
-    Some((cands[(code % n) as usize], ROUTED | (code / n)))
-}
-
 impl Sim<'_, Hyline> {
     /// Send a control message, due at `at`.
     fn post(&mut self, at: Ps, msg: Msg) {
@@ -470,48 +409,5 @@ impl Sim<'_, Hyline> {
         c.stop();
         self.fam.large[i].stopped_since = Some(self.now);
         self.fam.man_preemptions[i] += 1;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn route_codes_decode_to_their_paths() {
-        let cfg = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": 4}}"#).unwrap();
-        let net: Network = Network::build(&cfg, 7);
-        let hosts = net.hosts;
-        for (src, dst) in [(0, hosts - 1), (0, 1), (0, 2), (3, 8)] {
-            let ps = paths(&net, src, dst);
-            let codes: std::collections::BTreeSet<u32> = ps.iter().map(|(c, _)| *c).collect();
-            assert_eq!(codes.len(), ps.len(), "codes are distinct");
-            for (code, ports) in &ps {
-                // follow the code as switches decode it
-                let mut c = *code;
-                let mut node = net.ports[ports[0] as usize].peer;
-                let mut walked = vec![ports[0]];
-                while node != dst {
-                    let cands = net.candidates(node, dst);
-                    let n = cands.len() as u32;
-                    let c_before = c;
-                    let p = if n <= 1 {
-                        cands[0]
-                    } else {
-                        let p = cands[(c % n) as usize];
-                        c /= n;
-                        p
-                    };
-                    // what PFC's "next_queue" mode reads ahead: the same port, without rewriting the route
-                    let pkt = Packet { dst, sack: ROUTED | c_before, ..Packet::default() };
-                    assert_eq!(Hyline::next_port(&net, node, &pkt), Some(p));
-                    walked.push(p);
-                    node = net.ports[p as usize].peer;
-                }
-                assert_eq!(&walked, ports);
-            }
-        }
-        // a k = 4 fat-tree: 4 paths between pods, 2 within a pod, 1 under one edge switch
-        assert_eq!(paths(&net, 0, hosts - 1).len(), 4);
     }
 }

@@ -10,6 +10,17 @@
 //! `Sim<F>` is compiled once per family (static dispatch: no trait objects, no branch on the family per
 //! packet), so the TCP family's code path, packet size and results stay what they were before families
 //! existed; `AGENTS` is a constant, so the agent hook costs the TCP family nothing.
+//!
+//! The families, one file each: [`tcp`] (and the TCP host code that [`routed`], [`hyline`] and [`qjump`] reuse
+//! through `TcpHosts`), [`routed`] (source-routed TCP), [`hyline`], [`qjump`], [`rate`] (RCP, D3, PDQ) and
+//! [`homa`].
+
+pub(super) mod homa;
+pub(super) mod hyline;
+pub(super) mod qjump;
+pub(super) mod rate;
+pub(super) mod routed;
+pub(super) mod tcp;
 
 use super::Sim;
 use crate::config::Config;

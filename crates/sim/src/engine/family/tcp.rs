@@ -2,14 +2,15 @@
 //! `transport::tcp` state machine (`Conn`) with its connection pools, QCLIMB's bounds and the receivers'
 //! out-of-order accounting. Its header is `()`: its packets are the 24-byte common packet.
 
-use super::family::Family;
-use super::queue::Event;
-use super::{RunStats, Sim};
+use super::Family;
 use crate::config::{Config, Connections, QclimbInfo, SchemeName};
+use crate::engine::queue::Event;
+use crate::engine::Sim;
 use crate::flows::{FlowSet, NO_RATE};
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
 use crate::net::Network;
+use crate::record::RunStats;
 use crate::transport::tcp::{time_to_generate, Conn, ConnState, TcpParams};
 use crate::units::{tx_time, Ps, NEVER};
 use std::collections::{HashMap, VecDeque};
@@ -35,7 +36,7 @@ pub(crate) struct TcpState {
 }
 
 /// What the TCP code (`impl Sim<F: TcpHosts>` below) needs of a family whose hosts run the TCP state machine:
-/// the TCP family itself, and HyLine's (TCP under a central manager, `engine::hyline`). Monomorphised per
+/// the TCP family itself, and HyLine's (TCP under a central manager, `engine::family::hyline`). Monomorphised per
 /// family: for the TCP family every hook is the identity or a constant, and its code is what it was.
 pub(crate) trait TcpHosts: Family<Hdr = (), Flow = Conn> {
     /// The TCP part of the family's state.
@@ -244,7 +245,7 @@ impl<F: TcpHosts> Sim<'_, F> {
             let mss = F::tcp(&self.fam).params.mss as u64;
             let last = size - (size - 1) / mss * mss;
             let after_gen = time_to_generate(size - cached, rate)
-                + super::ideal_fct(&hops, last, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
+                + crate::net::ideal::ideal_fct(&hops, last, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
             self.results.ideal_fct_ps[i] = self.results.ideal_fct_ps[i].max(after_gen);
         }
         conn.set_app(F::params(&self.fam, id), rate, cached, self.now);
@@ -485,7 +486,7 @@ impl<F: TcpHosts> Sim<'_, F> {
                 })
                 .collect()
         };
-        let data = super::ideal_fct(&hops(src, dst, hash), size, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
+        let data = crate::net::ideal::ideal_fct(&hops(src, dst, hash), size, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
         if !F::tcp(&self.fam).params.handshake || reused {
             return data;
         }

@@ -13,10 +13,10 @@
 //! port use several queues). The ideal FCT of a message is its data alone at line rate, as for the other
 //! families: Homa starts sending at once, so an isolated message that RTTbytes covers meets it.
 
-use super::family::Family;
-use super::queue::{Event, EventQueue};
-use super::Sim;
+use super::Family;
 use crate::config::{Config, HomaSizes};
+use crate::engine::queue::{Event, EventQueue};
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
@@ -134,7 +134,7 @@ impl Sim<'_, Homa> {
         };
         let (header, mss) = (self.fam.params.header, self.fam.params.mss);
         let hops = self.net.path_hops(src, dst, flow_hash(id, false));
-        self.results.ideal_fct_ps[i] = super::ideal_fct(&hops, size, mss, header);
+        self.results.ideal_fct_ps[i] = crate::net::ideal::ideal_fct(&hops, size, mss, header);
         self.stats.connections_opened += 1;
         let mut msg = Box::new(HomaMsg::new(&self.fam.params, id, src, dst, size, view, now));
         msg.ready = true;

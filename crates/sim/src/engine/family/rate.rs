@@ -21,10 +21,10 @@
 //! without a handshake): the rate request's round trip before the data is protocol overhead, which the
 //! slowdown then shows (the PDQ paper's "optimal" excludes it too).
 
-use super::family::Family;
-use super::queue::Event;
-use super::Sim;
+use super::Family;
 use crate::config::Config;
+use crate::engine::queue::Event;
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
@@ -202,7 +202,7 @@ impl Sim<'_, Rate> {
         let mut flow = Box::new(RateFlow::new(&self.fam.params, id, src, dst, size, deadline, line_rate, random));
         let (fwd, header, mss) = (flow_hash(id, false), self.fam.params.header, self.fam.params.mss);
         let hops = self.net.path_hops(src, dst, fwd);
-        self.results.ideal_fct_ps[i] = super::ideal_fct(&hops, size, mss, header);
+        self.results.ideal_fct_ps[i] = crate::net::ideal::ideal_fct(&hops, size, mss, header);
         self.stats.connections_opened += 1;
         self.out.clear();
         flow.start(&self.fam.params, now, &mut self.out);

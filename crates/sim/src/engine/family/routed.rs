@@ -1,6 +1,6 @@
 //! Source routes for the TCP family's strict-priority schemes (a trace's `path` column, `FlowSet::path`): the TCP
-//! family's hosts (`engine::tcp`, shared through [`TcpHosts`]) with each routed flow's data packets carrying the
-//! route of its path, which the switches decode as HyLine's do (`engine::hyline::route_step`). ACKs and flows
+//! family's hosts (`engine::family::tcp`, shared through [`TcpHosts`]) with each routed flow's data packets
+//! carrying the route of its path (`net::route`), which the switches decode as HyLine's do. ACKs and flows
 //! without a path go by ECMP. The route rides in the field rank-queue switches read as the rank, so pFabric and
 //! LAS cannot take routes (the engine refuses them).
 //!
@@ -9,13 +9,13 @@
 //! fat-tree between pods, path 2i + j leaves the edge switch by its i-th candidate uplink and the aggregation
 //! switch by its j-th.
 
-use super::family::Family;
-use super::hyline::{decode, paths, route_step, ROUTED};
+use super::Family;
 use super::tcp::{TcpHosts, TcpState};
-use super::Sim;
 use crate::config::Config;
-use crate::flows::{FlowError, FlowSet, NO_PATH};
+use crate::engine::Sim;
+use crate::flows::FlowSet;
 use crate::net::packet::Packet;
+use crate::net::route::{decode, route_codes, route_step};
 use crate::net::Network;
 use crate::transport::tcp::{Conn, TcpParams};
 use crate::units::Ps;
@@ -27,30 +27,6 @@ pub(crate) struct RoutedState {
     tcp: TcpState,
     /// Per flow: `ROUTED | code` of its path, or 0 (ECMP).
     route: Vec<u32>,
-}
-
-/// Each flow's route (`ROUTED | code`, or 0 for ECMP) from its path index; an error names the first flow whose
-/// index is past its pair's paths.
-pub(crate) fn route_codes<H: crate::net::packet::Header>(net: &Network<H>, flows: &FlowSet) -> Result<Vec<u32>, FlowError> {
-    let mut cache: std::collections::HashMap<(u32, u32), Vec<u32>> = std::collections::HashMap::new();
-    let mut out = Vec::with_capacity(flows.path.len());
-    for (i, &p) in flows.path.iter().enumerate() {
-        if p == NO_PATH {
-            out.push(0);
-            continue;
-        }
-        let (src, dst) = (flows.src[i], flows.dst[i]);
-        let codes = cache.entry((src, dst)).or_insert_with(|| paths(net, src, dst).into_iter().map(|(c, _)| c).collect());
-        let Some(&code) = codes.get(p as usize) else {
-            return Err(FlowError(format!(
-                "flow {i} has path {p}, but host {src} has {} equal-cost paths to host {dst} (paths 0 to {})",
-                codes.len(),
-                codes.len() - 1
-            )));
-        };
-        out.push(ROUTED | code);
-    }
-    Ok(out)
 }
 
 impl TcpHosts for Routed {

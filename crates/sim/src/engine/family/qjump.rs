@@ -1,5 +1,5 @@
 //! QJump as HyLine compares with it (Grosvenor et al., NSDI 2015; the authors' ns-2 model, camsas/qjump-ns2
-//! @2a37e60): TCP (the TCP family's code in `engine::tcp`, shared through [`TcpHosts`]) whose packets pass a
+//! @2a37e60): TCP (the TCP family's code in `engine::family::tcp`, shared through [`TcpHosts`]) whose packets pass a
 //! rate limiter at the sending host.
 //!
 //! - **Levels.** A flow's level is set by its size when it starts (`scheme.qjump_size_thresholds_bytes`): the
@@ -20,10 +20,10 @@
 //!   throughput factors f_i and network epoch are not derived from the fabric here: set the buckets and the
 //!   interval to get them.
 
-use super::family::Family;
+use super::Family;
 use super::tcp::{TcpHosts, TcpState};
-use super::Sim;
 use crate::config::Config;
+use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::packet::Packet;
 use crate::net::Network;

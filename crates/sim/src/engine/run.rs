@@ -1,0 +1,232 @@
+//! Setting a packet-level run up: the entry points ([`run`], [`run_threads`], [`run_event_driven`]), the checks
+//! of the flow columns each family needs, the choice of family (`run_with`), the FIFO fast path's decision
+//! (`fifo_queue`), and the set-up of the fabric, its random streams, lossy links, the monitor and the thread
+//! split before the loop starts (`run_family`). Which level runs is not decided here: [`crate::run`] does that.
+
+use super::family::{homa, hyline, qjump, rate, routed, tcp, Family};
+use super::parallel;
+use super::queue::{Event, SAMPLE};
+use super::Sim;
+use crate::config::{Config, Connections, FamilyName, HomaSizes, QclimbInfo, SchemeName};
+use crate::flows::{FlowError, FlowSet};
+use crate::net::Network;
+use crate::policy::{Rank, Tagging};
+use crate::record::{Monitor, RunOutput};
+use crate::transport::tcp::TcpParams;
+use crate::units::{Ps, PS_PER_MS};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::sync::atomic::AtomicU64;
+
+/// Simulate `flows` packet by packet on the fabric `cfg` describes, on one thread. Deterministic: same inputs,
+/// same results. The engine is the packet level whatever `run.level` says: [`crate::run`] picks the level.
+pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
+    run_with(cfg, flows, progress, true, 1)
+}
+
+/// [`run`] on up to `threads` threads (1 or 2; see [`parallel`]). The results are bit-identical to [`run`]'s
+/// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that
+/// cannot be split (a host link without propagation delay) runs on one thread.
+pub fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+    run_with(cfg, flows, progress, true, threads)
+}
+
+/// Would two threads speed this run up? (The fabric can be split and its lookahead holds enough packets:
+/// [`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`].) What the front end's default
+/// thread count follows; [`run_threads`] does as it is told.
+pub fn two_threads_worthwhile(cfg: &Config) -> bool {
+    let net: Network = Network::build(cfg, 0);
+    parallel::window_packets(&net).is_some_and(|w| w >= parallel::WORTHWHILE_WINDOW_PACKETS)
+}
+
+/// [`run`] with every port event-driven (no FIFO fast path), on `threads` threads: for the tests that check
+/// that all paths give bit-identical results.
+#[doc(hidden)]
+pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
+    run_with(cfg, flows, None, false, threads)
+}
+
+/// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
+/// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
+/// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
+/// A TCP-family run's FIFO fast path: the queue every packet maps to, if one does and the fast path may be used
+/// (`allowed`; never with PFC, which pauses ports that a FIFO's packets, on the wire ahead of time, could not obey).
+fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
+    let params = TcpParams::from_config(cfg);
+    (allowed && !cfg.switch.pfc && single_queue_run(cfg, flows, &params))
+        .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1))
+}
+
+fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
+    if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
+        return false;
+    }
+    let last = cfg.switch.queues as usize - 1;
+    let q = |prio: u8| (prio as usize).min(last);
+    let ack_q = q(params.ack_priority);
+    if flows.priority.is_empty() {
+        q(cfg.scheme.priority) == ack_q
+    } else {
+        flows.priority.iter().all(|&p| q(p) == ack_q)
+    }
+}
+
+fn run_with(
+    cfg: &Config,
+    flows: &FlowSet,
+    progress: Option<&AtomicU64>,
+    fifo_fast_path: bool,
+    threads: usize,
+) -> Result<RunOutput, FlowError> {
+    flows.validate(cfg.topology.hosts())?;
+    if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
+        return Err(FlowError(
+            "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
+             (a trace annotated by `fctlab predict annotate`)"
+                .into(),
+        ));
+    }
+    if cfg.transport.connections == Connections::Trace && flows.conn.len() != flows.len() {
+        return Err(FlowError(
+            "flows: transport.connections = \"trace\" needs a connection id for every flow (the trace's `conn` \
+             column)"
+                .into(),
+        ));
+    }
+    if cfg.scheme.name.family() != FamilyName::Tcp && flows.path.iter().any(|&p| p != crate::flows::NO_PATH) {
+        return Err(FlowError(format!(
+            "flows: scheme {} does not take source routes (the trace's path column); the TCP family's strict-priority \
+             schemes do{}",
+            cfg.scheme.name.as_str(),
+            if cfg.scheme.name == SchemeName::Hyline { " (HyLine's manager routes its flows itself)" } else { "" }
+        )));
+    }
+    if cfg.scheme.name.family() != FamilyName::Tcp && flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
+        return Err(FlowError(format!(
+            "flows: scheme {} does not model data generation rates (gen_rate_bps); the TCP-family schemes do",
+            cfg.scheme.name.as_str()
+        )));
+    }
+    match cfg.scheme.name.family() {
+        FamilyName::Tcp if !flows.path.is_empty() => {
+            if cfg.scheme.name.rank_queue() {
+                return Err(FlowError(format!(
+                    "flows: scheme {} cannot take source routes (the trace's path column): its packets' rank field \
+                     is where routes ride; strict-priority schemes can",
+                    cfg.scheme.name.as_str()
+                )));
+            }
+            let net: Network = Network::build(cfg, 0);
+            crate::net::route::route_codes(&net, flows)?;
+            Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
+        }
+        FamilyName::Tcp => {
+            Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
+        }
+        // (its ports are never FIFOs: its two classes use two queues)
+        FamilyName::Hyline => Ok(run_family::<hyline::Hyline>(cfg, flows, progress, None, threads)),
+        // (its ports are never FIFOs: its levels use several queues)
+        FamilyName::Qjump => Ok(run_family::<qjump::Qjump>(cfg, flows, progress, None, threads)),
+        // (its ports are never FIFOs: its agents read their exact occupancy)
+        FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
+        // (its ports are never FIFOs either: one port's packets use several priority queues)
+        FamilyName::Homa => {
+            let needs = |col: &Vec<u64>, name: &str| {
+                if col.len() == flows.len() {
+                    Ok(())
+                } else {
+                    Err(FlowError(format!(
+                        "flows: scheme homa with scheme.homa_sizes = \"{name}\" needs {name}_bytes for every flow"
+                    )))
+                }
+            };
+            match cfg.scheme.homa_sizes {
+                HomaSizes::Exact => {}
+                HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate")?,
+                HomaSizes::Lower => needs(&flows.lower_bytes, "lower")?,
+                HomaSizes::Upper => needs(&flows.upper_bytes, "upper")?,
+            }
+            Ok(run_family::<homa::Homa>(cfg, flows, progress, None, threads))
+        }
+    }
+}
+
+/// One run of family `F`; `fifo`: the queue every packet maps to, when ports may run in FIFO mode.
+fn run_family<F: Family>(
+    cfg: &Config,
+    flows: &FlowSet,
+    progress: Option<&AtomicU64>,
+    fifo: Option<usize>,
+    threads: usize,
+) -> RunOutput {
+    let wall = std::time::Instant::now();
+    let mut seeder = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+    let mut net: Network<F::Hdr> = Network::build(cfg, seeder.next_u64());
+    let rng = Xoshiro256PlusPlus::seed_from_u64(seeder.next_u64());
+    // `[link_loss]`: the links of the chosen hosts, both ways (each port draws from its own generator)
+    let ll = &cfg.link_loss;
+    let mut loss = Vec::new();
+    if ll.probability > 0.0 {
+        let loss_seed = seeder.next_u64();
+        let threshold = (ll.probability * 18_446_744_073_709_551_616.0) as u64;
+        let hosts = net.hosts;
+        let chosen = |n: u32| n < hosts && (ll.hosts.is_empty() || ll.hosts.contains(&n));
+        for (i, p) in net.ports.iter_mut().enumerate() {
+            let lossy = chosen(p.owner) || chosen(p.peer);
+            if lossy {
+                p.set_lossy();
+            }
+            loss.push((crate::net::mix64(loss_seed ^ crate::net::mix64(i as u64 + 1)), if lossy { threshold } else { 0 }));
+        }
+    }
+    // the port a monitor samples (`run.monitor_host`): the switch's port facing the host
+    let monitor_port = cfg.run.monitor_host.map(|h| {
+        let hosts = net.hosts;
+        net.ports.iter().position(|p| p.peer == h && p.owner >= hosts).expect("every host has a switch port") as u32
+    });
+    if let Some(q) = fifo {
+        for (i, p) in net.ports.iter_mut().enumerate() {
+            if monitor_port == Some(i as u32) {
+                continue; // sampled: its occupancy must be exact at any instant
+            }
+            // A shared buffer's admission needs the other ports' occupancy at `now`, which FIFO ports only
+            // know lazily: keep those event-driven. Zero-delay links too: there a packet's arrival event
+            // would be scheduled from a different handler than in the event-driven path (the wire may
+            // empty at the very instant the next packet starts), which could reorder same-time events.
+            if p.pool().is_none() && p.delay_ps > 0 && !p.is_lossy() {
+                p.set_fifo(q);
+            }
+        }
+    }
+    let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
+    // (PFC's "next_queue" mode reads the switches' queues from the hosts' NICs: one thread; see `net::pfc`)
+    let next_queue = cfg.switch.pfc && cfg.switch.pfc_mode == crate::config::PfcMode::NextQueue;
+    if threads >= 2 && monitor_port.is_none() && !next_queue {
+        if let Some(lookahead) = parallel::lookahead(&net) {
+            let hosts =
+                Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss.clone(), parallel::Side::Hosts);
+            let switches = Sim::<F>::new(cfg, flows, None, net, rng, loss, parallel::Side::Switches);
+            let mut sim = parallel::run(hosts, switches, limit, lookahead);
+            sim.stats.threads = 2;
+            sim.finish(wall.elapsed().as_secs_f64());
+            return RunOutput { results: sim.results, stats: sim.stats };
+        }
+    }
+    let mut sim = Sim::<F>::new(cfg, flows, progress, net, rng, loss, parallel::Side::All);
+    if let (Some(port), Some(host)) = (monitor_port, cfg.run.monitor_host) {
+        let to_host: Vec<u32> = (0..flows.len() as u32).filter(|&f| flows.dst[f as usize] == host).collect();
+        sim.monitor_port = port;
+        sim.monitor = Some(Monitor {
+            host,
+            interval_ps: (cfg.run.monitor_interval_us * crate::units::PS_PER_US as f64).round().max(1.0) as Ps,
+            flow_delivered_bytes: vec![Vec::new(); to_host.len()],
+            flows: to_host,
+            ..Monitor::default()
+        });
+        sim.events.push(0, Event::FlowStart(SAMPLE));
+    }
+    sim.stats.threads = 1;
+    sim.run_loop(limit);
+    sim.finish(wall.elapsed().as_secs_f64());
+    RunOutput { results: sim.results, stats: sim.stats }
+}
