@@ -77,7 +77,7 @@ fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py,
 }
 
 /// Each flow's ideal FCT in ns (float): alone in the idle fabric, sending at line rate from its first packet,
-/// on the path its ECMP hash picks (`engine::ideal_fcts`; the same function the results' `ideal_fct_ns` come
+/// on the path its ECMP hash picks (`net::ideal::ideal_fcts`; the same function the results' `ideal_fct_ns` come
 /// from, without a handshake). The floor of drawn deadlines (`workload.deadline_floor = "ideal"`).
 #[pyfunction]
 fn ideal_fct_ns<'py>(
@@ -97,7 +97,7 @@ fn ideal_fct_ns<'py>(
         return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
     }
     let out: Vec<f64> =
-        fctlab_sim::engine::ideal_fcts(&cfg, src, dst, size).into_iter().map(|ps| ps as f64 / 1000.0).collect();
+        fctlab_sim::net::ideal::ideal_fcts(&cfg, src, dst, size).into_iter().map(|ps| ps as f64 / 1000.0).collect();
     Ok(out.into_pyarray(py))
 }
 

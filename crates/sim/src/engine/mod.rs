@@ -48,11 +48,7 @@ use rand::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::atomic::AtomicU64;
 
-// Temporary: `flowlevel.rs` (and the Python binding's `ideal_fcts`) still import these from `crate::engine`; their
-// homes are `net::ideal` and `record`. Once those callers name the homes, the first line goes and the second
-// becomes a private `use crate::record::RunStats;` (this file uses it; `run.rs` imports its own).
-pub use crate::net::ideal::{ideal_fct, ideal_fcts};
-pub use crate::record::{RunOutput, RunStats};
+use crate::record::RunStats;
 
 /// A run's state (one side's, on two threads), for the family `F` (see [`family`]).
 pub(crate) struct Sim<'a, F: Family> {

@@ -91,7 +91,7 @@
 //! What the packet level has and an isolated flow needs to take the same time at both levels:
 //! - **Bytes on the wire**: payload plus `transport.header_bytes` per `mss_bytes` segment.
 //! - **Pipeline latency**: a flow's last bit leaves its sender when its wire bits are sent at its rate; it arrives
-//!   after the store-and-forward pipeline of its path: the isolated flow's ideal FCT (`engine::ideal_fct`) minus
+//!   after the store-and-forward pipeline of its path: the isolated flow's ideal FCT (`net::ideal::ideal_fct`) minus
 //!   its wire bits at the path's bottleneck rate, added at the end.
 //! - **Set-up**: one round trip of header-only packets before the data with `transport.handshake` (the TCP
 //!   family), and for RCP, D3 and PDQ (the rate request their SYN carries). The base RTT of slow start is a full
@@ -123,7 +123,8 @@ mod tags;
 mod timers;
 
 use crate::config::{Config, Criticality, RoutingMode, SchemeName};
-use crate::engine::{ideal_fct, RunOutput, RunStats};
+use crate::net::ideal::ideal_fct;
+use crate::record::{RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
 use crate::net::{flow_hash, mix64, Network};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
@@ -222,7 +223,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 .into(),
         ));
     }
-    // the packet level's ECMP salts: the first draw of the same seeder (as engine::ideal_fcts)
+    // the packet level's ECMP salts: the first draw of the same seeder (as net::ideal::ideal_fcts)
     let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
     let t = &cfg.transport;
     let (mss, header) = (t.mss_bytes, t.header_bytes);
