@@ -310,13 +310,8 @@ impl Config {
 
     /// The transport a run uses: the explicit one, or the scheme's.
     pub fn transport_kind(&self) -> TransportKind {
-        self.transport.kind.unwrap_or(match self.scheme.name {
-            SchemeName::Tcp | SchemeName::Pfabric | SchemeName::Las => TransportKind::Tcp,
-            SchemeName::Dctcp | SchemeName::Pias | SchemeName::L2dct | SchemeName::Qclimb => TransportKind::Dctcp,
-            SchemeName::Rax | SchemeName::RaxPlus => TransportKind::Dctcp,
-            // (the explicit-rate family has its own transport; TCP's kind is not used)
-            _ => TransportKind::Tcp,
-        })
+        // (the families with a transport of their own never read TCP's kind)
+        self.transport.kind.or(self.scheme.name.row().protocol.tcp_kind()).unwrap_or(TransportKind::Tcp)
     }
 
     /// Range checks, once. Structural problems (unknown keys, wrong types) were caught by the parser.
@@ -518,7 +513,7 @@ impl Config {
         if th.windows(2).any(|w| w[0] >= w[1]) || th.first() == Some(&0) {
             return err("scheme.thresholds_bytes", format!("must be positive and strictly increasing (got {th:?})"));
         }
-        let tagged = matches!(sc.name, SchemeName::Pias | SchemeName::Qclimb);
+        let tagged = sc.name.row().needs_thresholds;
         if th.len() >= s.queues as usize && tagged {
             return err(
                 "scheme.thresholds_bytes",
