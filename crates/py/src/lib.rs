@@ -13,8 +13,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Read a config as every front end does: parsed, range-checked and checked against the fabric and the levels.
 fn parse(config_json: &str) -> PyResult<Config> {
-    Config::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))
+    fctlab_sim::validate::config_from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The engine's default configuration as JSON (the single source of the defaults).
@@ -58,7 +59,8 @@ fn scheme_defaults(name: &str, preset: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&Config::for_scheme(name, preset)).unwrap())
 }
 
-/// Parse and range-check a config; return it with every default filled in. Raises ValueError("key: why").
+/// Parse and check a config (ranges, the built fabric, the level); return it with every default filled in.
+/// Raises ValueError("key: why").
 #[pyfunction]
 fn validate_config(config_json: &str) -> PyResult<String> {
     let cfg = parse(config_json)?;

@@ -16,6 +16,9 @@
 //!    reaches a port at the instant its transmitter becomes free is admitted after the next waiting packet
 //!    has started. [`engine::parallel`] runs the hosts and the switches on two threads.
 //!
+//! 8. [`validate`]: the checks of a config that need the built fabric or a level; [`validate::config_from_json`]
+//!    is how a front end reads a config.
+//!
 //! Determinism: one seeded generator per run, no hash maps anywhere, results in flow-id order; the same
 //! config, flows and seed give bit-identical results on any machine, on one thread or two.
 
@@ -27,6 +30,7 @@ pub mod net;
 pub mod policy;
 pub mod transport;
 pub mod units;
+pub mod validate;
 
 pub use config::{Config, ConfigError};
 pub use engine::{run, RunOutput, RunStats};

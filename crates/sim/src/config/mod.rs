@@ -47,6 +47,18 @@ fn err<T>(key: &str, message: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError { key: key.to_string(), message: message.into() })
 }
 
+/// Where, in the range checks ([`Config::validate_with`]), the checks that need more than the config
+/// (`crate::validate`) run, so that the first fault reported does not depend on which module checks what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckPoint {
+    /// After the topology's ranges: checks of the built topology (Jellyfish's graph).
+    Topology,
+    /// At the flow level (`run.level = "flow"`), before its other refusals: does it have a model of the scheme.
+    FlowLevelScheme,
+    /// At the flow level, after its other refusals: can it hold the topology's paths.
+    FlowLevelPaths,
+}
+
 /// Whole engine configuration. Every field has a default.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -251,9 +263,20 @@ impl Config {
         Ok(())
     }
 
-    /// Parse JSON text into a validated config; the error names the key. Keys the text leaves out take the
-    /// scheme's published values ([`scheme_defaults`]), then the engine's defaults.
+    /// Parse JSON text into a range-checked config; the error names the key. Keys the text leaves out take the
+    /// scheme's published values ([`scheme_defaults`]), then the engine's defaults. The checks that need more
+    /// than the config (the built fabric, a level's abilities) are not run: `crate::validate::config_from_json`
+    /// runs them too, and is what reads a user's config.
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        Config::from_json_with(text, |_, _| Ok(()))
+    }
+
+    /// [`Config::from_json`], with `deeper` run at each [`CheckPoint`] of the range checks
+    /// ([`Config::validate_with`]).
+    pub fn from_json_with(
+        text: &str,
+        deeper: impl FnMut(&Config, CheckPoint) -> Result<(), ConfigError>,
+    ) -> Result<Config, ConfigError> {
         let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             let mut message = e.to_string();
             if let Some(at) = message.rfind(" at line ") {
@@ -296,7 +319,7 @@ impl Config {
             }
             ConfigError { key, message }
         })?;
-        cfg.validate()?;
+        cfg.validate_with(deeper)?;
         Ok(cfg)
     }
 
@@ -314,8 +337,18 @@ impl Config {
         self.transport.kind.or(self.scheme.name.row().protocol.tcp_kind()).unwrap_or(TransportKind::Tcp)
     }
 
-    /// Range checks, once. Structural problems (unknown keys, wrong types) were caught by the parser.
+    /// Range checks, once. Structural problems (unknown keys, wrong types) were caught by the parser. The checks
+    /// that need more than the config are left to `crate::validate`.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_with(|_, _| Ok(()))
+    }
+
+    /// The range checks, with `deeper` run at each [`CheckPoint`]: a config with several faults reports the
+    /// same first one as when every check lived here.
+    pub fn validate_with(
+        &self,
+        mut deeper: impl FnMut(&Config, CheckPoint) -> Result<(), ConfigError>,
+    ) -> Result<(), ConfigError> {
         const MAX_GBPS: f64 = 10_000.0;
         const MAX_HOSTS: u64 = 1 << 20;
         const MAX_BCUBE_SERVERS: u64 = 4096;
@@ -429,11 +462,9 @@ impl Config {
                 check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
                 check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
                 check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
-                if let Err(message) = crate::net::jellyfish::graph(t) {
-                    return err("topology.network_ports", message);
-                }
             }
         }
+        deeper(self, CheckPoint::Topology)?;
         let s = &self.switch;
         check_int("switch.queues", s.queues as u64, 1, 64)?;
         let mtu = (self.transport.mss_bytes + self.transport.header_bytes) as u64;
@@ -615,27 +646,14 @@ impl Config {
                 sc.name.as_str()));
         }
         if self.run.level == Level::Flow {
-            if !crate::flowlevel::supports(sc.name) {
-                let have: Vec<&str> = crate::flowlevel::SCHEMES.iter().map(|s| s.0).collect();
-                return err("run.level", format!(
-                    "scheme {} has no flow-level model yet (the flow level has: {})", sc.name.as_str(),
-                    have.join(", ")));
-            }
+            deeper(self, CheckPoint::FlowLevelScheme)?;
             if self.run.monitor_host.is_some() {
                 return err("run.monitor_host", "the flow level has no queues to monitor");
             }
             if self.link_loss.probability > 0.0 {
                 return err("link_loss.probability", "the flow level has no packets to lose");
             }
-            if let TopologyConfig::Bcube(t) = &self.topology {
-                // a path crosses up to k + 1 switches: 2 (k + 1) ports, and the two internal links
-                let ports = 2 * (t.k as usize + 1) + 2;
-                if ports > crate::flowlevel::MAX_HOPS {
-                    return err("topology.k", format!(
-                        "BCube paths cross up to {ports} ports at k = {}; the flow level takes at most {} \
-                         (k <= 2), see run.level", t.k, crate::flowlevel::MAX_HOPS));
-                }
-            }
+            deeper(self, CheckPoint::FlowLevelPaths)?;
         }
         if !(sc.rax_q1_us.is_finite() && (0.0..=1e9).contains(&sc.rax_q1_us)) {
             return err("scheme.rax_q1_us", format!("must be between 0 and 1e9 us (got {})", sc.rax_q1_us));
@@ -766,8 +784,7 @@ mod tests {
         let c = Config::from_json(r#"{"scheme": {"name": "pdq-basic", "pdq_early_start": true}}"#).unwrap();
         assert!(c.scheme.pdq_early_start, "explicit keys win");
         let c = Config::from_json(r#"{"scheme": {"name": "pdq", "pdq_probe_factor": 0.5, "pdq_list_max": 16}}"#).unwrap();
-        let p = crate::transport::rate::RateParams::from_config(&c);
-        assert_eq!((p.probe_factor, p.list_max, p.list_min), (0.5, 16, 8));
+        assert_eq!((c.scheme.pdq_probe_factor, c.scheme.pdq_list_max, c.scheme.pdq_list_min), (0.5, 16, 8));
         let e = Config::from_json(r#"{"scheme": {"name": "pdq", "pdq_list_min": 9, "pdq_list_max": 4}}"#).unwrap_err();
         assert_eq!(e.key, "scheme.pdq_list_max");
         let e = Config::from_json(r#"{"scheme": {"name": "rcp"}, "routing": {"mode": "spray"}}"#).unwrap_err();
