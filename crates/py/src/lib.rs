@@ -3,7 +3,7 @@
 //! place: a bad config or flow becomes `ValueError` naming the key or flow; a panic inside the engine
 //! becomes `RuntimeError` carrying the run's config, never a crash of the interpreter.
 
-use fctlab_sim::config::{Preset, SchemeName, TopologyConfig};
+use fctlab_sim::config::{Preset, SchemeName, TopologyConfig, SCHEMES};
 use fctlab_sim::{Config, FlowSet};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -42,6 +42,21 @@ fn topology_kinds() -> Vec<&'static str> {
 #[pyfunction]
 fn schemes() -> Vec<(&'static str, &'static str)> {
     SchemeName::ALL.to_vec()
+}
+
+/// Every scheme's row (`config::SCHEMES`) as a JSON list: each row's every field, plus `tcp_kind`, the
+/// `transport.kind` its protocol is (null for the families with a transport of their own).
+#[pyfunction]
+fn scheme_rows() -> String {
+    let rows: Vec<serde_json::Value> = SCHEMES
+        .iter()
+        .map(|row| {
+            let mut v = serde_json::to_value(row).expect("rows serialize");
+            v["tcp_kind"] = serde_json::to_value(row.protocol.tcp_kind()).unwrap();
+            v
+        })
+        .collect();
+    serde_json::to_string(&rows).unwrap()
 }
 
 /// The configuration a scheme runs with when a config gives nothing else (JSON): the engine's defaults with
@@ -251,6 +266,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(topology_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_rows, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_ns, m)?)?;

@@ -269,7 +269,7 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
             flow_level: fluid(FluidModel::MaxMin, "max-min"),
             window: true,
             presets: BOTH,
-            keys: &["l2dct_w_min", "l2dct_w_max", "l2dct_size_min_bytes", "l2dct_size_max_bytes"],
+            keys: &["l2dct_w_min", "l2dct_w_max", "l2dct_size_min_bytes", "l2dct_size_max_bytes", "l2dct_increase"],
             ..row(S::L2dct, "l2dct", "L2DCT: DCTCP whose window increase and decrease are weighted by the bytes a flow has sent")
         },
         SchemeRow {
