@@ -12,7 +12,8 @@ def default_topology(kind: str) -> str:
     """Default parameters of one topology kind as JSON."""
 
 def validate_config(config_json: str) -> str:
-    """Parse and range-check a config; return it with defaults filled. Raises ValueError("key: why")."""
+    """Parse and check a config (ranges, the built fabric, the level); return it with defaults filled.
+    Raises ValueError("key: why")."""
 
 def topology_info(config_json: str) -> dict[str, object]:
     """hosts, host_link_bps and kind of a config's topology."""
@@ -30,6 +31,10 @@ def topology_kinds() -> list[str]:
 
 def schemes() -> list[tuple[str, str]]:
     """(name, description) of every scheme the engine runs."""
+
+def scheme_rows() -> str:
+    """Every scheme's row as a JSON list: name, summary, family, protocol, tagging, rank_queue, flow_level,
+    window, setup_rtts, needs_thresholds, presets, keys, and tcp_kind (the transport.kind it runs, or null)."""
 
 def scheme_defaults(name: str, preset: str = "native") -> str:
     """The full config (JSON) a scheme runs with when nothing else is given."""

@@ -3,7 +3,7 @@
 //! place: a bad config or flow becomes `ValueError` naming the key or flow; a panic inside the engine
 //! becomes `RuntimeError` carrying the run's config, never a crash of the interpreter.
 
-use fctlab_sim::config::{Preset, SchemeName, TopologyConfig};
+use fctlab_sim::config::{Preset, SchemeName, TopologyConfig, SCHEMES};
 use fctlab_sim::{Config, FlowSet};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -13,8 +13,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Read a config as every front end does: parsed, range-checked and checked against the fabric and the levels.
 fn parse(config_json: &str) -> PyResult<Config> {
-    Config::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))
+    fctlab_sim::validate::config_from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The engine's default configuration as JSON (the single source of the defaults).
@@ -43,6 +44,21 @@ fn schemes() -> Vec<(&'static str, &'static str)> {
     SchemeName::ALL.to_vec()
 }
 
+/// Every scheme's row (`config::SCHEMES`) as a JSON list: each row's every field, plus `tcp_kind`, the
+/// `transport.kind` its protocol is (null for the families with a transport of their own).
+#[pyfunction]
+fn scheme_rows() -> String {
+    let rows: Vec<serde_json::Value> = SCHEMES
+        .iter()
+        .map(|row| {
+            let mut v = serde_json::to_value(row).expect("rows serialize");
+            v["tcp_kind"] = serde_json::to_value(row.protocol.tcp_kind()).unwrap();
+            v
+        })
+        .collect();
+    serde_json::to_string(&rows).unwrap()
+}
+
 /// The configuration a scheme runs with when a config gives nothing else (JSON): the engine's defaults with
 /// the scheme's published values filled in (`preset`: "native" or "pias").
 #[pyfunction]
@@ -58,7 +74,8 @@ fn scheme_defaults(name: &str, preset: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&Config::for_scheme(name, preset)).unwrap())
 }
 
-/// Parse and range-check a config; return it with every default filled in. Raises ValueError("key: why").
+/// Parse and check a config (ranges, the built fabric, the level); return it with every default filled in.
+/// Raises ValueError("key: why").
 #[pyfunction]
 fn validate_config(config_json: &str) -> PyResult<String> {
     let cfg = parse(config_json)?;
@@ -249,6 +266,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_info, m)?)?;
     m.add_function(wrap_pyfunction!(topology_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_rows, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_ns, m)?)?;

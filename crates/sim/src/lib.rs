@@ -17,6 +17,8 @@
 //!    has started. [`engine::parallel`] runs the hosts and the switches on two threads.
 //!
 //! 8. [`record`]: what a run returns at either level: per-flow results and the run's counters.
+//! 9. [`validate`]: the checks of a config that need the built fabric or a level; [`validate::config_from_json`]
+//!    is how a front end reads a config.
 //!
 //! Two levels simulate the same config and flows: the packet level ([`engine`]) and the flow level
 //! ([`flowlevel`]: fluid rates, no packets). [`run`] reads `run.level` and hands the run to one of them; neither
@@ -35,6 +37,7 @@ pub mod policy;
 pub mod record;
 pub mod transport;
 pub mod units;
+pub mod validate;
 
 pub use config::{Config, ConfigError};
 pub use flows::{FlowError, FlowResults, FlowSet};

@@ -56,7 +56,7 @@ fn a_workload_finishes_deterministically() {
             assert!(fct >= a.results.ideal_fct_ps[i], "flow {i}: {fct} < ideal {}", a.results.ideal_fct_ps[i]);
         }
     }
-    let e = Config::from_json(r#"{"scheme": {"name": "homa"}, "run": {"level": "flow"}}"#).unwrap_err();
+    let e = fctlab_sim::validate::config_from_json(r#"{"scheme": {"name": "homa"}, "run": {"level": "flow"}}"#).unwrap_err();
     assert_eq!(e.key, "run.level");
     // generation rates (the application model) are not modelled at the flow level: refused, not ignored
     let mut f = flows(&[(0, 1, 10_000, 0)]);

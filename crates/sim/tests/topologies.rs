@@ -362,11 +362,11 @@ fn bad_keys_are_refused_naming_the_key() {
         (r#"{"kind": "jellyfish", "core_link_delay_ns": -1}"#, "topology.core_link_delay_ns"),
         (r#"{"kind": "jellyfish", "k": 4}"#, "topology.k"),
     ];
-    let e = Config::from_json(r#"{"topology": {"kind": "bcube", "k": 3}, "run": {"level": "flow"}}"#).unwrap_err();
+    let e = fctlab_sim::validate::config_from_json(r#"{"topology": {"kind": "bcube", "k": 3}, "run": {"level": "flow"}}"#).unwrap_err();
     assert_eq!(e.key, "topology.k", "{e}");
     Config::from_json(r#"{"topology": {"kind": "bcube", "k": 3}}"#).unwrap();
     for (topo, key) in bad {
-        let e = Config::from_json(&format!(r#"{{"topology": {topo}}}"#)).unwrap_err();
+        let e = fctlab_sim::validate::config_from_json(&format!(r#"{{"topology": {topo}}}"#)).unwrap_err();
         assert_eq!(e.key, key, "{topo}: {e}");
     }
     let e = Config::from_json(r#"{"topology": {"kind": "bcube", "n": 32, "k": 3}}"#).unwrap_err();

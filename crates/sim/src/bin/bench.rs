@@ -4,7 +4,8 @@
 //! would pass. With FCTLAB_BENCH_FCT=PATH it also writes each flow's size, start, finish and whether it
 //! gave up to PATH (CSV), to compare the results of two builds.
 
-use fctlab_sim::{Config, FlowSet};
+use fctlab_sim::validate::config_from_json;
+use fctlab_sim::FlowSet;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -21,7 +22,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cfg = match std::fs::read_to_string(&args[1]).map_err(|e| e.to_string()).and_then(|t| Config::from_json(&t).map_err(|e| e.to_string())) {
+    let cfg = match std::fs::read_to_string(&args[1]).map_err(|e| e.to_string()).and_then(|t| config_from_json(&t).map_err(|e| e.to_string())) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{}: {e}", args[1]);

@@ -1,0 +1,802 @@
+//! The engine's configuration: every section of an experiment except the workload (flows arrive as arrays).
+//!
+//! Parse, don't validate: [`Config::from_json`] reads JSON with unknown keys rejected, fills every default, and
+//! checks ranges once; the rest of the engine trusts the result. Errors name the key path
+//! (`topology.k: must be an even number >= 2 (got 7)`). These defaults are the single source of truth: the
+//! Python front asks the engine for them (`fctlab._core.defaults()`) instead of restating them.
+//!
+//! The sections live by concern: [`topology`] (the fabric's shape), [`fabric`] (switches, hosts, routing, PFC,
+//! ECN, buffers, link loss), [`transport`] (TCP and DCTCP's parameters, connections) and [`scheme`] (the
+//! schemes, their parameters and presets). This module holds the whole [`Config`], its parser and the range
+//! checks; everything is re-exported here, so `crate::config::X` names any of it. Checks that need more than the
+//! config (a built fabric, a level's abilities) are in `crate::validate`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+pub mod fabric;
+pub mod scheme;
+pub mod topology;
+pub mod transport;
+
+pub use fabric::*;
+pub use scheme::*;
+pub use topology::*;
+pub use transport::*;
+
+/// A configuration error: the dotted key path and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err<T>(key: &str, message: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError { key: key.to_string(), message: message.into() })
+}
+
+/// Where, in the range checks ([`Config::validate_with`]), the checks that need more than the config
+/// (`crate::validate`) run, so that the first fault reported does not depend on which module checks what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckPoint {
+    /// After the topology's ranges: checks of the built topology (Jellyfish's graph).
+    Topology,
+    /// At the flow level (`run.level = "flow"`), before its other refusals: does it have a model of the scheme.
+    FlowLevelScheme,
+    /// At the flow level, after its other refusals: can it hold the topology's paths.
+    FlowLevelPaths,
+}
+
+/// Whole engine configuration. Every field has a default.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Seed of the run's one random generator (ECMP salts, packet spraying).
+    pub seed: u64,
+    pub topology: TopologyConfig,
+    pub switch: SwitchConfig,
+    pub host: HostConfig,
+    pub routing: RoutingConfig,
+    pub transport: TransportConfig,
+    pub scheme: SchemeConfig,
+    pub run: RunConfig,
+    pub link_loss: LinkLossConfig,
+}
+
+/// Insert into `into` every key of `from` that `into` lacks (recursively through objects).
+fn fill_missing(into: &mut serde_json::Value, from: &serde_json::Value) {
+    if let (Some(dst), Some(src)) = (into.as_object_mut(), from.as_object()) {
+        for (k, v) in src {
+            match dst.get_mut(k) {
+                None => {
+                    dst.insert(k.clone(), v.clone());
+                }
+                Some(existing) => fill_missing(existing, v),
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Simulated-time limit in ms; flows still open then are reported unfinished.
+    pub time_limit_ms: f64,
+    /// Time series of one host's last hop (the PDQ paper's Figures 6 and 7): every `monitor_interval_us`, the
+    /// queue of the switch port facing this host, and the payload bytes delivered to it, in all and per flow
+    /// (the flows whose destination it is). Written to the summary (`engine.monitor`). The run then uses one
+    /// engine thread, and that port is event-driven (its occupancy exact at every sample). For small
+    /// experiments: the series holds one entry per sample for each flow to the host.
+    pub monitor_host: Option<u32>,
+    pub monitor_interval_us: f64,
+    /// `"packet"` (the default) or `"flow"`: rates from the scheme's allocation rule instead of packets
+    /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT, pias as MLFQ, d3 as
+    /// first-come-first-served grants of desired rates, the pdq variants in criticality order).
+    pub level: Level,
+}
+
+/// The level of detail of a run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Packet,
+    Flow,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { time_limit_ms: 60_000.0, monitor_host: None, monitor_interval_us: 100.0, level: Level::Packet }
+    }
+}
+
+fn check_pos(key: &str, v: f64, max: f64) -> Result<(), ConfigError> {
+    if !(v.is_finite() && v > 0.0 && v <= max) {
+        return err(key, format!("must be > 0 and <= {max} (got {v})"));
+    }
+    Ok(())
+}
+
+fn check_delay(key: &str, v: f64) -> Result<(), ConfigError> {
+    if !(v.is_finite() && (0.0..=1e9).contains(&v)) {
+        return err(key, format!("must be between 0 and 1e9 ns (got {v})"));
+    }
+    Ok(())
+}
+
+/// The field of a topology section that fails to parse, found by parsing the section as its kind's struct
+/// (the tagged enum's own error names only the section).
+fn topology_field_in_error(topology: &serde_json::Value) -> Option<String> {
+    fn field<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Option<String> {
+        let e = serde_path_to_error::deserialize::<_, T>(v).err()?;
+        let path = e.path().to_string();
+        (path != ".").then_some(path)
+    }
+    let mut section = topology.as_object()?.clone();
+    let kind = section.remove("kind")?;
+    let v = serde_json::Value::Object(section);
+    match kind.as_str()? {
+        "single_switch" => field::<SingleSwitch>(v),
+        "dumbbell" => field::<Dumbbell>(v),
+        "leaf_spine" => field::<LeafSpine>(v),
+        "fat_tree" => field::<FatTree>(v),
+        "bcube" => field::<Bcube>(v),
+        "jellyfish" => field::<Jellyfish>(v),
+        _ => None,
+    }
+}
+
+fn check_int(key: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {
+    if v < min || v > max {
+        return err(key, format!("must be between {min} and {max} (got {v})"));
+    }
+    Ok(())
+}
+
+impl Config {
+    /// The `switch.pfc*` keys (see [`SwitchConfig::pfc`]); `mtu`: a full packet's bytes on the wire.
+    fn validate_pfc(&self, mtu: u64) -> Result<(), ConfigError> {
+        let s = &self.switch;
+        check_int("switch.pfc_pause_packets", s.pfc_pause_packets as u64, 1, 1 << 24)?;
+        if s.pfc_resume_packets == 0 || s.pfc_resume_packets >= s.pfc_pause_packets {
+            return err(
+                "switch.pfc_resume_packets",
+                format!(
+                    "must be at least 1 and below switch.pfc_pause_packets ({}) (got {})",
+                    s.pfc_pause_packets, s.pfc_resume_packets
+                ),
+            );
+        }
+        check_int("switch.pfc_frame_bytes", s.pfc_frame_bytes as u64, 1, 65_535)?;
+        check_int("switch.pfc_headroom_bytes", s.pfc_headroom_bytes, 0, 1 << 40)?;
+        if s.pfc_headroom_bytes > 0 && s.buffer != BufferMode::Port {
+            return err(
+                "switch.pfc_headroom_bytes",
+                "extends a port's own buffer: it needs switch.buffer = \"port\" (a shared pool has no headroom here)",
+            );
+        }
+        if let Some(qs) = &s.pfc_queues {
+            if qs.is_empty() {
+                return err("switch.pfc_queues", "must name at least one queue (leave it out for every queue but 0)");
+            }
+            if let Some(&q) = qs.iter().find(|&&q| q >= s.queues) {
+                return err(
+                    "switch.pfc_queues",
+                    format!("queue {q} does not exist (switch.queues = {}: queues 0 to {})", s.queues, s.queues - 1),
+                );
+            }
+            if (1..qs.len()).any(|i| qs[..i].contains(&qs[i])) {
+                return err("switch.pfc_queues", format!("names a queue twice (got {qs:?})"));
+            }
+        }
+        if !s.pfc {
+            return Ok(());
+        }
+        if s.pfc_mode == PfcMode::NextQueue && self.routing.mode == RoutingMode::Spray {
+            return err(
+                "switch.pfc_mode",
+                "\"next_queue\" needs the next switch's choice of egress port ahead of time, which packet spraying \
+                 draws at random on arrival (routing.mode = \"spray\"): use routing.mode = \"ecmp\" or \
+                 pfc_mode = \"port\"",
+            );
+        }
+        let sc = self.scheme.name;
+        if sc.rank_queue() {
+            return err(
+                "switch.pfc",
+                format!(
+                    "is not supported with scheme {}: its rank queue has no priority queues to pause (PFC needs a \
+                     strict-priority scheme)",
+                    sc.as_str()
+                ),
+            );
+        }
+        if sc.family() == FamilyName::Homa {
+            return err(
+                "switch.pfc",
+                "is not supported with scheme homa: its senders put a packet on the NIC only when the NIC is idle, \
+                 which a paused NIC queue would stall",
+            );
+        }
+        if self.run.level == Level::Flow {
+            return err("switch.pfc", "the flow level has no queues to pause (run.level = \"flow\")");
+        }
+        if s.pfc_mode == PfcMode::NextQueue && sc.family() == FamilyName::Rate {
+            return err(
+                "switch.pfc_mode",
+                format!(
+                    "\"next_queue\" is not supported with scheme {}: its ACKs retrace their data's path, a choice \
+                     the next-queue check cannot read ahead (use pfc_mode = \"port\")",
+                    sc.as_str()
+                ),
+            );
+        }
+        let (key, buffer) = match s.buffer {
+            BufferMode::Port if s.pfc_headroom_bytes > 0 => {
+                ("switch.buffer_bytes + pfc_headroom_bytes", s.buffer_bytes + s.pfc_headroom_bytes)
+            }
+            BufferMode::Port => ("switch.buffer_bytes", s.buffer_bytes),
+            BufferMode::Shared => ("switch.shared_buffer_bytes", s.shared_buffer_bytes),
+        };
+        let room = buffer / mtu;
+        if s.pfc_pause_packets as u64 > room {
+            return err(
+                "switch.pfc_pause_packets",
+                format!(
+                    "is {} packets, more than {key} holds ({buffer} bytes: {room} full packets of {mtu} bytes): the \
+                     queue would drop before it pauses",
+                    s.pfc_pause_packets
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Parse JSON text into a range-checked config; the error names the key. Keys the text leaves out take the
+    /// scheme's published values ([`scheme_defaults`]), then the engine's defaults. The checks that need more
+    /// than the config (the built fabric, a level's abilities) are not run: `crate::validate::config_from_json`
+    /// runs them too, and is what reads a user's config.
+    pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        Config::from_json_with(text, |_, _| Ok(()))
+    }
+
+    /// [`Config::from_json`], with `deeper` run at each [`CheckPoint`] of the range checks
+    /// ([`Config::validate_with`]).
+    pub fn from_json_with(
+        text: &str,
+        deeper: impl FnMut(&Config, CheckPoint) -> Result<(), ConfigError>,
+    ) -> Result<Config, ConfigError> {
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            let mut message = e.to_string();
+            if let Some(at) = message.rfind(" at line ") {
+                message.truncate(at);
+            }
+            ConfigError { key: String::new(), message: format!("not valid JSON: {message}") }
+        })?;
+        if !value.is_object() {
+            return err("", "the config must be a JSON object");
+        }
+        // peek at the scheme to fill its defaults; a bad name or preset is reported by the typed parse below
+        let scheme = value.get("scheme");
+        let name = scheme.and_then(|s| s.get("name")).cloned().map(serde_json::from_value::<SchemeName>);
+        let preset = scheme.and_then(|s| s.get("preset")).cloned().map(serde_json::from_value::<Preset>);
+        let name = match &name {
+            Some(Ok(n)) => *n,
+            _ => SchemeConfig::default().name,
+        };
+        let preset = match &preset {
+            Some(Ok(p)) => *p,
+            _ => Preset::Native,
+        };
+        fill_missing(&mut value, &scheme_defaults(name, preset));
+        let topology = value.get("topology").cloned();
+        let cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let mut key = if path == "." { String::new() } else { path };
+            let message = e.into_inner().to_string();
+            // an internally tagged enum (topology) reports a bad value at the section: find the field
+            if key == "topology" {
+                if let Some(field) = topology.as_ref().and_then(topology_field_in_error) {
+                    key = format!("topology.{field}");
+                }
+            }
+            // an internally tagged enum (topology) reports unknown fields at the section: name the field
+            if let Some(field) = message.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
+                if !key.ends_with(field) {
+                    key = if key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
+                }
+            }
+            ConfigError { key, message }
+        })?;
+        cfg.validate_with(deeper)?;
+        Ok(cfg)
+    }
+
+    /// The defaults of one scheme (what `from_json` fills for `{"scheme": {"name": ..., "preset": ...}}`), not
+    /// yet validated: a scheme may need keys that have no default (PIAS's thresholds).
+    pub fn for_scheme(name: SchemeName, preset: Preset) -> Config {
+        let mut value = serde_json::json!({"scheme": {"name": name, "preset": preset}});
+        fill_missing(&mut value, &scheme_defaults(name, preset));
+        serde_json::from_value(value).expect("scheme defaults parse")
+    }
+
+    /// The transport a run uses: the explicit one, or the scheme's.
+    pub fn transport_kind(&self) -> TransportKind {
+        // (the families with a transport of their own never read TCP's kind)
+        self.transport.kind.or(self.scheme.name.row().protocol.tcp_kind()).unwrap_or(TransportKind::Tcp)
+    }
+
+    /// Range checks, once. Structural problems (unknown keys, wrong types) were caught by the parser. The checks
+    /// that need more than the config are left to `crate::validate`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_with(|_, _| Ok(()))
+    }
+
+    /// The range checks, with `deeper` run at each [`CheckPoint`]: a config with several faults reports the
+    /// same first one as when every check lived here.
+    pub fn validate_with(
+        &self,
+        mut deeper: impl FnMut(&Config, CheckPoint) -> Result<(), ConfigError>,
+    ) -> Result<(), ConfigError> {
+        const MAX_GBPS: f64 = 10_000.0;
+        const MAX_HOSTS: u64 = 1 << 20;
+        const MAX_BCUBE_SERVERS: u64 = 4096;
+        match &self.topology {
+            TopologyConfig::SingleSwitch(t) => {
+                check_int("topology.hosts", t.hosts as u64, 2, MAX_HOSTS)?;
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+            }
+            TopologyConfig::Dumbbell(t) => {
+                check_int("topology.senders", t.senders as u64, 1, MAX_HOSTS)?;
+                check_int("topology.receivers", t.receivers as u64, 1, MAX_HOSTS)?;
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+            TopologyConfig::LeafSpine(t) => {
+                check_int("topology.leaves", t.leaves as u64, 1, 4096)?;
+                check_int("topology.hosts_per_leaf", t.hosts_per_leaf as u64, 1, 4096)?;
+                check_int("topology.spines", t.spines as u64, 1, 4096)?;
+                if t.leaves as u64 * t.hosts_per_leaf as u64 <= 1 {
+                    return err("topology.hosts_per_leaf", "the fabric needs at least 2 hosts");
+                }
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+            TopologyConfig::FatTree(t) => {
+                if t.k < 2 || t.k % 2 != 0 || t.k > 64 {
+                    return err("topology.k", format!("must be an even number between 2 and 64 (got {})", t.k));
+                }
+                check_int("topology.hosts_per_edge", t.hosts_per_edge as u64, 0, 4096)?;
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+            TopologyConfig::Bcube(t) => {
+                check_int("topology.n", t.n as u64, 2, 4096)?;
+                check_int("topology.k", t.k as u64, 0, 11)?;
+                // every server is a destination of its own in the routing tables (servers x nodes entries)
+                if t.servers() > MAX_BCUBE_SERVERS {
+                    return err(
+                        "topology.n",
+                        format!(
+                            "BCube(n = {}, k = {}) has n^(k+1) = {} servers; at most {MAX_BCUBE_SERVERS} are supported \
+                             (the routing tables grow as the square of the servers)",
+                            t.n,
+                            t.k,
+                            t.servers()
+                        ),
+                    );
+                }
+                // the routing tables hold an entry per (relay or switch, server): BCube(64, 1)'s 4,224 x 4,096 take
+                // about 270 MB and 2 s to build; BCube(2, 11), also 4,096 servers, would take 1.3 GB and 100 s
+                const MAX_BCUBE_ENTRIES: u64 = 4224 * 4096;
+                let nodes = t.servers() + (u64::from(t.k) + 1) * t.switches_per_level();
+                if nodes * t.servers() > MAX_BCUBE_ENTRIES {
+                    return err(
+                        "topology.k",
+                        format!(
+                            "BCube(n = {}, k = {}) has {} servers and {} relays and switches, whose routing tables \
+                             ({} entries) exceed the {MAX_BCUBE_ENTRIES} supported (BCube(64, 1)'s, about 270 MB): \
+                             use a smaller k or n",
+                            t.n,
+                            t.k,
+                            t.servers(),
+                            nodes - t.servers(),
+                            nodes * t.servers()
+                        ),
+                    );
+                }
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+            }
+            TopologyConfig::Jellyfish(t) => {
+                check_int("topology.ports", t.ports as u64, 2, 1024)?;
+                if t.network_ports == 0 || t.network_ports >= t.ports {
+                    return err(
+                        "topology.network_ports",
+                        format!(
+                            "must be at least 1 and below topology.ports ({}), so every switch has hosts (got {})",
+                            t.ports, t.network_ports
+                        ),
+                    );
+                }
+                if t.switches <= t.network_ports || t.switches > 2048 {
+                    return err(
+                        "topology.switches",
+                        format!(
+                            "must be above topology.network_ports ({}; a switch needs that many distinct neighbours) \
+                             and at most 2048, since the routing tables grow as the square of the switches (got {})",
+                            t.network_ports, t.switches
+                        ),
+                    );
+                }
+                let hosts = t.switches as u64 * t.hosts_per_switch() as u64;
+                if hosts > MAX_HOSTS {
+                    return err(
+                        "topology.switches",
+                        format!(
+                            "{} switches x {} host ports each = {hosts} hosts; at most {MAX_HOSTS} are supported",
+                            t.switches,
+                            t.hosts_per_switch()
+                        ),
+                    );
+                }
+                check_pos("topology.host_link_gbps", t.host_link_gbps, MAX_GBPS)?;
+                check_pos("topology.core_link_gbps", t.core_link_gbps, MAX_GBPS)?;
+                check_delay("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                check_delay("topology.core_link_delay_ns", t.core_link_delay_ns)?;
+            }
+        }
+        deeper(self, CheckPoint::Topology)?;
+        let s = &self.switch;
+        check_int("switch.queues", s.queues as u64, 1, 64)?;
+        let mtu = (self.transport.mss_bytes + self.transport.header_bytes) as u64;
+        match s.buffer {
+            BufferMode::Port => {
+                if s.buffer_bytes < mtu {
+                    return err(
+                        "switch.buffer_bytes",
+                        format!("must hold at least one full packet ({mtu} bytes) (got {})", s.buffer_bytes),
+                    );
+                }
+            }
+            BufferMode::Shared => {
+                if s.shared_buffer_bytes < mtu {
+                    return err(
+                        "switch.shared_buffer_bytes",
+                        format!(
+                            "must hold at least one full packet ({mtu} bytes) when switch.buffer = \"shared\" (got {})",
+                            s.shared_buffer_bytes
+                        ),
+                    );
+                }
+                check_pos("switch.dt_alpha", s.dt_alpha, 1e6)?;
+            }
+        }
+        self.validate_pfc(mtu)?;
+        let t = &self.transport;
+        check_int("transport.mss_bytes", t.mss_bytes as u64, 1, 65_000)?;
+        check_int("transport.header_bytes", t.header_bytes as u64, 0, 1_000)?;
+        check_int("transport.ack_bytes", t.ack_bytes as u64, 1, 1_000)?;
+        check_int("transport.init_cwnd_packets", t.init_cwnd_packets as u64, 1, 1 << 20)?;
+        check_int("transport.max_cwnd_packets", t.max_cwnd_packets as u64, 0, 1 << 24)?;
+        if t.rwnd_bytes != 0 && t.rwnd_bytes < t.mss_bytes as u64 {
+            return err(
+                "transport.rwnd_bytes",
+                format!("must be 0 (no receive window) or at least mss_bytes ({}) (got {})", t.mss_bytes, t.rwnd_bytes),
+            );
+        }
+        check_pos("transport.rto_min_us", t.rto_min_us, 1e9)?;
+        if let Some(v) = t.rto_init_us {
+            check_pos("transport.rto_init_us", v, 1e9)?;
+        }
+        check_pos("transport.rto_max_us", t.rto_max_us, 1e10)?;
+        if t.rto_max_us < t.rto_min_us && !t.rto_fixed {
+            return err("transport.rto_max_us", format!("must be >= rto_min_us ({})", t.rto_min_us));
+        }
+        // (0 or a huge threshold turns fast retransmit off, as the PIAS ns-2 scripts do under packet spraying)
+        check_int("transport.dupack_threshold", t.dupack_threshold as u64, 0, u32::MAX as u64)?;
+        check_pos("transport.dctcp_g", t.dctcp_g, 1.0)?;
+        check_int("transport.delayed_ack_segments", t.delayed_ack_segments as u64, 1, 64)?;
+        check_pos("transport.delayed_ack_timeout_us", t.delayed_ack_timeout_us, 1e9)?;
+        if !(0.0..=1.0).contains(&t.dctcp_alpha_init) {
+            return err("transport.dctcp_alpha_init", format!("must be between 0 and 1 (got {})", t.dctcp_alpha_init));
+        }
+        if t.send_buffer_bytes != 0 && t.send_buffer_bytes < t.mss_bytes as u64 {
+            return err(
+                "transport.send_buffer_bytes",
+                format!("must be 0 (unbounded) or at least mss_bytes ({}) (got {})", t.mss_bytes, t.send_buffer_bytes),
+            );
+        }
+        check_pos("run.time_limit_ms", self.run.time_limit_ms, 1e12)?;
+        check_pos("run.monitor_interval_us", self.run.monitor_interval_us, 1e9)?;
+        if let Some(h) = self.run.monitor_host {
+            let hosts = self.topology.hosts();
+            if h >= hosts {
+                return err("run.monitor_host", format!("host {h} does not exist (the topology has {hosts} hosts)"));
+            }
+        }
+        let sc = &self.scheme;
+        if sc.name.rank_queue() && s.buffer == BufferMode::Shared {
+            return err(
+                "switch.buffer",
+                format!("\"shared\" is not supported with scheme {}: its rank queue has a per-port buffer", sc.name.as_str()),
+            );
+        }
+        let th = &sc.thresholds_bytes;
+        if th.windows(2).any(|w| w[0] >= w[1]) || th.first() == Some(&0) {
+            return err("scheme.thresholds_bytes", format!("must be positive and strictly increasing (got {th:?})"));
+        }
+        let tagged = sc.name.row().needs_thresholds;
+        if th.len() >= s.queues as usize && tagged {
+            return err(
+                "scheme.thresholds_bytes",
+                format!("has {} thresholds but switch.queues = {} allows at most {}", th.len(), s.queues, s.queues - 1),
+            );
+        }
+        if tagged && th.is_empty() && s.queues > 1 {
+            return err(
+                "scheme.thresholds_bytes",
+                format!(
+                    "{} needs its queue thresholds (switch.queues - 1 values in bytes; `fctlab thresholds` derives \
+                     them, `fctlab thresholds --preset` lists PIAS's)",
+                    sc.name.as_str()
+                ),
+            );
+        }
+        check_pos("scheme.l2dct_w_min", sc.l2dct_w_min, 100.0)?;
+        check_pos("scheme.l2dct_w_max", sc.l2dct_w_max, 100.0)?;
+        if sc.l2dct_size_max_bytes <= sc.l2dct_size_min_bytes {
+            return err("scheme.l2dct_size_max_bytes", "must be larger than scheme.l2dct_size_min_bytes");
+        }
+        if !(sc.pias_idle_us.is_finite() && (0.0..=1e9).contains(&sc.pias_idle_us)) {
+            return err("scheme.pias_idle_us", format!("must be between 0 and 1e9 us (got {})", sc.pias_idle_us));
+        }
+        if !(sc.rate_interval_us.is_finite() && (0.0..=1e9).contains(&sc.rate_interval_us)) {
+            return err("scheme.rate_interval_us", format!("must be between 0 and 1e9 us (got {})", sc.rate_interval_us));
+        }
+        check_pos("scheme.rcp_alpha", sc.rcp_alpha, 10.0)?;
+        if !(sc.rcp_beta.is_finite() && (0.0..=10.0).contains(&sc.rcp_beta)) {
+            return err("scheme.rcp_beta", format!("must be between 0 and 10 (got {})", sc.rcp_beta));
+        }
+        if !(sc.pdq_early_start_k.is_finite() && (0.0..=1000.0).contains(&sc.pdq_early_start_k)) {
+            return err("scheme.pdq_early_start_k", format!("must be between 0 and 1000 (got {})", sc.pdq_early_start_k));
+        }
+        check_int("scheme.pdq_criticality_update_bytes", sc.pdq_criticality_update_bytes, 1, 1 << 40)?;
+        check_pos("scheme.pdq_probe_factor", sc.pdq_probe_factor, 255.0)?;
+        if !(sc.pdq_dampening_rtts.is_finite() && (0.0..=1000.0).contains(&sc.pdq_dampening_rtts)) {
+            return err("scheme.pdq_dampening_rtts", format!("must be between 0 and 1000 (got {})", sc.pdq_dampening_rtts));
+        }
+        check_int("scheme.pdq_list_min", sc.pdq_list_min as u64, 1, 1 << 16)?;
+        check_int("scheme.pdq_list_max", sc.pdq_list_max as u64, sc.pdq_list_min as u64, 1 << 16)?;
+        check_pos("scheme.rcp_min_packets_per_rtt", sc.rcp_min_packets_per_rtt, 1e6)?;
+        check_pos("scheme.rate_rto_rtts", sc.rate_rto_rtts, 1e6)?;
+        check_int("scheme.homa_rtt_bytes", sc.homa_rtt_bytes, 0, 1 << 40)?;
+        // (at least one level is left for scheduled packets)
+        let most = self.switch.queues as u64 - 1;
+        check_int("scheme.homa_unscheduled_levels", sc.homa_unscheduled_levels as u64, 0, most)?;
+        check_int("scheme.homa_overcommit", sc.homa_overcommit as u64, 0, 1 << 16)?;
+        check_pos("scheme.homa_resend_timeout_us", sc.homa_resend_timeout_us, 1e9)?;
+        check_int("scheme.hyline_threshold_bytes", sc.hyline_threshold_bytes, 1, 1 << 50)?;
+        for (key, v) in [("scheme.hyline_tcost_us", sc.hyline_tcost_us), ("scheme.hyline_signal_us", sc.hyline_signal_us)] {
+            if !(v.is_finite() && (0.0..=1e9).contains(&v)) {
+                return err(key, format!("must be between 0 and 1e9 us (got {v})"));
+            }
+        }
+        check_pos("scheme.hyline_large_init_cwnd_packets", sc.hyline_large_init_cwnd_packets, 1e6)?;
+        check_pos("scheme.hyline_large_rto_min_us", sc.hyline_large_rto_min_us, 1e9)?;
+        check_pos("scheme.hyline_large_max_cwnd_packets", sc.hyline_large_max_cwnd_packets, 1e9)?;
+        let (qt, qb) = (&sc.qjump_size_thresholds_bytes, &sc.qjump_bucket_bytes);
+        if qt.windows(2).any(|w| w[0] >= w[1]) || qt.first() == Some(&0) {
+            return err("scheme.qjump_size_thresholds_bytes", "must be positive and strictly ascending");
+        }
+        if qb.len() != qt.len() + 1 {
+            return err("scheme.qjump_bucket_bytes", format!(
+                "needs one bucket per level: {} thresholds make {} levels, got {} buckets", qt.len(), qt.len() + 1,
+                qb.len()));
+        }
+        if qb.iter().any(|&b| b < (self.transport.mss_bytes + self.transport.header_bytes) as u64) {
+            return err("scheme.qjump_bucket_bytes", "every bucket must hold one full packet at least");
+        }
+        if !(sc.qjump_interval_us.is_finite() && (0.0..=1e9).contains(&sc.qjump_interval_us)) {
+            return err("scheme.qjump_interval_us", format!("must be between 0 and 1e9 us (got {})", sc.qjump_interval_us));
+        }
+        if sc.name == SchemeName::Hyline {
+            if self.switch.queues < 2 {
+                return err("switch.queues", "hyline needs 2 queues at least: first-class flows in queue 0, second-class in 1");
+            }
+            if self.routing.mode != RoutingMode::Ecmp {
+                return err("routing.mode", "hyline: first-class flows use flow-based ECMP (the paper's setting), and \
+                    the manager routes the others; only \"ecmp\" is allowed");
+            }
+        }
+        let c = &sc.homa_unscheduled_cutoffs_bytes;
+        if c.windows(2).any(|w| w[0] >= w[1]) || c.first() == Some(&0) {
+            return err("scheme.homa_unscheduled_cutoffs_bytes", "must be positive and strictly ascending");
+        }
+        if !c.is_empty() && c.len() + 1 >= self.switch.queues as usize {
+            return err("scheme.homa_unscheduled_cutoffs_bytes", format!(
+                "{} cutoffs make {} unscheduled levels: leave at least one of the {} switch queues for scheduled \
+                 packets", c.len(), c.len() + 1, self.switch.queues));
+        }
+        if sc.name.family() != FamilyName::Tcp && self.transport.connections != Connections::PerFlow {
+            return err("transport.connections", format!(
+                "scheme {} opens one flow per connection: only \"per_flow\" is allowed", sc.name.as_str()));
+        }
+        if sc.name.family() == FamilyName::Rate && self.routing.mode != RoutingMode::Ecmp {
+            return err("routing.mode", format!(
+                "scheme {}'s switches keep per-flow state on the flow's path: only \"ecmp\" is allowed",
+                sc.name.as_str()));
+        }
+        if self.run.level == Level::Flow {
+            deeper(self, CheckPoint::FlowLevelScheme)?;
+            if self.run.monitor_host.is_some() {
+                return err("run.monitor_host", "the flow level has no queues to monitor");
+            }
+            if self.link_loss.probability > 0.0 {
+                return err("link_loss.probability", "the flow level has no packets to lose");
+            }
+            deeper(self, CheckPoint::FlowLevelPaths)?;
+        }
+        if !(sc.rax_q1_us.is_finite() && (0.0..=1e9).contains(&sc.rax_q1_us)) {
+            return err("scheme.rax_q1_us", format!("must be between 0 and 1e9 us (got {})", sc.rax_q1_us));
+        }
+        if !(sc.rax_base.is_finite() && sc.rax_base > 1.0 && sc.rax_base <= 1000.0) {
+            return err("scheme.rax_base", format!("must be > 1 and <= 1000 (got {})", sc.rax_base));
+        }
+        check_pos("scheme.rax_alpha", sc.rax_alpha, 1.0)?;
+        check_pos("scheme.rax_rate_interval_us", sc.rax_rate_interval_us, 1e9)?;
+        if sc.rank == RankBy::RemainingTime && sc.name != SchemeName::Pfabric {
+            return err("scheme.rank", format!(
+                "\"remaining_time\" ranks pFabric's packets: scheme {} has no rank queue", sc.name.as_str()));
+        }
+        let ll = &self.link_loss;
+        if !(ll.probability.is_finite() && (0.0..1.0).contains(&ll.probability)) {
+            return err("link_loss.probability", format!("must be >= 0 and < 1 (got {})", ll.probability));
+        }
+        let hosts = self.topology.hosts();
+        if let Some(&h) = ll.hosts.iter().find(|&&h| h >= hosts) {
+            return err("link_loss.hosts", format!("host {h} does not exist (the topology has {hosts} hosts)"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_object_gives_defaults() {
+        let c = Config::from_json("{}").unwrap();
+        assert_eq!(c.topology.hosts(), 144);
+        assert_eq!(c.switch.queues, 8);
+        assert_eq!(c.transport_kind(), TransportKind::Dctcp);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::from_json(r#"{"switch": {"queus": 3}}"#).unwrap_err();
+        assert_eq!(e.key, "switch.queus");
+        assert!(e.message.contains("unknown field"), "{e}");
+        let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "hosts": 3}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.hosts", "{e}");
+        assert!(!e.message.contains("line 1"), "{e}");
+        let e = Config::from_json(r#"{"bogus": 1}"#).unwrap_err();
+        assert_eq!(e.key, "bogus", "{e}");
+    }
+
+    #[test]
+    fn unknown_kind_lists_the_allowed_values() {
+        let e = Config::from_json(r#"{"topology": {"kind": "torus"}}"#).unwrap_err();
+        assert!(e.to_string().contains("leaf_spine"), "{e}");
+    }
+
+    #[test]
+    fn homa_keys_are_checked() {
+        let c = Config::from_json(r#"{"scheme": {"name": "homa"}}"#).unwrap();
+        assert_eq!(c.scheme.name.family(), FamilyName::Homa);
+        assert_eq!(c.switch.ecn, EcnMode::Off, "Homa's preset: no ECN");
+        assert_eq!((c.scheme.homa_rtt_bytes, c.scheme.homa_overcommit, c.scheme.homa_sizes), (0, 0, HomaSizes::Exact));
+        let bad = |extra: &str| {
+            Config::from_json(&format!(r#"{{"scheme": {{"name": "homa", {extra}}}}}"#)).unwrap_err().key
+        };
+        assert_eq!(bad(r#""homa_unscheduled_cutoffs_bytes": [100, 100]"#), "scheme.homa_unscheduled_cutoffs_bytes");
+        let seven = r#""homa_unscheduled_cutoffs_bytes": [1, 2, 3, 4, 5, 6, 7]"#;
+        assert_eq!(bad(seven), "scheme.homa_unscheduled_cutoffs_bytes", "no level left for scheduled packets");
+        assert_eq!(bad(r#""homa_unscheduled_levels": 8"#), "scheme.homa_unscheduled_levels", "none left to schedule");
+        assert_eq!(bad(r#""homa_resend_timeout_us": 0"#), "scheme.homa_resend_timeout_us");
+        assert_eq!(bad(r#""homa_sizes": "guess""#), "scheme.homa_sizes");
+        let e = Config::from_json(r#"{"scheme": {"name": "homa"}, "transport": {"connections": "per_host_pair"}}"#)
+            .unwrap_err();
+        assert_eq!(e.key, "transport.connections");
+        // spraying is fine: the receiver takes segments in any order
+        Config::from_json(r#"{"scheme": {"name": "homa"}, "routing": {"mode": "spray"}}"#).unwrap();
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": -1}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.k", "{e}");
+        let e = Config::from_json(r#"{"topology": {"kind": "jellyfish", "graph_seed": "x"}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.graph_seed", "{e}");
+        let e = Config::from_json(r#"{"topology": {"kind": "fat_tree", "k": 7}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.k");
+        let e = Config::from_json(r#"{"switch": {"queues": 0}}"#).unwrap_err();
+        assert_eq!(e.key, "switch.queues");
+        let e = Config::from_json(r#"{"topology": {"kind": "single_switch", "host_link_gbps": -1}}"#).unwrap_err();
+        assert_eq!(e.key, "topology.host_link_gbps");
+        let e = Config::from_json(r#"{"switch": {"buffer": "shared"}}"#).unwrap_err();
+        assert_eq!(e.key, "switch.shared_buffer_bytes");
+    }
+
+    #[test]
+    fn scheme_defaults_fill_only_missing_keys() {
+        let c = Config::from_json(r#"{"scheme": {"name": "pfabric"}}"#).unwrap();
+        assert_eq!(c.switch.buffer_bytes, 36_000);
+        assert_eq!(c.transport.init_cwnd_packets, 12);
+        assert_eq!(c.switch.ecn, EcnMode::Off);
+        assert_eq!(c.scheme.probe_after_timeouts, 5);
+        // pFabric's rate control: a fixed RTO of ~3 RTTs, timeouts only
+        assert_eq!((c.transport.rto_min_us, c.transport.rto_fixed, c.transport.dupack_threshold), (45.0, true, 0));
+        let c = Config::from_json(r#"{"scheme": {"name": "pfabric", "preset": "pias"}, "transport": {"rto_min_us": 99}}"#)
+            .unwrap();
+        assert_eq!(c.switch.buffer_bytes, 210_000);
+        assert_eq!(c.transport.rto_min_us, 99.0, "explicit keys win");
+        assert_eq!(c.transport.init_cwnd_packets, 70);
+        assert!(c.transport.rto_fixed && c.transport.dupack_threshold == 0);
+        let c = Config::from_json(r#"{"scheme": {"name": "las"}}"#).unwrap();
+        assert!(c.transport.rto_fixed && c.transport.dupack_threshold == 0 && c.transport.rto_min_us == 250.0);
+        let c = Config::from_json(r#"{"scheme": {"name": "dctcp"}}"#).unwrap();
+        assert_eq!(c.switch.buffer_bytes, 360_000);
+        assert!(!c.transport.rto_fixed && c.transport.dupack_threshold == 3, "RFC 6298 and 3 dupacks by default");
+        let e = Config::from_json(r#"{"scheme": {"name": "pias"}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.thresholds_bytes");
+        let e = Config::from_json(r#"{"scheme": {"name": "pias", "thresholds_bytes": [5, 3]}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.thresholds_bytes");
+        let e = Config::from_json(r#"{"scheme": {"name": "fifo"}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.name");
+        assert!(e.message.contains("pias"), "{e}");
+    }
+
+    #[test]
+    fn pdq_variants_set_their_switches_and_choices_are_keys() {
+        let c = Config::from_json(r#"{"scheme": {"name": "pdq-es"}}"#).unwrap();
+        let s = &c.scheme;
+        assert!(s.pdq_early_start && !s.pdq_early_termination && !s.pdq_suppressed_probing);
+        let c = Config::from_json(r#"{"scheme": {"name": "pdq-basic", "pdq_early_start": true}}"#).unwrap();
+        assert!(c.scheme.pdq_early_start, "explicit keys win");
+        let c = Config::from_json(r#"{"scheme": {"name": "pdq", "pdq_probe_factor": 0.5, "pdq_list_max": 16}}"#).unwrap();
+        assert_eq!((c.scheme.pdq_probe_factor, c.scheme.pdq_list_max, c.scheme.pdq_list_min), (0.5, 16, 8));
+        let e = Config::from_json(r#"{"scheme": {"name": "pdq", "pdq_list_min": 9, "pdq_list_max": 4}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.pdq_list_max");
+        let e = Config::from_json(r#"{"scheme": {"name": "rcp"}, "routing": {"mode": "spray"}}"#).unwrap_err();
+        assert_eq!(e.key, "routing.mode");
+        let e = Config::from_json(r#"{"link_loss": {"probability": 1.5}}"#).unwrap_err();
+        assert_eq!(e.key, "link_loss.probability");
+    }
+
+    #[test]
+    fn defaults_round_trip_through_json() {
+        let text = serde_json::to_string(&Config::default()).unwrap();
+        let c = Config::from_json(&text).unwrap();
+        assert_eq!(serde_json::to_string(&c).unwrap(), text);
+    }
+}

@@ -1,0 +1,915 @@
+//! The `scheme` section: which scheme runs, its parameters, and the published values a preset fills in.
+
+use super::TransportKind;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchemeName {
+    Tcp,
+    Dctcp,
+    Pfabric,
+    Las,
+    Pias,
+    L2dct,
+    Qclimb,
+    Rcp,
+    D3,
+    Pdq,
+    #[serde(rename = "pdq-basic")]
+    PdqBasic,
+    #[serde(rename = "pdq-es")]
+    PdqEs,
+    #[serde(rename = "pdq-es-et")]
+    PdqEsEt,
+    Homa,
+    Rax,
+    #[serde(rename = "rax-plus")]
+    RaxPlus,
+    Hyline,
+    Qjump,
+}
+
+/// The transport families (see `engine::family`): one run uses one.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FamilyName {
+    /// Window-based TCP and its variants, with host-side tagging and rank queues (`transport::tcp`).
+    Tcp,
+    /// Explicit-rate transports whose switches compute each flow's rate (`transport::rate`): RCP, D3, PDQ.
+    Rate,
+    /// Receiver-driven message transport over priority queues (`transport::homa`): Homa.
+    Homa,
+    /// TCP under a central manager that admits, routes and stops large flows (`engine::hyline`): HyLine.
+    Hyline,
+    /// TCP behind per-flow token buckets at the hosts (`engine::qjump`): QJump.
+    Qjump,
+}
+
+/// Everything the engine, the flow level and the front end know about a scheme that is a fact of the scheme
+/// itself, in one place: its row of [`SCHEMES`]. Code that needs such a fact reads the row
+/// ([`SchemeName::row`]) instead of matching the scheme's name. Serialized as is (with `scheme` left out: `name`
+/// names it) for `fctlab._core.scheme_rows()`.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct SchemeRow {
+    #[serde(skip)]
+    pub scheme: SchemeName,
+    /// The name as written in configs (`scheme.name`).
+    pub name: &'static str,
+    /// What the scheme does, in one line (`fctlab schemes`).
+    pub summary: &'static str,
+    /// The transport family that runs it (the engine's dispatch).
+    pub family: FamilyName,
+    /// The protocol its hosts speak.
+    pub protocol: Protocol,
+    /// How the hosts choose the priority a data packet carries.
+    pub tagging: HostTagging,
+    /// The switch discipline when it is a rank queue instead of strict-priority FIFOs.
+    pub rank_queue: RankQueue,
+    /// The flow level's model of the scheme (`run.level = "flow"`); `None`: no flow-level model.
+    pub flow_level: Option<FlowLevelModel>,
+    /// A congestion window limits what a flow has in flight (the flow level's slow start applies).
+    pub window: bool,
+    /// Round trips the flow level charges before a flow's data, besides the handshake's (which it charges when
+    /// `transport.handshake` is on and the scheme is window-based): the rate request of the explicit-rate
+    /// schemes' SYN.
+    pub setup_rtts: u32,
+    /// Tags by queue thresholds (`scheme.thresholds_bytes`), which it needs when `switch.queues > 1`.
+    pub needs_thresholds: bool,
+    /// The presets that fill different values ([`scheme_defaults`]); `native` always, first.
+    pub presets: &'static [Preset],
+    /// The scheme's own keys (in the `scheme` section) that `fctlab schemes` shows with their defaults.
+    pub keys: &'static [&'static str],
+}
+
+/// The protocol a scheme's hosts speak.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// TCP NewReno with SACK (`transport.kind = "tcp"`).
+    Tcp,
+    /// DCTCP (`transport.kind = "dctcp"`).
+    Dctcp,
+    /// RCP's explicit rates (`transport::rate`).
+    Rcp,
+    /// D3's explicit rates.
+    D3,
+    /// PDQ's explicit rates and pauses.
+    Pdq,
+    /// Homa's receiver-driven messages (`transport::homa`).
+    Homa,
+}
+
+impl Protocol {
+    /// The value of `transport.kind` this protocol is, for the schemes that run TCP; `None` for the families
+    /// with a transport of their own.
+    pub const fn tcp_kind(self) -> Option<TransportKind> {
+        match self {
+            Protocol::Tcp => Some(TransportKind::Tcp),
+            Protocol::Dctcp => Some(TransportKind::Dctcp),
+            _ => None,
+        }
+    }
+}
+
+/// How a scheme's hosts choose the priority of a data packet (`policy`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum HostTagging {
+    /// One priority for the whole flow (`scheme.priority`, or the flow's own).
+    Fixed,
+    /// PIAS: by bytes sent, over the queue thresholds (MLFQ).
+    Pias,
+    /// QCLIMB: by the flow's size bounds and bytes sent (queue climbing, slack, demotion).
+    Qclimb,
+    /// RAX: by the estimated remaining time.
+    Rax,
+    /// RAX+: by the true remaining time.
+    RaxPlus,
+    /// A priority per flow from its size, chosen by the family: HyLine's two classes, QJump's levels, Homa's
+    /// unscheduled priorities (its scheduled packets carry the receiver's grants).
+    BySize,
+}
+
+/// The rank queue a scheme's switches run (`net::rank_queue`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RankQueue {
+    /// Strict-priority FIFOs.
+    None,
+    /// pFabric: ranked by remaining size (or what `scheme.rank` says).
+    Pfabric,
+    /// LAS: ranked by bytes sent.
+    Las,
+}
+
+/// The flow level's allocation rules (`flowlevel`'s module docs describe each).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FluidModel {
+    /// Max-min fair shares (progressive filling).
+    MaxMin,
+    /// Shortest remaining first, each flow taking what its path has left.
+    Srpt,
+    /// Least attained service: strict priority by bits sent, equal service shared max-min.
+    Las,
+    /// Strict priority by queue (a tag of the bytes sent), max-min within a queue.
+    Mlfq,
+    /// D3: desired rates granted first come first served, the rest max-min.
+    D3,
+    /// PDQ: criticality order (earliest deadline, then fewest bytes left when `size_aware`).
+    Critical { size_aware: bool },
+}
+
+/// A scheme's model at the flow level: the rule and how the flow level names it for this scheme.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct FlowLevelModel {
+    pub model: FluidModel,
+    pub text: &'static str,
+}
+
+const fn fluid(model: FluidModel, text: &'static str) -> Option<FlowLevelModel> {
+    Some(FlowLevelModel { model, text })
+}
+
+const NATIVE: &[Preset] = &[Preset::Native];
+const BOTH: &[Preset] = &[Preset::Native, Preset::Pias];
+
+/// A row with the values most schemes share: TCP family, fixed priorities, FIFOs, no flow-level model, not
+/// window-based, no set-up, no thresholds, the native preset only, no keys shown.
+const fn row(scheme: SchemeName, name: &'static str, summary: &'static str) -> SchemeRow {
+    SchemeRow {
+        scheme,
+        name,
+        summary,
+        family: FamilyName::Tcp,
+        protocol: Protocol::Tcp,
+        tagging: HostTagging::Fixed,
+        rank_queue: RankQueue::None,
+        flow_level: None,
+        window: false,
+        setup_rtts: 0,
+        needs_thresholds: false,
+        presets: NATIVE,
+        keys: &[],
+    }
+}
+
+/// The number of schemes.
+pub const SCHEME_COUNT: usize = 18;
+
+/// One row per scheme, in the order of [`SchemeName`]'s variants (the order `fctlab schemes` lists them in).
+pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
+    use SchemeName as S;
+    const PDQ_ROW: SchemeRow = SchemeRow {
+        family: FamilyName::Rate,
+        protocol: Protocol::Pdq,
+        setup_rtts: 1,
+        ..row(S::Pdq, "", "")
+    };
+    const fn pdq(scheme: SchemeName, name: &'static str, summary: &'static str, text: &'static str) -> SchemeRow {
+        SchemeRow {
+            scheme,
+            name,
+            summary,
+            flow_level: fluid(FluidModel::Critical { size_aware: true }, text),
+            ..PDQ_ROW
+        }
+    }
+    [
+        SchemeRow {
+            flow_level: fluid(FluidModel::MaxMin, "max-min"),
+            window: true,
+            ..row(S::Tcp, "tcp", "TCP NewReno with SACK; drop-tail strict-priority switches; one priority per flow")
+        },
+        SchemeRow {
+            protocol: Protocol::Dctcp,
+            flow_level: fluid(FluidModel::MaxMin, "max-min"),
+            window: true,
+            ..row(S::Dctcp, "dctcp", "DCTCP: ECN marking on instantaneous occupancy, alpha-proportional window cuts")
+        },
+        SchemeRow {
+            rank_queue: RankQueue::Pfabric,
+            flow_level: fluid(FluidModel::Srpt, "SRPT"),
+            window: true,
+            presets: BOTH,
+            keys: &["rank"],
+            ..row(
+                S::Pfabric,
+                "pfabric",
+                "pFabric: packets carry remaining flow size; switches serve the most urgent flow and drop the least \
+                 urgent packets; senders start at line rate, fixed small RTO, timeouts only, probe mode after \
+                 repeated timeouts",
+            )
+        },
+        SchemeRow {
+            rank_queue: RankQueue::Las,
+            flow_level: fluid(
+                FluidModel::Las,
+                "least attained service: strict priority by bytes sent, equal service shared max-min",
+            ),
+            window: true,
+            ..row(S::Las, "las", "LAS: pFabric's switch queue ranked by bytes the flow has sent (least attained service first)")
+        },
+        SchemeRow {
+            protocol: Protocol::Dctcp,
+            tagging: HostTagging::Pias,
+            flow_level: fluid(FluidModel::Mlfq, "MLFQ: strict priority by bytes sent, max-min within a queue"),
+            window: true,
+            needs_thresholds: true,
+            ..row(
+                S::Pias,
+                "pias",
+                "PIAS: hosts tag packets by bytes sent over K strict-priority queues (MLFQ), DCTCP, probe-based \
+                 handling of packets trapped in low queues",
+            )
+        },
+        SchemeRow {
+            protocol: Protocol::Dctcp,
+            flow_level: fluid(FluidModel::MaxMin, "max-min"),
+            window: true,
+            presets: BOTH,
+            keys: &["l2dct_w_min", "l2dct_w_max", "l2dct_size_min_bytes", "l2dct_size_max_bytes", "l2dct_increase"],
+            ..row(S::L2dct, "l2dct", "L2DCT: DCTCP whose window increase and decrease are weighted by the bytes a flow has sent")
+        },
+        SchemeRow {
+            protocol: Protocol::Dctcp,
+            tagging: HostTagging::Qclimb,
+            flow_level: fluid(
+                FluidModel::Mlfq,
+                "strict priority by QCLIMB's tag of the bytes sent, max-min within a queue",
+            ),
+            window: true,
+            needs_thresholds: true,
+            ..row(
+                S::Qclimb,
+                "qclimb",
+                "QCLIMB: tagging by predicted lower/upper bounds (queue climbing up, slack, demotion), DCTCP, \
+                 priority-based loss detection with customized ACKs at the receiver",
+            )
+        },
+        SchemeRow {
+            family: FamilyName::Rate,
+            protocol: Protocol::Rcp,
+            flow_level: fluid(FluidModel::MaxMin, "max-min"),
+            setup_rtts: 1,
+            ..row(
+                S::Rcp,
+                "rcp",
+                "RCP: each switch port computes one fair rate per control interval from spare capacity and queue; \
+                 senders send at the smallest rate along their path",
+            )
+        },
+        SchemeRow {
+            family: FamilyName::Rate,
+            protocol: Protocol::D3,
+            flow_level: fluid(
+                FluidModel::D3,
+                "D3: desired rates granted first come first served, the rest max-min; quenching",
+            ),
+            setup_rtts: 1,
+            ..row(
+                S::D3,
+                "d3",
+                "D3: deadline-aware rate requests once per RTT, granted greedily first come first served at each \
+                 switch with spare capacity shared fairly; flows without deadlines get the fair share",
+            )
+        },
+        pdq(
+            S::Pdq,
+            "pdq",
+            "PDQ (full): switches keep the most critical flows (earliest deadline, then shortest remaining time), \
+             let them send at the rate controller's rate and pause the rest; Early Start, Early Termination and \
+             Suppressed Probing",
+            "criticality order with Early Start and Early Termination",
+        ),
+        pdq(
+            S::PdqBasic,
+            "pdq-basic",
+            "PDQ without Early Start, Early Termination or Suppressed Probing",
+            "criticality order, one RTT's hand-over gap",
+        ),
+        pdq(S::PdqEs, "pdq-es", "PDQ with Early Start only", "criticality order with Early Start"),
+        pdq(
+            S::PdqEsEt,
+            "pdq-es-et",
+            "PDQ with Early Start and Early Termination (no Suppressed Probing)",
+            "criticality order with Early Start and Early Termination",
+        ),
+        SchemeRow {
+            family: FamilyName::Homa,
+            protocol: Protocol::Homa,
+            tagging: HostTagging::BySize,
+            ..row(
+                S::Homa,
+                "homa",
+                "Homa: the first RTTbytes of each message sent blind at a priority chosen by its size; the rest \
+                 only against the receiver's grants, SRPT over a few messages at once on the scheduled priorities",
+            )
+        },
+        SchemeRow {
+            protocol: Protocol::Dctcp,
+            tagging: HostTagging::Rax,
+            flow_level: fluid(
+                FluidModel::Mlfq,
+                "strict priority by RAX's remaining-time estimate, max-min within a queue",
+            ),
+            window: true,
+            ..row(
+                S::Rax,
+                "rax",
+                "RAX: hosts tag packets by the estimated remaining time (b_s + b_b) / min(r_c, C) + b_b / C, r_c \
+                 being the measured copy rate into the send buffer, over exponential thresholds; DCTCP; no fast \
+                 retransmit while a flow's priority rises",
+            )
+        },
+        SchemeRow {
+            protocol: Protocol::Dctcp,
+            tagging: HostTagging::RaxPlus,
+            flow_level: fluid(FluidModel::Mlfq, "strict priority by the remaining time, max-min within a queue"),
+            window: true,
+            ..row(S::RaxPlus, "rax-plus", "RAX+: RAX tagging by the true remaining time (true size and generation rate)")
+        },
+        // (HyLine and QJump run TCP windows; the flow level, which has no model of them, never asks)
+        SchemeRow {
+            family: FamilyName::Hyline,
+            tagging: HostTagging::BySize,
+            window: true,
+            ..row(
+                S::Hyline,
+                "hyline",
+                "HyLine: flows up to H bytes at line rate in the high-priority queue over ECMP; larger flows ask a \
+                 central manager, which admits, source-routes and stops them with path-aware preemption (TCP \
+                 underneath)",
+            )
+        },
+        SchemeRow {
+            family: FamilyName::Qjump,
+            tagging: HostTagging::BySize,
+            window: true,
+            ..row(
+                S::Qjump,
+                "qjump",
+                "QJump: TCP with a priority level per flow by its size, each level's flows rate-limited at the host \
+                 by a token bucket refilled every interval (packets beyond it dropped); the smallest flows highest",
+            )
+        },
+    ]
+};
+
+impl SchemeName {
+    /// Every scheme the engine runs, with a one-line description (the rows' names and summaries).
+    pub const ALL: [(&'static str, &'static str); SCHEME_COUNT] = {
+        let mut all = [("", ""); SCHEME_COUNT];
+        let mut i = 0;
+        while i < SCHEME_COUNT {
+            all[i] = (SCHEMES[i].name, SCHEMES[i].summary);
+            i += 1;
+        }
+        all
+    };
+
+    /// The scheme's row of [`SCHEMES`].
+    #[inline]
+    pub const fn row(self) -> &'static SchemeRow {
+        &SCHEMES[self as usize]
+    }
+
+    /// The name as written in configs.
+    pub fn as_str(self) -> &'static str {
+        self.row().name
+    }
+
+    /// The transport family the scheme belongs to.
+    pub fn family(self) -> FamilyName {
+        self.row().family
+    }
+
+    /// Is this one of the PDQ variants?
+    pub fn is_pdq(self) -> bool {
+        self.row().protocol == Protocol::Pdq
+    }
+
+    /// Does the switch use pFabric's rank queue (instead of strict-priority FIFOs)?
+    pub fn rank_queue(self) -> bool {
+        self.row().rank_queue != RankQueue::None
+    }
+}
+
+/// Which published parameter set fills the keys a config leaves out (see [`scheme_defaults`]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// The scheme's own paper (pFabric: its ns-2 scripts; PIAS: the PIAS ns-2 scripts).
+    Native,
+    /// As the PIAS paper ran the scheme (pFabric: 140-packet queue, RTO 250 us, initial window 70).
+    Pias,
+}
+
+/// What QCLIMB knows of each flow's size (QCLIMB paper, section 5 and appendix A).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum QclimbInfo {
+    /// Lower and upper bounds (`lower_bytes`, `upper_bytes` columns): QCLIMB.
+    Bounds,
+    /// The true size as both bounds: QCLIMB-PS.
+    Precise,
+    /// One priority from the point estimate (`estimate_bytes`): QCLIMB-FP.
+    PointFixed,
+    /// Climb by the point estimate, then the lowest priority: QCLIMB-PP.
+    PointClimb,
+}
+
+/// How a QCLIMB receiver treats out-of-order data.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OooHandling {
+    /// Priority-based loss detection and customized ACKs (section 3.2).
+    Qclimb,
+    /// TCP's own: duplicate ACKs and fast retransmit.
+    Tcp,
+}
+
+/// Which losses a QCLIMB receiver's priority-based detection reports (section 3.2.3).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorityLossRepair {
+    /// As section 3.2.3 describes it: only the gap at the cumulative ACK; the sender retransmits that hole, and
+    /// the next one only on a later ACK with a higher cumulative ACK and the retransmission flag (one lost
+    /// segment per round trip).
+    Cumulative,
+    /// fctlab's variant, not in the paper: the receiver also applies the priority test to the gap just below
+    /// each out-of-order segment it receives, and the sender retransmits every segment of such a gap (window
+    /// permitting), as SACK recovery repairs all the holes of a window in one round trip.
+    EveryGap,
+}
+
+/// What PIAS counts its bytes sent over, for demotion.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PiasCount {
+    /// The flow's own bytes: a packet's byte offset in its flow (the PIAS ns-2 code, `seqno - startseq_`).
+    PerFlow,
+    /// The connection's bytes, as the PIAS kernel module counts them (HKUST-SING/PIAS-Software, pias4): the
+    /// count carries over from one flow (message) of a connection to the next, and is reset to 0 only when a
+    /// new message is written more than `scheme.pias_idle_us` after the previous write with nothing left
+    /// unsent (jprobe.c), or after `scheme.pias_timeout_reset` consecutive timeouts (netfilter.c, "aging").
+    /// A flow's write is its start. Needs `transport.connections` other than "per_flow" to matter.
+    PerConnection,
+}
+
+/// How L2DCT's additive increase is weighted.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum L2dctIncrease {
+    /// w_c segments per window of ACKs (the L2DCT paper: cwnd <- cwnd + w_c / cwnd per ACK).
+    Weight,
+    /// w_c / w_max segments per window (the PIAS ns-2 code, tcp.cc `opencwnd`: `increase_num_ =
+    /// lldct_w_c_ / lldct_w_max_`), so a flow at w_max grows as TCP does and never faster.
+    Normalized,
+}
+
+/// Where in its flow a packet's rank is measured (pFabric, LAS).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RankAt {
+    /// At the packet itself, as the ns-2 code of the pFabric and PIAS simulations does (tcp-full.cc `set_prio`,
+    /// `prio_scheme_` 2 and 3): pFabric's rank is the flow's bytes from this packet's offset to its end
+    /// (`curseq_ - seqno`), LAS's the bytes before this packet (`seqno - startseq_`), so a retransmission
+    /// carries the rank of its original position.
+    Packet,
+    /// At the sender's state when the packet leaves: pFabric's rank is the flow's size minus the bytes
+    /// acknowledged, LAS's the highest byte sent so far (a retransmission takes the flow's high-water mark).
+    Ack,
+}
+
+/// What pFabric's packets are ranked by.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RankBy {
+    /// Remaining flow size: bytes not yet acknowledged when the packet is sent (pFabric).
+    RemainingSize,
+    /// Remaining size by the flow's estimated size (`estimate_bytes` in the trace): estimate minus bytes
+    /// acknowledged, floored at 0 (pFabric with imprecise sizes, QCLIMB App. A).
+    Estimate,
+    /// Remaining time (the RAX paper's section II-B variant of pFabric): the remaining size (as for
+    /// `remaining_size`) divided by the smaller of the flow's generation rate and the host link rate, in ns
+    /// (saturating at about 4.3 s). Without a generation rate this orders flows as `remaining_size` does.
+    RemainingTime,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchemeConfig {
+    pub name: SchemeName,
+    /// Which parameter set fills unspecified switch/transport keys for this scheme.
+    pub preset: Preset,
+    /// Priority of every flow whose trace gives none ("fixed" tagging of tcp, dctcp, l2dct).
+    pub priority: u8,
+    /// PIAS demotion thresholds alpha_1 < ... < alpha_{K-1} in bytes: a packet sent after more than alpha_j
+    /// bytes of its flow goes below queue j-1. Must have switch.queues - 1 entries (fewer is allowed: the
+    /// lower queues are then unused).
+    pub thresholds_bytes: Vec<u64>,
+    /// After this many consecutive timeouts a flow stops retransmitting and sends probes until an ACK comes
+    /// back (pFabric's probe mode; PIAS's handling of trapped packets). 0 turns it off.
+    pub probe_after_timeouts: u32,
+    /// pFabric's rank, and where in the flow ranks (pFabric's and LAS's) are measured.
+    pub rank: RankBy,
+    pub rank_at: RankAt,
+    /// L2DCT weights (Munir et al., INFOCOM 2013; values from the PIAS ns-2 scripts): w_max up to
+    /// `l2dct_size_min_bytes` sent, w_min from `l2dct_size_max_bytes`, linear in between.
+    pub l2dct_w_min: f64,
+    pub l2dct_w_max: f64,
+    pub l2dct_size_min_bytes: u64,
+    pub l2dct_size_max_bytes: u64,
+    /// QCLIMB: what it knows of flow sizes, its slack S in bytes (100 KB in the paper), and its out-of-order
+    /// handling. Its thresholds are `thresholds_bytes` (the paper uses PIAS's).
+    pub qclimb_info: QclimbInfo,
+    pub slack_bytes: u64,
+    pub ooo_handling: OooHandling,
+    /// QCLIMB: which priority-detected losses are repaired at once (see [`PriorityLossRepair`]).
+    pub priority_loss_repair: PriorityLossRepair,
+    /// PIAS: what bytes sent are counted over (see [`PiasCount`]); per connection, the idle time after which a
+    /// new message starts from 0 (the kernel module's 500 us), and the consecutive timeouts after which the
+    /// count restarts (its 3; 0 turns that off).
+    pub pias_count: PiasCount,
+    pub pias_idle_us: f64,
+    pub pias_timeout_reset: u32,
+    /// L2DCT: how the additive increase is weighted (see [`L2dctIncrease`]).
+    pub l2dct_increase: L2dctIncrease,
+    /// Explicit-rate schemes (RCP, D3, PDQ): the switches' control interval in us, over which a port measures
+    /// its input rate and updates its rate; 0 (the default) means the average RTT the port reads from the
+    /// headers of the flows that cross it (RCP's d0; PDQ updates its rate controller every 2 such RTTs).
+    pub rate_interval_us: f64,
+    /// RCP's gains (Dukkipati, "Rate Control Protocol", 2007: alpha = 0.1, beta = 1).
+    pub rcp_alpha: f64,
+    pub rcp_beta: f64,
+    /// PDQ's three optimizations; the scheme names pdq-basic, pdq-es, pdq-es-et and pdq set them (explicit
+    /// keys win).
+    pub pdq_early_start: bool,
+    pub pdq_early_termination: bool,
+    pub pdq_suppressed_probing: bool,
+    /// PDQ's Early Start threshold K in RTTs: flows that will finish within K RTTs do not hold back the next.
+    pub pdq_early_start_k: f64,
+    /// What PDQ's criticality is computed from (see [`Criticality`]).
+    pub pdq_criticality: Criticality,
+    /// Criticality `bytes_sent`: the sender updates its estimate every this many bytes (the paper's 50 KB).
+    pub pdq_criticality_update_bytes: u64,
+    /// PDQ's choices where the paper gives no number (`transport::rate`): Suppressed Probing's X (a flow with i
+    /// flows ahead probes every max(1, ceil(X i)) RTTs; 0.2), dampening in average RTTs (1; 0 turns it off), and
+    /// the flow list's bounds (at most max(2 kappa, min) entries, never more than max; 8 and 64).
+    pub pdq_probe_factor: f64,
+    pub pdq_dampening_rtts: f64,
+    pub pdq_list_min: u32,
+    pub pdq_list_max: u32,
+    /// RCP's lowest rate, in full-size packets per average RTT (0.01, as RCP's reference code's `min_pprtt_`).
+    pub rcp_min_packets_per_rtt: f64,
+    /// Explicit-rate senders' retransmission timeout, in smoothed RTTs (at least `transport.rto_min_us`; 3).
+    pub rate_rto_rtts: f64,
+    /// Homa (`transport::homa`): RTTbytes, the unscheduled bytes of every message and how far ahead of arrivals a
+    /// granted message is kept (0: from the fabric, the bytes a host link carries while a full packet reaches
+    /// the farthest host and a control packet comes back).
+    pub homa_rtt_bytes: u64,
+    /// Homa: how many of the `switch.queues` levels carry unscheduled packets (0: from the run's message sizes,
+    /// in proportion to the unscheduled bytes), and their size cutoffs in bytes (empty: each level carries an
+    /// equal share of the unscheduled bytes; given, they also set the number of unscheduled levels).
+    pub homa_unscheduled_levels: u32,
+    pub homa_unscheduled_cutoffs_bytes: Vec<u64>,
+    /// Homa: how many messages a receiver grants to at once, the degree of overcommitment (0: the number of
+    /// scheduled levels, as the paper does).
+    pub homa_overcommit: u32,
+    /// Homa: the time without news of a message after which its receiver asks for missing data again (RESEND)
+    /// and its sender checks on it, in us. Chosen: 10 ms (Homa's are "a few milliseconds"), long enough that
+    /// granted data waiting in a low-priority queue behind a few more urgent messages is not asked for again.
+    pub homa_resend_timeout_us: f64,
+    /// Homa: what the sender announces as a message's length (see [`HomaSizes`]).
+    pub homa_sizes: HomaSizes,
+    /// RAX's first threshold Q_1 in us: a flow whose estimated remaining time is below it is in the top queue.
+    /// 0 (the default) takes the paper's value for the host link rate: 1,280 us up to 1 Gbps, 160 us above.
+    pub rax_q1_us: f64,
+    /// RAX's threshold base E: Q_i = Q_1 E^(i-1) for i = 1 .. switch.queues - 1 (the paper's 2).
+    pub rax_base: f64,
+    /// RAX's EWMA gain for the copy rate (the paper's alpha = 0.25): r_c <- alpha sample + (1 - alpha) r_c.
+    pub rax_alpha: f64,
+    /// RAX's copy-rate sampling interval in us. The paper's kernel hook takes a sample at each call that copies
+    /// data into the send buffer (bytes copied over the time since the previous call); the simulated
+    /// application writes continuously, so a sample is taken at the first of the flow's data packets at least
+    /// this long after the previous sample, over the time since it, while the application has bytes left to
+    /// write. 100 us: a few samples per Q_1 at 10 Gbps, a dozen at 1 Gbps.
+    pub rax_rate_interval_us: f64,
+    /// HyLine (`engine::hyline`): the threshold H in bytes; flows larger than H are second-class (the manager
+    /// schedules them), the others first-class (the paper's 1 MB, from its §IV-E band).
+    pub hyline_threshold_bytes: u64,
+    /// HyLine: T_cost in us, the time from a second-class flow's arrival to its request's decision at the manager
+    /// (network and computation delay of reaching the MAN; the paper's 100 us, which the authors' ns-2 agent
+    /// waits before it calls the manager).
+    pub hyline_tcost_us: f64,
+    /// HyLine: the time the manager's signals (CTS, STS) take to reach the hosts, and a FIN the manager, in us
+    /// (0: instantaneous, as in the authors' ns-2 code, where T_cost covers the whole exchange).
+    pub hyline_signal_us: f64,
+    /// HyLine: second-class flows' initial window in packets (also the window they restart from at each CTS),
+    /// RTO floor in us (Table I: 25 packets, 1 s) and window cap in packets (the authors' scripts: the queue size
+    /// less one, 225); first-class flows use `transport.*`.
+    pub hyline_large_init_cwnd_packets: f64,
+    pub hyline_large_rto_min_us: f64,
+    pub hyline_large_max_cwnd_packets: f64,
+    /// QJump (`engine::qjump`): a flow of at most `qjump_size_thresholds_bytes[i]` bytes (and more than the one
+    /// before) is at level i, priority i; larger ones at the last level. Each level's flows may send
+    /// `qjump_bucket_bytes[i]` wire bytes per `qjump_interval_us` (one more bucket than thresholds). Defaults:
+    /// the QJump authors' ns-2 scripts (camsas/qjump-ns2 @2a37e60, `tcp-common-opt.tcl`), whose buckets (72,000
+    /// to 10,500,000 bits per 1.05 ms on 10 Gbps hosts) hold each level's largest flow, the last being line rate.
+    pub qjump_size_thresholds_bytes: Vec<u64>,
+    pub qjump_bucket_bytes: Vec<u64>,
+    /// QJump: the buckets' refill interval in us (0: the scripts' 1.05 ms at 10 Gbps, scaled to the host link rate,
+    /// so that every level keeps its share of the link and its flows still fit one bucket: 10.5 ms at 1 Gbps).
+    pub qjump_interval_us: f64,
+}
+
+/// What a Homa sender announces as its message's length (QCLIMB paper, App. D: Homa with imprecise sizes). The
+/// announced length sets the unscheduled priority, the sender's and the receiver's SRPT order.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum HomaSizes {
+    /// The true size (Homa).
+    Exact,
+    /// The trace's `estimate_bytes`.
+    Estimate,
+    /// The trace's `lower_bytes`.
+    Lower,
+    /// The trace's `upper_bytes`.
+    Upper,
+}
+
+/// How a PDQ sender states its flow's criticality (PDQ paper, section 5.6, "Resilience to Inaccurate Flow
+/// Information").
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Criticality {
+    /// From the flow's true remaining size (the expected transmission time).
+    Size,
+    /// A random value drawn at the flow's start and kept.
+    Random,
+    /// From the bytes sent so far (fewer sent is more critical), updated every `pdq_criticality_update_bytes`.
+    BytesSent,
+}
+
+impl Default for SchemeConfig {
+    fn default() -> Self {
+        SchemeConfig {
+            name: SchemeName::Dctcp,
+            preset: Preset::Native,
+            priority: 0,
+            thresholds_bytes: Vec::new(),
+            probe_after_timeouts: 0,
+            rank: RankBy::RemainingSize,
+            rank_at: RankAt::Packet,
+            l2dct_w_min: 0.125,
+            l2dct_w_max: 2.5,
+            l2dct_size_min_bytes: 204_800,
+            l2dct_size_max_bytes: 1_048_576,
+            qclimb_info: QclimbInfo::Bounds,
+            slack_bytes: 100_000,
+            ooo_handling: OooHandling::Qclimb,
+            priority_loss_repair: PriorityLossRepair::Cumulative,
+            pias_count: PiasCount::PerFlow,
+            pias_idle_us: 500.0,
+            pias_timeout_reset: 3,
+            l2dct_increase: L2dctIncrease::Weight,
+            rate_interval_us: 0.0,
+            rcp_alpha: 0.1,
+            rcp_beta: 1.0,
+            pdq_early_start: true,
+            pdq_early_termination: true,
+            pdq_suppressed_probing: true,
+            pdq_early_start_k: 2.0,
+            pdq_criticality: Criticality::Size,
+            pdq_criticality_update_bytes: 50_000,
+            pdq_probe_factor: 0.2,
+            pdq_dampening_rtts: 1.0,
+            pdq_list_min: 8,
+            pdq_list_max: 64,
+            rcp_min_packets_per_rtt: 0.01,
+            rate_rto_rtts: 3.0,
+            homa_rtt_bytes: 0,
+            homa_unscheduled_levels: 0,
+            homa_unscheduled_cutoffs_bytes: Vec::new(),
+            homa_overcommit: 0,
+            homa_resend_timeout_us: 10_000.0,
+            homa_sizes: HomaSizes::Exact,
+            rax_q1_us: 0.0,
+            rax_base: 2.0,
+            rax_alpha: 0.25,
+            rax_rate_interval_us: 100.0,
+            hyline_threshold_bytes: 1_000_000,
+            hyline_tcost_us: 100.0,
+            hyline_signal_us: 0.0,
+            hyline_large_init_cwnd_packets: 25.0,
+            hyline_large_rto_min_us: 1_000_000.0,
+            hyline_large_max_cwnd_packets: 225.0,
+            qjump_size_thresholds_bytes: vec![8_760, 18_980, 27_740, 48_180, 77_380, 194_180, 973_820],
+            qjump_bucket_bytes: vec![9_000, 19_500, 28_500, 49_500, 79_500, 199_500, 1_000_500, 1_312_500],
+            qjump_interval_us: 0.0,
+        }
+    }
+}
+
+/// The keys a scheme sets when the config leaves them out, as a partial config. Explicit keys always win.
+///
+/// - pfabric, native: the pFabric ns-2 scripts (PlatformLab/HomaSimulation @e13e9cd): 24-packet (36,000 B)
+///   queues, initial window 12; window capped at 15 packets as in YAPS (NetSys/simulator @179b64e); no ECN.
+///   Rate control as the paper's §4.2 describes it, which is also what its ns-2 TCP (`MinTCP`) did:
+///   - a fixed RTO of 45 us (`rto_fixed`: no RTT estimate, no exponential back-off), about three RTTs of the
+///     scripts' fabric (host links 2.5 + 0.2 us, core links 0.2 us: ~14.7 us idle for a full-size packet and
+///     its ACK across the spine, the paper's ~14.6 us); on a fabric with a longer RTT (the default leaf-spine's
+///     20.2 us host links give ~85 us) set `rto_min_us` to about three of its RTTs;
+///   - no loss detection from duplicate ACKs (`dupack_threshold = 0`; the scripts' `dynamic_dupack_ 1000000`):
+///     losses are found by the timer alone, and the retransmission after a timeout skips SACKed segments;
+///   - probe mode after 5 consecutive timeouts (the scripts' `prob_cap_`, YAPS): one minimum-size probe
+///     (header and one byte) per RTO instead of retransmissions, and slow start from one segment once an ACK
+///     returns (`transport::tcp`). With the rank queue's eviction of several packets for one arrival
+///     (`net::rank_queue`), probes no longer cost other flows their packets.
+/// - pfabric, preset "pias" (and las, which the PIAS paper ran on pFabric's switch): 140 packets (210,000 B),
+///   initial window 70, window capped at queue size - 1 = 139 packets (`maxcwnd_` in the PIAS ns-2 scripts,
+///   HKUST-SING/PIAS-NS2 @5fb5867); the same `MinTCP` rate control as the scripts ran it: a fixed 250 us RTO
+///   (`minrto_`, about three RTTs of the PIAS fabric's ~85 us), no duplicate-ACK retransmission (the scripts
+///   spray packets, `perflowMP = 0`, which leaves `dynamic_dupack_ 1000000` in force), probe mode after 5
+///   consecutive timeouts (`prob_cap_`).
+/// - Both pfabric presets and las give the hosts' NICs the switches' pFabric queue size: the ns-2 scripts build
+///   host links with the switch discipline (`duplex-link ... $switchAlg`), so a host's own flows share one small
+///   priority-dropping queue.
+/// - pias: probe mode after 2 consecutive timeouts (the PIAS paper, section 2: "e.g., two").
+/// - l2dct, preset "pias": the additive increase as the PIAS ns-2 code has it (w_c / w_max per window, see
+///   [`L2dctIncrease`]); preset "native" follows the L2DCT paper (w_c per window).
+/// - tcp, dctcp, l2dct: nothing beyond the engine's defaults (RFC 6298 timers, 3 duplicate ACKs).
+pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
+    use serde_json::json;
+    match (name, preset) {
+        (SchemeName::Pfabric, Preset::Native) => json!({
+            "switch": {"buffer_bytes": 36_000, "ecn": "off"},
+            "host": {"nic_buffer_bytes": 36_000},
+            "transport": {
+                "init_cwnd_packets": 12, "max_cwnd_packets": 15, "rto_min_us": 45.0, "rto_fixed": true,
+                "dupack_threshold": 0,
+            },
+            "scheme": {"probe_after_timeouts": 5},
+        }),
+        (SchemeName::Pfabric, Preset::Pias) | (SchemeName::Las, _) => json!({
+            "switch": {"buffer_bytes": 210_000, "ecn": "off"},
+            "host": {"nic_buffer_bytes": 210_000},
+            "transport": {
+                "init_cwnd_packets": 70, "max_cwnd_packets": 139, "rto_min_us": 250.0, "rto_fixed": true,
+                "dupack_threshold": 0,
+            },
+            "scheme": {"probe_after_timeouts": 5},
+        }),
+        (SchemeName::Pias, _) => json!({"scheme": {"probe_after_timeouts": 2}}),
+        (SchemeName::L2dct, Preset::Pias) => json!({"scheme": {"l2dct_increase": "normalized"}}),
+        (SchemeName::PdqBasic, _) => json!({"scheme": {
+            "pdq_early_start": false, "pdq_early_termination": false, "pdq_suppressed_probing": false,
+        }}),
+        (SchemeName::PdqEs, _) => json!({"scheme": {
+            "pdq_early_start": true, "pdq_early_termination": false, "pdq_suppressed_probing": false,
+        }}),
+        (SchemeName::PdqEsEt, _) => json!({"scheme": {
+            "pdq_early_start": true, "pdq_early_termination": true, "pdq_suppressed_probing": false,
+        }}),
+        // Homa reads no ECN marks and has no window to cut
+        (SchemeName::Homa, _) => json!({"switch": {"ecn": "off"}}),
+        // HyLine's Table I (first class: initial window 25, RTO floor 4 ms) and the authors' scripts (first-class
+        // window cap 50 packets); TCP NewReno with SACK, no ECN
+        // QJump in HyLine's Table I: initial window 25, RTO floor 4 ms; TCP with SACK, no ECN (the QJump
+        // scripts' `Sack` source)
+        (SchemeName::Qjump, _) => json!({
+            "switch": {"ecn": "off"},
+            "transport": {"init_cwnd_packets": 25, "rto_min_us": 4000.0},
+        }),
+        (SchemeName::Hyline, _) => json!({
+            "switch": {"ecn": "off"},
+            "transport": {"init_cwnd_packets": 25, "max_cwnd_packets": 50, "rto_min_us": 4000.0},
+        }),
+        _ => json!({}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the flow level decides for each scheme today (`flowlevel`'s `model_of`, its window-based list and its
+    /// set-up round trips), stated here so that reading the rows instead can be checked: the model (`None`:
+    /// refused at the flow level), window-based, the set-up round trips besides a handshake's.
+    #[test]
+    fn rows_carry_what_the_flow_level_decides() {
+        use FluidModel as M;
+        use SchemeName as S;
+        let pdq = Some(M::Critical { size_aware: true });
+        let expected = [
+            (S::Tcp, Some(M::MaxMin), true, 0),
+            (S::Dctcp, Some(M::MaxMin), true, 0),
+            (S::Pfabric, Some(M::Srpt), true, 0),
+            (S::Las, Some(M::Las), true, 0),
+            (S::Pias, Some(M::Mlfq), true, 0),
+            (S::L2dct, Some(M::MaxMin), true, 0),
+            (S::Qclimb, Some(M::Mlfq), true, 0),
+            (S::Rcp, Some(M::MaxMin), false, 1),
+            (S::D3, Some(M::D3), false, 1),
+            (S::Pdq, pdq, false, 1),
+            (S::PdqBasic, pdq, false, 1),
+            (S::PdqEs, pdq, false, 1),
+            (S::PdqEsEt, pdq, false, 1),
+            (S::Homa, None, false, 0),
+            (S::Rax, Some(M::Mlfq), true, 0),
+            (S::RaxPlus, Some(M::Mlfq), true, 0),
+            // HyLine and QJump run TCP windows; the flow level's own list leaves them out, but it refuses both
+            // (no model) before it asks
+            (S::Hyline, None, true, 0),
+            (S::Qjump, None, true, 0),
+        ];
+        assert_eq!(expected.len(), SCHEME_COUNT);
+        for (name, model, window, setup) in expected {
+            let row = name.row();
+            assert_eq!(row.flow_level.map(|f| f.model), model, "{}", row.name);
+            assert_eq!((row.window, row.setup_rtts), (window, setup), "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn rows_carry_the_facts_the_name_matches_stated() {
+        use SchemeName as S;
+        let family = |s: SchemeName| s.family();
+        for s in [S::Rcp, S::D3, S::Pdq, S::PdqBasic, S::PdqEs, S::PdqEsEt] {
+            assert_eq!(family(s), FamilyName::Rate);
+        }
+        assert_eq!((family(S::Homa), family(S::Hyline), family(S::Qjump)), (FamilyName::Homa, FamilyName::Hyline, FamilyName::Qjump));
+        let pdq: Vec<_> = SCHEMES.iter().filter(|r| r.scheme.is_pdq()).map(|r| r.name).collect();
+        assert_eq!(pdq, ["pdq", "pdq-basic", "pdq-es", "pdq-es-et"]);
+        let ranked: Vec<_> = SCHEMES.iter().filter(|r| r.scheme.rank_queue()).map(|r| r.name).collect();
+        assert_eq!(ranked, ["pfabric", "las"]);
+        let thresholds: Vec<_> = SCHEMES.iter().filter(|r| r.needs_thresholds).map(|r| r.name).collect();
+        assert_eq!(thresholds, ["pias", "qclimb"]);
+        let tcp: Vec<_> = SCHEMES.iter().filter(|r| r.protocol == Protocol::Tcp).map(|r| r.name).collect();
+        assert_eq!(tcp, ["tcp", "pfabric", "las", "hyline", "qjump"]);
+        let dctcp: Vec<_> = SCHEMES.iter().filter(|r| r.protocol == Protocol::Dctcp).map(|r| r.name).collect();
+        assert_eq!(dctcp, ["dctcp", "pias", "l2dct", "qclimb", "rax", "rax-plus"]);
+    }
+
+    /// A row lists the pias preset exactly when that preset fills something the native one does not.
+    #[test]
+    fn presets_listed_are_the_ones_that_differ() {
+        for row in &SCHEMES {
+            assert_eq!(row.presets.first(), Some(&Preset::Native), "{}", row.name);
+            let differs = scheme_defaults(row.scheme, Preset::Pias) != scheme_defaults(row.scheme, Preset::Native);
+            assert_eq!(row.presets.contains(&Preset::Pias), differs, "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn shown_keys_are_scheme_keys() {
+        let keys = serde_json::to_value(SchemeConfig::default()).unwrap();
+        for row in &SCHEMES {
+            for k in row.keys {
+                assert!(keys.get(k).is_some(), "{}: scheme.{k} is not a key", row.name);
+            }
+        }
+    }
+}

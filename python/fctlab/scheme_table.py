@@ -1,0 +1,70 @@
+"""The schemes the engine runs, read from its table of rows (``_core.scheme_rows()``, ``config::SCHEMES`` in
+the engine), and the text ``fctlab schemes`` prints from them: each scheme's summary and the switch and
+transport parameters it runs with by default, once per preset that changes them.
+
+Nothing about a scheme is written here: its protocol, presets, shown keys and whether it needs thresholds
+come from its row, its parameter values from ``_core.scheme_defaults``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: The parameters shown for every scheme, as (section, key).
+COMMON_KEYS = (
+    ("switch", "buffer_bytes"),
+    ("switch", "ecn"),
+    ("transport", "kind"),
+    ("transport", "init_cwnd_packets"),
+    ("transport", "max_cwnd_packets"),
+    ("transport", "rto_min_us"),
+    ("transport", "rto_fixed"),
+    ("transport", "dupack_threshold"),
+    ("scheme", "probe_after_timeouts"),
+)
+
+THRESHOLDS_NOTE = "derived from workload.cdf and load if not given (fctlab thresholds)"
+
+
+def rows() -> list[dict[str, Any]]:
+    """Every scheme's row, in the engine's order: name, summary, family, protocol, tagging, rank_queue,
+    flow_level (model and text, or None), window, setup_rtts, needs_thresholds, presets, keys, and tcp_kind
+    (the ``transport.kind`` the scheme runs, None when its family has a transport of its own)."""
+    from fctlab import _core
+
+    return json.loads(_core.scheme_rows())
+
+
+def defaults_shown(row: dict[str, Any], preset: str) -> dict[str, Any]:
+    """The parameters ``render`` shows for one scheme and preset, by dotted key, in order."""
+    from fctlab import _core
+
+    cfg = json.loads(_core.scheme_defaults(row["name"], preset))
+    shown: dict[str, Any] = {}
+    for section, key in COMMON_KEYS:
+        value = cfg[section][key]
+        if (section, key) == ("transport", "kind"):
+            value = value or row["tcp_kind"]
+            if value is None:
+                continue  # a transport of its own: no TCP kind to show
+        shown[f"{section}.{key}"] = value
+    for key in row["keys"]:
+        shown[f"scheme.{key}"] = cfg["scheme"][key]
+    if row["needs_thresholds"]:
+        shown["scheme.thresholds_bytes"] = THRESHOLDS_NOTE
+    return shown
+
+
+def render() -> str:
+    """The text of ``fctlab schemes``: per scheme, ``name: summary``, then its defaults (one line per preset
+    when it has more than one)."""
+    lines = []
+    for row in rows():
+        lines.append(f"{row['name']}: {row['summary']}")
+        presets = row["presets"]
+        for preset in presets:
+            label = f"  preset {preset!r}" if len(presets) > 1 else "  defaults"
+            shown = ", ".join(f"{k} = {v}" for k, v in defaults_shown(row, preset).items())
+            lines.append(f"{label}: {shown}")
+    return "\n".join(lines)
