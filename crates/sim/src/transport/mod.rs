@@ -5,4 +5,5 @@ pub mod bitset;
 pub mod homa;
 pub mod hyline;
 pub mod rate;
+pub mod scoreboard;
 pub mod tcp;

@@ -8,17 +8,7 @@ use crate::units::{Ps, NEVER};
 impl Conn {
     /// Mark un-SACKed segments below `upto` lost (never below `snd_una`, never twice).
     fn mark_lost_upto(&mut self, upto: u32) {
-        let mut s = self.lost_mark_upto.max(self.snd_una);
-        while s < upto {
-            if !self.sacked.get(s) && !self.lost.get(s) {
-                self.lost.set(s);
-                self.lost_out += 1;
-            }
-            s += 1;
-        }
-        if upto > self.lost_mark_upto {
-            self.lost_mark_upto = upto;
-        }
+        self.board.mark_lost_upto(&mut self.tally, &mut self.marks, self.snd_una, upto);
     }
 
     fn rtt_sample(&mut self, p: &TcpParams, rtt: Ps) {
@@ -80,24 +70,8 @@ impl Conn {
         // SACK information: one segment above the cumulative ACK.
         let mut new_sack = false;
         // (ACKs may arrive out of order under spraying: a block below snd_una is old news)
-        if ack.sack != NO_SACK
-            && ack.sack >= cum.max(self.snd_una)
-            && ack.sack < self.snd_nxt
-            && !self.sacked.get(ack.sack)
-        {
-            let s = ack.sack;
-            self.sacked.set(s);
-            self.sacked_out += 1;
-            if self.lost.get(s) {
-                self.lost.clear(s);
-                self.lost_out -= 1;
-            }
-            if self.retx.get(s) {
-                self.retx.clear(s);
-                self.retrans_out -= 1;
-            }
-            self.fack = self.fack.max(s + 1);
-            new_sack = true;
+        if ack.sack != NO_SACK && ack.sack >= cum.max(self.snd_una) && ack.sack < self.snd_nxt {
+            new_sack = self.board.sack(&mut self.tally, &mut self.marks, ack.sack);
         }
 
         // DCTCP: every ACK stands for one delivered segment; a delayed ACK for the segments it acknowledges
@@ -111,27 +85,7 @@ impl Conn {
 
         let advanced = cum > self.snd_una;
         if advanced {
-            // With no segment SACKed, marked lost or retransmitted at or above snd_una (the counters count
-            // exactly those bits), every newly acknowledged segment is newly delivered: skip the scoreboard.
-            let clean = self.sacked_out == 0 && self.lost_out == 0 && self.retrans_out == 0;
-            debug_assert!(
-                !clean || (self.snd_una..cum).all(|s| !self.sacked.get(s) && !self.lost.get(s) && !self.retx.get(s)),
-                "scoreboard counters out of step with its bits"
-            );
-            let mut newly = if clean { cum - self.snd_una } else { 0 };
-            for s in (if clean { cum } else { self.snd_una })..cum {
-                if self.sacked.get(s) {
-                    self.sacked_out -= 1;
-                } else {
-                    newly += 1;
-                    if self.lost.get(s) {
-                        self.lost_out -= 1;
-                    }
-                    if self.retx.get(s) {
-                        self.retrans_out -= 1;
-                    }
-                }
-            }
+            let newly = self.board.ack_upto(&mut self.tally, self.snd_una, cum);
             if self.avail_segs < self.n_segs {
                 // the application's writes up to now, under the buffer's bound before this ACK moves it
                 self.app_advance(p, now);
@@ -153,10 +107,11 @@ impl Conn {
                 }
                 Some(Recovery::Fast) => {
                     // partial ACK: the new first hole is lost (NewReno), if SACKs show data beyond it
-                    if cum < self.fack && !self.sacked.get(cum) && !self.lost.get(cum) {
-                        self.lost.set(cum);
-                        self.lost_out += 1;
-                        self.lost_mark_upto = self.lost_mark_upto.max(cum + 1);
+                    if cum < self.marks.fack
+                        && !self.board.is_sacked(cum)
+                        && self.board.mark_lost(&mut self.tally, cum)
+                    {
+                        self.marks.lost_upto = self.marks.lost_upto.max(cum + 1);
                     }
                 }
                 _ => {}
@@ -213,8 +168,8 @@ impl Conn {
         // timer alone finds losses, as in the ns-2 TCP of the pFabric and PIAS simulations).
         let thresh = p.dupack_threshold;
         if thresh > 0 && self.recovery.is_some() {
-            if self.fack > thresh {
-                self.mark_lost_upto(self.fack - thresh);
+            if self.marks.fack > thresh {
+                self.mark_lost_upto(self.marks.fack - thresh);
             }
         } else if thresh > 0 && self.dupacks >= thresh {
             if self.snd_una < self.app.rise_upto {
@@ -237,20 +192,18 @@ impl Conn {
     /// cumulative ACK is lost. Retransmit it at once (a later hole only on a later, higher cumulative ACK) and
     /// halve the window, at most once per window of data (section 4.1, rate control).
     fn priority_detected_loss(&mut self, p: &TcpParams, now: Ps, hole: u32, out: &mut Vec<Packet>) {
-        if hole >= self.snd_nxt || hole + 1 <= self.prio_retx_upto || self.sacked.get(hole) {
+        if hole >= self.snd_nxt || hole + 1 <= self.prio_retx_upto || self.board.is_sacked(hole) {
             return;
         }
         self.prio_retx_upto = hole + 1;
-        if p.qclimb_every_gap && (self.lost.get(hole) || self.retx.get(hole)) {
+        if p.qclimb_every_gap && (self.board.is_lost(hole) || self.board.is_retx(hole)) {
             return; // already reported as the gap below a SACKed segment
         }
         self.counters.priority_losses += 1;
-        if !self.lost.get(hole) {
-            self.lost.set(hole);
-            self.lost_out += 1;
-            self.lost_mark_upto = self.lost_mark_upto.max(hole + 1);
+        if self.board.mark_lost(&mut self.tally, hole) {
+            self.marks.lost_upto = self.marks.lost_upto.max(hole + 1);
         }
-        if !self.retx.get(hole) {
+        if !self.board.is_retx(hole) {
             self.send_segment(p, hole, now, true, out);
         }
         self.halve_for_priority_loss();
@@ -273,21 +226,19 @@ impl Conn {
     /// halved as for a loss at the cumulative ACK (at most once per window of data).
     fn priority_detected_gap(&mut self, s: u32) {
         let mut h = s;
-        while h > self.snd_una && !self.sacked.get(h - 1) {
+        while h > self.snd_una && !self.board.is_sacked(h - 1) {
             h -= 1;
         }
         if h == s {
             return;
         }
         for seg in h..s {
-            if !self.lost.get(seg) && !self.retx.get(seg) {
-                self.lost.set(seg);
-                self.lost_out += 1;
+            if !self.board.is_retx(seg) && self.board.mark_lost(&mut self.tally, seg) {
                 self.counters.priority_losses += 1;
             }
         }
-        self.lost_mark_upto = self.lost_mark_upto.max(s);
-        self.retx_ptr = self.retx_ptr.min(h);
+        self.marks.lost_upto = self.marks.lost_upto.max(s);
+        self.marks.retx_ptr = self.marks.retx_ptr.min(h);
         self.halve_for_priority_loss();
     }
 
@@ -319,16 +270,16 @@ impl Conn {
         }
         self.recovery = Some(Recovery::Fast);
         self.recover = self.snd_nxt;
-        self.retx_ptr = self.snd_una;
-        self.lost_mark_upto = self.lost_mark_upto.max(self.snd_una);
+        self.marks.retx_ptr = self.snd_una;
+        self.marks.lost_upto = self.marks.lost_upto.max(self.snd_una);
         // the first hole is lost (that is what the duplicate ACKs say), and every hole with enough SACKed
         // segments above it
-        let upto = self.fack.saturating_sub(p.dupack_threshold).max(self.snd_una + 1);
+        let upto = self.marks.fack.saturating_sub(p.dupack_threshold).max(self.snd_una + 1);
         self.mark_lost_upto(upto);
         // fast retransmit, whatever the window says
         if let Some(s) = self.next_lost() {
             self.send_segment(p, s, now, true, out);
-            self.retx_ptr = s + 1;
+            self.marks.retx_ptr = s + 1;
         }
         self.cut_end = self.snd_nxt; // no DCTCP cut on top of the loss cut in this window
     }
@@ -392,18 +343,6 @@ impl Conn {
     fn mark_all_outstanding_lost(&mut self) {
         self.recovery = Some(Recovery::Timeout);
         self.recover = self.snd_nxt;
-        self.lost_out = 0;
-        self.retrans_out = 0;
-        for s in self.snd_una..self.snd_nxt {
-            self.retx.clear(s);
-            if self.sacked.get(s) {
-                self.lost.clear(s);
-            } else {
-                self.lost.set(s);
-                self.lost_out += 1;
-            }
-        }
-        self.lost_mark_upto = self.snd_nxt;
-        self.retx_ptr = self.snd_una;
+        self.board.mark_all_lost(&mut self.tally, &mut self.marks, self.snd_una, self.snd_nxt);
     }
 }

@@ -57,6 +57,7 @@
 //! because their order is the cache layout.
 
 use super::bitset::BitSet;
+use super::scoreboard::{Marks, Scoreboard, Tally};
 use crate::config::{
     Config, L2dctIncrease, OooHandling, PiasCount, PriorityLossRepair, RankAt, SchemeName, TransportKind,
 };
@@ -309,17 +310,12 @@ pub struct Conn {
     pub rto: Ps,
     pub alpha: f64,
     dupacks: u32,
-    sacked_out: u32,
-    lost_out: u32,
-    retrans_out: u32,
+    /// The scoreboard's counts (three u32, where they have always been).
+    tally: Tally,
 
     // --- line 2: the sender's recovery and window bookkeeping, flags ---
-    /// One past the highest SACKed segment.
-    fack: u32,
-    /// Segments below this have been examined for loss marking.
-    lost_mark_upto: u32,
-    /// Lost segments below this have been retransmitted in the current recovery.
-    retx_ptr: u32,
+    /// The scoreboard's fack, loss-marking and retransmission scan positions (three u32).
+    marks: Marks,
     recover: u32,
     win_end: u32,
     win_acks: u32,
@@ -359,9 +355,8 @@ pub struct Conn {
     stopped: bool,
 
     // --- the scoreboards (sender), then the receiver ---
-    sacked: BitSet,
-    lost: BitSet,
-    retx: BitSet,
+    /// SACKed, lost and retransmitted segments (three bit sets).
+    board: Scoreboard,
     rcvd: BitSet,
     size: u64,
     /// Estimated size (pFabric ranked by estimate).
@@ -450,15 +445,9 @@ impl Conn {
             dupacks: 0,
             recovery: None,
             recover: 0,
-            sacked: BitSet::new(n_segs),
-            lost: BitSet::new(n_segs),
-            retx: BitSet::new(n_segs),
-            sacked_out: 0,
-            lost_out: 0,
-            retrans_out: 0,
-            fack: 0,
-            lost_mark_upto: 0,
-            retx_ptr: 0,
+            board: Scoreboard::new(n_segs),
+            tally: Tally::default(),
+            marks: Marks::default(),
             srtt: 0.0,
             rttvar: 0.0,
             have_rtt: false,
@@ -522,7 +511,7 @@ impl Conn {
     /// Segments in flight by the RFC 6675 estimate.
     #[inline]
     pub fn pipe(&self) -> u32 {
-        (self.snd_nxt - self.snd_una) + self.retrans_out - self.sacked_out - self.lost_out
+        self.tally.pipe(self.snd_una, self.snd_nxt)
     }
 
     pub fn sender_done(&self) -> bool {
@@ -537,13 +526,11 @@ impl Conn {
 
     /// Free the scoreboards once the flow is over.
     fn release(&mut self) {
-        self.sacked.release();
-        self.lost.release();
-        self.retx.release();
+        self.board.release();
     }
 
     /// Segments currently marked lost / SACKed / retransmitted (for tests and invariants).
     pub fn scoreboard(&self) -> (u32, u32, u32) {
-        (self.lost_out, self.sacked_out, self.retrans_out)
+        (self.tally.lost, self.tally.sacked, self.tally.retx)
     }
 }

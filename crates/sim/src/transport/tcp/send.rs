@@ -64,10 +64,7 @@ impl Conn {
         self.counters.bytes_sent += (pkt.wire as u32 - p.header) as u64;
         if retx {
             self.counters.retransmits += 1;
-            if !self.retx.get(seg) {
-                self.retx.set(seg);
-                self.retrans_out += 1;
-            }
+            self.board.retransmitted(&mut self.tally, seg);
         }
         out.push(pkt);
         if self.rto_deadline == NEVER {
@@ -77,18 +74,7 @@ impl Conn {
 
     /// The next lost segment not yet retransmitted in this recovery, if any.
     pub(super) fn next_lost(&mut self) -> Option<u32> {
-        if self.lost_out == 0 {
-            return None;
-        }
-        self.retx_ptr = self.retx_ptr.max(self.snd_una);
-        while self.retx_ptr < self.lost_mark_upto {
-            let s = self.retx_ptr;
-            if self.lost.get(s) && !self.retx.get(s) && !self.sacked.get(s) {
-                return Some(s);
-            }
-            self.retx_ptr += 1;
-        }
-        None
+        self.board.next_lost(&self.tally, &mut self.marks, self.snd_una)
     }
 
     /// Whether the receive window lets new segment `seg` go out: its last byte lies within snd_una + rwnd.
@@ -112,7 +98,7 @@ impl Conn {
         while self.pipe() < window {
             if let Some(s) = self.next_lost() {
                 self.send_segment(p, s, now, true, out);
-                self.retx_ptr = s + 1;
+                self.marks.retx_ptr = s + 1;
             } else if self.snd_nxt < self.avail_segs && self.rwnd_allows(p, self.snd_nxt) {
                 let s = self.snd_nxt;
                 self.snd_nxt += 1;

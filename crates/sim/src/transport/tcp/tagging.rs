@@ -1,8 +1,7 @@
 //! Host-side tagging hooks: QCLIMB's bounds, PIAS inside a QCLIMB run, and RAX's priority from the remaining
 //! time (section III of the RAX paper).
 
-use super::Conn;
-use super::TcpParams;
+use super::{Conn, TcpParams};
 use crate::policy::rax::RaxParams;
 use crate::units::Ps;
 

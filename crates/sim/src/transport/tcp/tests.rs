@@ -565,3 +565,24 @@ fn qclimb_with_tcp_out_of_order_handling_retransmits_at_the_original_priority() 
     assert!(mk(OooHandling::Qclimb).retx_top_priority);
     assert!(!mk(OooHandling::Tcp).retx_top_priority, "the default-TCP variant abandons section 3.2 whole");
 }
+
+/// `Conn`'s field order is its cache layout (see its docs): every line starts where it did, and the scoreboard's
+/// three parts sit where its nine fields were (x86-64 offsets).
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn conn_keeps_its_cache_layout() {
+    use std::mem::{align_of, offset_of, size_of};
+    assert_eq!((size_of::<Conn>(), align_of::<Conn>()), (576, 64));
+    assert_eq!(offset_of!(Conn, cwnd), 64);
+    assert_eq!(offset_of!(Conn, dupacks), 112);
+    assert_eq!(offset_of!(Conn, tally), 116);
+    assert_eq!(offset_of!(Conn, marks), 128);
+    assert_eq!(offset_of!(Conn, avail_segs), 176);
+    assert_eq!(offset_of!(Conn, recovery), 180);
+    assert_eq!(offset_of!(Conn, stopped), 189);
+    assert_eq!(offset_of!(Conn, board), 192);
+    assert_eq!(offset_of!(Conn, rcvd), 264);
+    assert_eq!(offset_of!(Conn, size), 288);
+    assert_eq!(offset_of!(Conn, counters), 376);
+    assert_eq!(offset_of!(Conn, app), 456);
+}
