@@ -212,3 +212,48 @@ impl Scoreboard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sack_clears_the_marks_and_the_cumulative_ack_the_counts() {
+        let (mut b, mut t, mut m) = (Scoreboard::new(10), Tally::default(), Marks::default());
+        assert!(b.sack(&mut t, &mut m, 5));
+        assert!(!b.sack(&mut t, &mut m, 5), "a second SACK of a segment is old news");
+        assert_eq!((m.fack, t.sacked), (6, 1));
+        // 5, 6, 7 SACKed: with a threshold of 3 every un-SACKed segment below 8 - 3 is lost
+        for s in [6, 7] {
+            b.sack(&mut t, &mut m, s);
+        }
+        let upto = m.fack - 3;
+        b.mark_lost_upto(&mut t, &mut m, 0, upto);
+        assert_eq!((t.lost, m.lost_upto), (5, 5));
+        assert_eq!(b.next_lost(&t, &mut m, 0), Some(0));
+        b.retransmitted(&mut t, 0);
+        m.retx_ptr = 1;
+        assert_eq!((t.retx, t.lost_unsent(), t.pipe(0, 8)), (1, 4, 8 + 1 - 3 - 5));
+        // the retransmitted segment is SACKed: no longer lost nor retransmitted
+        b.sack(&mut t, &mut m, 0);
+        assert!(!b.is_lost(0) && !b.is_retx(0));
+        assert_eq!((t.sacked, t.lost, t.retx), (4, 4, 0));
+        // the cumulative ACK reaches 3: segments 1 and 2 are delivered now, 0 was delivered by its SACK
+        assert_eq!(b.ack_upto(&mut t, 0, 3), 2);
+        assert_eq!((t.sacked, t.lost, t.retx), (3, 2, 0));
+    }
+
+    #[test]
+    fn a_timeout_marks_every_unsacked_segment_lost_and_forgets_retransmissions() {
+        let (mut b, mut t, mut m) = (Scoreboard::new(8), Tally::default(), Marks::default());
+        b.sack(&mut t, &mut m, 3);
+        b.mark_lost_upto(&mut t, &mut m, 0, 2);
+        b.retransmitted(&mut t, 0);
+        m.retx_ptr = 1;
+        b.mark_all_lost(&mut t, &mut m, 0, 6);
+        assert_eq!((t.sacked, t.lost, t.retx, t.lost_unsent()), (1, 5, 0, 5));
+        assert_eq!((m.lost_upto, m.retx_ptr), (6, 0));
+        assert_eq!(b.next_lost(&t, &mut m, 0), Some(0));
+        assert!(!b.is_lost(3));
+    }
+}
