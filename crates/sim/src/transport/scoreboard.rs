@@ -110,8 +110,9 @@ impl Scoreboard {
     }
 
     /// The cumulative ACK moves from `snd_una` up to `cum`: the segments in between leave the counts. Returns
-    /// how many of them were not SACKed before (delivered by this ACK).
-    #[inline]
+    /// how many of them were not SACKed before (delivered by this ACK). (Always inlined: TCP's ACK path is one
+    /// inlined body, and a call here cost about 1% more instructions per run.)
+    #[inline(always)]
     pub fn ack_upto(&mut self, t: &mut Tally, snd_una: u32, cum: u32) -> u32 {
         // With no segment SACKed, marked lost or retransmitted at or above snd_una (the counts count exactly
         // those bits), every newly acknowledged segment is newly delivered: skip the bits.
@@ -187,11 +188,17 @@ impl Scoreboard {
     /// The next lost segment not retransmitted since, from `retx_ptr` (at least `snd_una`) up to `lost_upto`;
     /// `retx_ptr` is left on it (or at the end of the scan). The caller moves `retx_ptr` past it once it is
     /// sent. A lost segment below `retx_ptr` (one a partial ACK marked after the scan passed it) is not found
-    /// until the scan starts over.
+    /// until the scan starts over. (The test for no loss at all is inlined, the scan is not.)
+    #[inline(always)]
     pub fn next_lost(&self, t: &Tally, m: &mut Marks, snd_una: u32) -> Option<u32> {
         if t.lost == 0 {
             return None;
         }
+        self.scan_lost(m, snd_una)
+    }
+
+    #[inline(never)]
+    fn scan_lost(&self, m: &mut Marks, snd_una: u32) -> Option<u32> {
         m.retx_ptr = m.retx_ptr.max(snd_una);
         while m.retx_ptr < m.lost_upto {
             let s = m.retx_ptr;
