@@ -4,4 +4,5 @@
 pub mod bitset;
 pub mod homa;
 pub mod rate;
+pub mod scoreboard;
 pub mod tcp;

@@ -48,7 +48,7 @@
 //! - Losses: see the module docs of `transport::rate` (SACK scoreboard, 3 SACKs above a hole, timeout).
 //!
 //! Receiver: acknowledges every data packet, probe and SYN at once (ACK of `ack_bytes`), with the cumulative
-//! ACK, the one-segment SACK of `tcp.rs`, the send stamp and RETX flag echoed, and the packet's header echoed;
+//! ACK, the one-segment SACK of `transport::tcp`, the send stamp and RETX flag echoed, and the packet's header echoed;
 //! once it holds every byte, its ACKs carry `BIT_DONE` (PDQ switches drop the flow from their lists on the
 //! reverse path: the entry is released half an RTT before the sender knows). FIN and TERM get no ACK.
 
@@ -58,9 +58,10 @@ use crate::config::Criticality;
 use crate::flows::NO_DEADLINE;
 use crate::net::packet::{flags, since, stamp, NO_SACK};
 use crate::transport::bitset::BitSet;
+use crate::transport::scoreboard::{Marks, Scoreboard, Tally};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_US};
 
-/// The sequence number of a SYN and of its SYN-ACK (as in `tcp.rs`).
+/// The sequence number of a SYN and of its SYN-ACK (as in `transport::tcp`).
 pub const SYN_SEQ: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,17 +96,10 @@ pub struct RateFlow {
     // --- sender: sequence and scoreboard ---
     snd_una: u32,
     snd_nxt: u32,
-    /// One past the highest SACKed segment.
-    fack: u32,
-    /// Segments below this have been examined for loss marking.
-    lost_mark_upto: u32,
-    /// Scan pointer for lost segments not yet retransmitted.
-    retx_ptr: u32,
-    /// Segments marked lost, not retransmitted since, not SACKed (at or above snd_una).
-    lost_unsent: u32,
-    sacked: BitSet,
-    lost: BitSet,
-    retx: BitSet,
+    /// The SACK scoreboard, shared with TCP: its counts, its scan positions and its bits.
+    tally: Tally,
+    marks: Marks,
+    board: Scoreboard,
 
     // --- sender: rate, timers ---
     /// The rate in use (bits/s, at most the line rate); 0 when paused / nothing granted.
@@ -188,13 +182,9 @@ impl RateFlow {
             line_bps: line_rate_bps,
             snd_una: 0,
             snd_nxt: 0,
-            fack: 0,
-            lost_mark_upto: 0,
-            retx_ptr: 0,
-            lost_unsent: 0,
-            sacked: BitSet::new(n_segs),
-            lost: BitSet::new(n_segs),
-            retx: BitSet::new(n_segs),
+            tally: Tally::default(),
+            marks: Marks::default(),
+            board: Scoreboard::new(n_segs),
             rate_bps: 0,
             last_send: 0,
             next_send: NEVER,
@@ -296,7 +286,7 @@ impl RateFlow {
 
     #[inline]
     fn has_work(&self) -> bool {
-        self.lost_unsent > 0 || self.snd_nxt < self.n_segs
+        self.tally.lost_unsent() > 0 || self.snd_nxt < self.n_segs
     }
 
     #[inline]
@@ -546,19 +536,12 @@ impl RateFlow {
 
     /// The next lost segment not yet retransmitted, if any.
     fn next_lost(&mut self) -> Option<u32> {
-        if self.lost_unsent == 0 {
+        if self.tally.lost_unsent() == 0 {
             return None;
         }
-        self.retx_ptr = self.retx_ptr.max(self.snd_una);
-        while self.retx_ptr < self.lost_mark_upto {
-            let s = self.retx_ptr;
-            if self.lost.get(s) && !self.retx.get(s) && !self.sacked.get(s) {
-                return Some(s);
-            }
-            self.retx_ptr += 1;
-        }
-        debug_assert!(false, "flow {}: lost_unsent {} but no lost segment", self.flow, self.lost_unsent);
-        None
+        let s = self.board.next_lost(&self.tally, &mut self.marks, self.snd_una);
+        debug_assert!(s.is_some(), "flow {}: {} lost segments unsent, none found", self.flow, self.tally.lost_unsent());
+        s
     }
 
     /// Send one segment if the pacing clock allows: a lost one first, else the next new one.
@@ -567,9 +550,8 @@ impl RateFlow {
             return;
         }
         if let Some(s) = self.next_lost() {
-            self.retx.set(s);
-            self.lost_unsent -= 1;
-            self.retx_ptr = s + 1;
+            self.board.retransmitted(&mut self.tally, s);
+            self.marks.retx_ptr = s + 1;
             self.send_segment(p, now, s, true, out);
         } else if self.snd_nxt < self.n_segs {
             let s = self.snd_nxt;
@@ -638,9 +620,7 @@ impl RateFlow {
         self.rto_at = NEVER;
         self.next_send = NEVER;
         self.probe_at = NEVER;
-        self.sacked.release();
-        self.lost.release();
-        self.retx.release();
+        self.board.release();
     }
 
     // ------------------------------------------------------------------ events
@@ -777,45 +757,19 @@ impl RateFlow {
     fn on_data_ack(&mut self, p: &RateParams, now: Ps, ack: &RPacket) {
         let cum = ack.seq.min(self.n_segs);
         if ack.sack != NO_SACK && ack.sack >= cum.max(self.snd_una) && ack.sack < self.snd_nxt {
-            let s = ack.sack;
-            if !self.sacked.get(s) {
-                self.sacked.set(s);
-                if self.lost.get(s) && !self.retx.get(s) {
-                    self.lost_unsent -= 1;
-                }
-                self.fack = self.fack.max(s + 1);
-            }
+            self.board.sack(&mut self.tally, &mut self.marks, ack.sack);
         }
         if cum > self.snd_una {
-            if self.lost_unsent > 0 {
-                for s in self.snd_una..cum {
-                    if self.lost.get(s) && !self.retx.get(s) && !self.sacked.get(s) {
-                        self.lost_unsent -= 1;
-                    }
-                }
-            }
+            self.board.ack_upto(&mut self.tally, self.snd_una, cum);
             self.snd_una = cum;
             self.snd_nxt = self.snd_nxt.max(cum);
             self.rto_at = if self.snd_una < self.snd_nxt { now + p.rto(self.srtt) } else { NEVER };
         }
-        // a segment with `dupthresh` SACKed segments above it is lost (as tcp.rs marks them)
-        if self.fack > self.snd_una + p.dupthresh {
-            self.mark_lost_upto(self.fack - p.dupthresh);
+        // a segment with `dupthresh` SACKed segments above it is lost (as TCP marks them)
+        if self.marks.fack > self.snd_una + p.dupthresh {
+            let upto = self.marks.fack - p.dupthresh;
+            self.board.mark_lost_upto(&mut self.tally, &mut self.marks, self.snd_una, upto);
         }
-    }
-
-    fn mark_lost_upto(&mut self, upto: u32) {
-        let mut s = self.lost_mark_upto.max(self.snd_una);
-        while s < upto {
-            if !self.sacked.get(s) && !self.lost.get(s) {
-                self.lost.set(s);
-                if !self.retx.get(s) {
-                    self.lost_unsent += 1;
-                }
-            }
-            s += 1;
-        }
-        self.lost_mark_upto = self.lost_mark_upto.max(upto);
     }
 
     /// The retransmission timer fired: every outstanding un-SACKed segment is lost and goes out again (before
@@ -826,17 +780,7 @@ impl RateFlow {
             return;
         }
         self.counters.timeouts += 1;
-        let mut n = 0;
-        for s in self.snd_una..self.snd_nxt {
-            if !self.sacked.get(s) {
-                self.lost.set(s);
-                self.retx.clear(s);
-                n += 1;
-            }
-        }
-        self.lost_unsent = n;
-        self.lost_mark_upto = self.lost_mark_upto.max(self.snd_nxt);
-        self.retx_ptr = self.snd_una;
+        self.board.mark_all_lost(&mut self.tally, &mut self.marks, self.snd_una, self.snd_nxt);
         self.rto_at = if self.rate_bps > 0 { now + p.rto(self.srtt) } else { NEVER };
     }
 

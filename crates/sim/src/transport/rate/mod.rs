@@ -20,11 +20,11 @@
 //! capacity is its line rate, the same unit on both sides.
 //!
 //! Loss recovery (the loss experiment drops packets both ways) follows `transport::tcp`'s conventions: a
-//! cumulative ACK plus a one-segment SACK ([`crate::net::packet::Packet::sack`]), a scoreboard of SACKed, lost
-//! and retransmitted segments, a segment is lost once 3 segments above it are SACKed, and a retransmission
-//! timer (see [`RateParams::rto`]) that marks every outstanding un-SACKed segment lost. Lost segments go out
-//! before new data, at the flow's current rate (there is no window: the rate alone limits the sender). Lost
-//! control packets (SYN, probes, D3 requests) are repeated by their own timers.
+//! cumulative ACK plus a one-segment SACK ([`crate::net::packet::Packet::sack`]), TCP's scoreboard of SACKed,
+//! lost and retransmitted segments (`transport::scoreboard`), a segment is lost once 3 segments above it are
+//! SACKed, and a retransmission timer (see [`RateParams::rto`]) that marks every outstanding un-SACKed segment
+//! lost. Lost segments go out before new data, at the flow's current rate (there is no window: the rate alone
+//! limits the sender). Lost control packets (SYN, probes, D3 requests) are repeated by their own timers.
 //!
 //! What the engine does with these (the contract): it sends each packet a flow pushes from host `src` when
 //! `pkt.dst == flow.dst`, else from host `dst`, and fills in nothing (the flow sets flow, seq, dst, wire bytes,
