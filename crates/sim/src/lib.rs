@@ -50,14 +50,9 @@ use std::sync::atomic::AtomicU64;
 /// `progress`, if given, holds the number of flows finished so far (the packet level updates it as flows
 /// finish). Deterministic: same inputs, same results, whatever the number of threads.
 pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+    validate::flows(cfg, flows)?;
     match cfg.run.level {
         config::Level::Packet => engine::run_threads(cfg, flows, progress, threads),
-        config::Level::Flow => {
-            flows.validate(cfg.topology.hosts())?;
-            if flows.path.iter().any(|&p| p != flows::NO_PATH) {
-                return Err(FlowError("flows: the flow level does not take source routes (the trace's path column)".into()));
-            }
-            flowlevel::run(cfg, flows)
-        }
+        config::Level::Flow => flowlevel::run(cfg, flows),
     }
 }

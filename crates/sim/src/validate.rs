@@ -1,5 +1,6 @@
 //! The checks of a configuration that need more than the configuration: the topology as built (a Jellyfish draw
-//! must be connected) and what a level can run (the flow level's models and the longest path it holds).
+//! must be connected) and what a level can run (the flow level's models and the longest path it holds); and
+//! the checks of the flows against what the scheme and the level read of them ([`flows`]).
 //!
 //! `config` is the crate's ground floor and imports nothing above `units`; these checks need the fabric's
 //! builders and the levels, so they live here, above both levels. They run at their places in the range
@@ -7,9 +8,12 @@
 //! the same first one, with the same key and message, as when the config checked everything itself. Read a
 //! user's config with [`config_from_json`]; [`Config::from_json`] alone leaves these checks out.
 
-use crate::config::{CheckPoint, Config, ConfigError, TopologyConfig};
+use crate::config::{
+    CheckPoint, Config, ConfigError, Connections, FamilyName, HomaSizes, Level, QclimbInfo, SchemeName, TopologyConfig,
+};
 use crate::flowlevel;
-use crate::net::jellyfish;
+use crate::flows::{FlowError, FlowSet, NO_PATH, NO_RATE};
+use crate::net::{jellyfish, route, Network};
 
 /// Parse, range-check and check a config against the fabric and the levels: what every front end reads a
 /// config with. The error names the key.
@@ -20,6 +24,101 @@ pub fn config_from_json(text: &str) -> Result<Config, ConfigError> {
 /// Every check of a config built in code: [`Config::validate`] and those of this module.
 pub fn check(cfg: &Config) -> Result<(), ConfigError> {
     cfg.validate_with(deeper)
+}
+
+/// Check `flows` against what the run's scheme and level need of them, before anything is simulated: the
+/// columns' own consistency ([`FlowSet::validate`]), then the columns a scheme reads (QCLIMB's bounds, Homa's
+/// estimates or bounds, connection ids for `transport.connections = "trace"`), and what a level or family cannot
+/// take (source routes, data generation rates). [`crate::run`] calls it; the levels themselves trust their flows
+/// beyond [`FlowSet::validate`]. The first fault found is reported, in the order the checks are listed here.
+pub fn flows(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
+    flows.validate(cfg.topology.hosts())?;
+    let name = cfg.scheme.name;
+    match cfg.run.level {
+        Level::Flow => {
+            if flows.path.iter().any(|&p| p != NO_PATH) {
+                return Err(FlowError("flows: the flow level does not take source routes (the trace's path column)".into()));
+            }
+            if flows.gen_rate_bps.iter().any(|&r| r != NO_RATE) {
+                return Err(FlowError(
+                    "run.level = \"flow\": flows with a data generation rate (gen_rate_bps) are not modelled at the \
+                     flow level yet; run them at the packet level"
+                        .into(),
+                ));
+            }
+            qclimb_bounds(cfg, flows)
+        }
+        Level::Packet => {
+            qclimb_bounds(cfg, flows)?;
+            if cfg.transport.connections == Connections::Trace && flows.conn.len() != flows.len() {
+                return Err(FlowError(
+                    "flows: transport.connections = \"trace\" needs a connection id for every flow (the trace's \
+                     `conn` column)"
+                        .into(),
+                ));
+            }
+            let family = name.family();
+            if family != FamilyName::Tcp && flows.path.iter().any(|&p| p != NO_PATH) {
+                return Err(FlowError(format!(
+                    "flows: scheme {} does not take source routes (the trace's path column); the TCP family's \
+                     strict-priority schemes do{}",
+                    name.as_str(),
+                    if name == SchemeName::Hyline { " (HyLine's manager routes its flows itself)" } else { "" }
+                )));
+            }
+            if family != FamilyName::Tcp && flows.gen_rate_bps.iter().any(|&r| r != NO_RATE) {
+                return Err(FlowError(format!(
+                    "flows: scheme {} does not model data generation rates (gen_rate_bps); the TCP-family schemes do",
+                    name.as_str()
+                )));
+            }
+            match family {
+                FamilyName::Tcp if !flows.path.is_empty() => {
+                    if name.rank_queue() {
+                        return Err(FlowError(format!(
+                            "flows: scheme {} cannot take source routes (the trace's path column): its packets' rank \
+                             field is where routes ride; strict-priority schemes can",
+                            name.as_str()
+                        )));
+                    }
+                    // every route must be a path of the fabric as built (the seed does not change the fabric)
+                    let net: Network = Network::build(cfg, 0);
+                    route::route_codes(&net, flows)?;
+                }
+                FamilyName::Homa => {
+                    let needs = |col: &Vec<u64>, what: &str| {
+                        if col.len() == flows.len() {
+                            Ok(())
+                        } else {
+                            Err(FlowError(format!(
+                                "flows: scheme homa with scheme.homa_sizes = \"{what}\" needs {what}_bytes for every flow"
+                            )))
+                        }
+                    };
+                    match cfg.scheme.homa_sizes {
+                        HomaSizes::Exact => {}
+                        HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate")?,
+                        HomaSizes::Lower => needs(&flows.lower_bytes, "lower")?,
+                        HomaSizes::Upper => needs(&flows.upper_bytes, "upper")?,
+                    }
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+}
+
+/// QCLIMB with bounds reads both bounds of every flow (at either level).
+fn qclimb_bounds(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
+    if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
+        return Err(FlowError(
+            "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every \
+             flow (a trace annotated by `fctlab predict annotate`)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn err(key: &str, message: String) -> Result<(), ConfigError> {
@@ -39,13 +138,12 @@ fn deeper(cfg: &Config, at: CheckPoint) -> Result<(), ConfigError> {
         CheckPoint::FlowLevelScheme => {
             let name = cfg.scheme.name;
             if !flowlevel::supports(name) {
-                let have: Vec<&str> = flowlevel::SCHEMES.iter().map(|s| s.0).collect();
                 return err(
                     "run.level",
                     format!(
                         "scheme {} has no flow-level model yet (the flow level has: {})",
                         name.as_str(),
-                        have.join(", ")
+                        flowlevel::supported_names().join(", ")
                     ),
                 );
             }
@@ -74,7 +172,6 @@ fn deeper(cfg: &Config, at: CheckPoint) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::SCHEMES;
 
     #[test]
     fn moved_checks_keep_their_keys_and_messages() {
@@ -118,16 +215,6 @@ mod tests {
         let e = config_from_json(r#"{"run": {"level": "flow"}, "topology": {"kind": "bcube", "k": 3}, "scheme": {"rax_base": 0.5}}"#)
             .unwrap_err();
         assert_eq!(e.key, "topology.k");
-    }
-
-    /// The rows' flow-level facts agree with the flow level's own tables (until it reads the rows).
-    #[test]
-    fn rows_agree_with_the_flow_level() {
-        for row in &SCHEMES {
-            assert_eq!(flowlevel::supports(row.scheme), row.flow_level.is_some(), "{}", row.name);
-            let text = flowlevel::SCHEMES.iter().find(|s| s.0 == row.name).map(|s| s.1);
-            assert_eq!(text, row.flow_level.map(|f| f.text), "{}", row.name);
-        }
     }
 
     #[test]

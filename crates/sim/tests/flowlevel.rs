@@ -65,6 +65,24 @@ fn a_workload_finishes_deterministically() {
     assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
 }
 
+/// QCLIMB by bounds needs both bounds of every flow at the flow level too: the run is refused with the packet
+/// level's message before anything is simulated (the flow level's tags read the bounds of every flow).
+#[test]
+fn qclimb_without_bounds_is_refused_at_both_levels() {
+    let text = r#"{"scheme": {"name": "qclimb", "thresholds_bytes": [14600, 100000, 1000000]}, "switch": {"queues": 4}}"#;
+    let f = flows(&[(0, 1, 10_000, 0), (2, 3, 20_000, 0)]);
+    for level in [Level::Packet, Level::Flow] {
+        let mut c = Config::from_json(text).unwrap();
+        c.run.level = level;
+        let e = fctlab_sim::run(&c, &f, None, 1).unwrap_err();
+        assert!(e.0.contains("needs lower_bytes and upper_bytes for every flow"), "{level:?}: {}", e.0);
+        let mut g = f.clone();
+        g.lower_bytes = vec![5_000, 10_000];
+        g.upper_bytes = vec![15_000, 30_000];
+        assert_eq!(fctlab_sim::run(&c, &g, None, 1).unwrap().stats.flows_finished, 2, "{level:?}");
+    }
+}
+
 /// PIAS at the flow level: short flows, in the top queue, finish sooner than under DCTCP's max-min sharing.
 #[test]
 fn pias_favours_short_flows() {

@@ -153,11 +153,14 @@ pub enum FluidModel {
     Srpt,
     /// Least attained service: strict priority by bits sent, equal service shared max-min.
     Las,
-    /// Strict priority by queue (a tag of the bytes sent), max-min within a queue.
+    /// Strict priority by queue, max-min within a queue: PIAS's queue is the number of demotion thresholds its
+    /// bytes sent have passed (QCLIMB and RAX: their tag of the bytes sent).
     Mlfq,
-    /// D3: desired rates granted first come first served, the rest max-min.
+    /// D3: flows in order of arrival each granted their desired rate where their path has it left (what is left
+    /// of it otherwise), then max-min on what the grants leave.
     D3,
-    /// PDQ: criticality order (earliest deadline, then fewest bytes left when `size_aware`).
+    /// PDQ: flows in order of criticality (earliest deadline first, flows without one after; then fewest bytes
+    /// left, or the flow's rank when `size_aware` is false), each taking what its path has left.
     Critical { size_aware: bool },
 }
 

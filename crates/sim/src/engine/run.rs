@@ -1,5 +1,5 @@
-//! Setting a packet-level run up: the entry points ([`run`], [`run_threads`], [`run_event_driven`]), the checks
-//! of the flow columns each family needs, the choice of family (`run_with`), the FIFO fast path's decision
+//! Setting a packet-level run up: the entry points ([`run`], [`run_threads`], [`run_event_driven`]), the choice
+//! of family (`run_with`; the flow columns each family needs are checked before, by [`crate::validate::flows`]), the FIFO fast path's decision
 //! (`fifo_queue`), and the set-up of the fabric, its random streams, lossy links, the monitor and the thread
 //! split before the loop starts (`run_family`). Which level runs is not decided here: [`crate::run`] does that.
 
@@ -7,7 +7,7 @@ use super::family::{homa, hyline, qjump, rate, routed, tcp, Family};
 use super::parallel;
 use super::queue::{Event, SAMPLE};
 use super::Sim;
-use crate::config::{Config, Connections, FamilyName, HomaSizes, QclimbInfo, SchemeName};
+use crate::config::{Config, FamilyName};
 use crate::flows::{FlowError, FlowSet};
 use crate::net::Network;
 use crate::policy::{Rank, Tagging};
@@ -79,45 +79,8 @@ fn run_with(
     threads: usize,
 ) -> Result<RunOutput, FlowError> {
     flows.validate(cfg.topology.hosts())?;
-    if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
-        return Err(FlowError(
-            "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow \
-             (a trace annotated by `fctlab predict annotate`)"
-                .into(),
-        ));
-    }
-    if cfg.transport.connections == Connections::Trace && flows.conn.len() != flows.len() {
-        return Err(FlowError(
-            "flows: transport.connections = \"trace\" needs a connection id for every flow (the trace's `conn` \
-             column)"
-                .into(),
-        ));
-    }
-    if cfg.scheme.name.family() != FamilyName::Tcp && flows.path.iter().any(|&p| p != crate::flows::NO_PATH) {
-        return Err(FlowError(format!(
-            "flows: scheme {} does not take source routes (the trace's path column); the TCP family's strict-priority \
-             schemes do{}",
-            cfg.scheme.name.as_str(),
-            if cfg.scheme.name == SchemeName::Hyline { " (HyLine's manager routes its flows itself)" } else { "" }
-        )));
-    }
-    if cfg.scheme.name.family() != FamilyName::Tcp && flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
-        return Err(FlowError(format!(
-            "flows: scheme {} does not model data generation rates (gen_rate_bps); the TCP-family schemes do",
-            cfg.scheme.name.as_str()
-        )));
-    }
     match cfg.scheme.name.family() {
         FamilyName::Tcp if !flows.path.is_empty() => {
-            if cfg.scheme.name.rank_queue() {
-                return Err(FlowError(format!(
-                    "flows: scheme {} cannot take source routes (the trace's path column): its packets' rank field \
-                     is where routes ride; strict-priority schemes can",
-                    cfg.scheme.name.as_str()
-                )));
-            }
-            let net: Network = Network::build(cfg, 0);
-            crate::net::route::route_codes(&net, flows)?;
             Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
         }
         FamilyName::Tcp => {
@@ -130,24 +93,7 @@ fn run_with(
         // (its ports are never FIFOs: its agents read their exact occupancy)
         FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
         // (its ports are never FIFOs either: one port's packets use several priority queues)
-        FamilyName::Homa => {
-            let needs = |col: &Vec<u64>, name: &str| {
-                if col.len() == flows.len() {
-                    Ok(())
-                } else {
-                    Err(FlowError(format!(
-                        "flows: scheme homa with scheme.homa_sizes = \"{name}\" needs {name}_bytes for every flow"
-                    )))
-                }
-            };
-            match cfg.scheme.homa_sizes {
-                HomaSizes::Exact => {}
-                HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate")?,
-                HomaSizes::Lower => needs(&flows.lower_bytes, "lower")?,
-                HomaSizes::Upper => needs(&flows.upper_bytes, "upper")?,
-            }
-            Ok(run_family::<homa::Homa>(cfg, flows, progress, None, threads))
-        }
+        FamilyName::Homa => Ok(run_family::<homa::Homa>(cfg, flows, progress, None, threads)),
     }
 }
 

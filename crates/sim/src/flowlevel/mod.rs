@@ -105,7 +105,7 @@
 //! Not modelled: queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
 //! (an experiment asking for them at the flow level is refused with the list of those it has).
 //!
-//! Where each part lives: this module has the schemes' models (`SCHEMES`, `model_of`) and the run loop (`run`:
+//! Where each part lives: this module has the schemes' models (`model_of`, read from each scheme's row in `config::scheme`) and the run loop (`run`:
 //! arrivals, set-ups, each flow's own events, the update, the reschedules); `open` a flow; `resources` what flows
 //! share and what cannot bind; `timers` the flows' next events; `tags` QCLIMB's and RAX's tags; `fluid` the state
 //! every allocation rule updates; and one file per rule: `maxmin`, `mlfq`, `ordered` (SRPT, criticality order),
@@ -140,54 +140,16 @@ use std::collections::BinaryHeap;
 use tags::Tags;
 use timers::Timers;
 
-/// The schemes the flow level has a model for, with the model's name.
-pub const SCHEMES: [(&str, &str); 15] = [
-    ("tcp", "max-min"),
-    ("dctcp", "max-min"),
-    ("l2dct", "max-min"),
-    ("rcp", "max-min"),
-    ("pfabric", "SRPT"),
-    ("las", "least attained service: strict priority by bytes sent, equal service shared max-min"),
-    ("pias", "MLFQ: strict priority by bytes sent, max-min within a queue"),
-    ("qclimb", "strict priority by QCLIMB's tag of the bytes sent, max-min within a queue"),
-    ("rax", "strict priority by RAX's remaining-time estimate, max-min within a queue"),
-    ("rax-plus", "strict priority by the remaining time, max-min within a queue"),
-    ("d3", "D3: desired rates granted first come first served, the rest max-min; quenching"),
-    ("pdq", "criticality order with Early Start and Early Termination"),
-    ("pdq-basic", "criticality order, one RTT's hand-over gap"),
-    ("pdq-es", "criticality order with Early Start"),
-    ("pdq-es-et", "criticality order with Early Start and Early Termination"),
-];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Model {
-    MaxMin,
-    Srpt,
-    /// PDQ: flows in order of criticality (earliest deadline first, flows without one after; then fewest bytes
-    /// left, or the flow's `rank` when `size_aware` is false), each taking what its path has left.
-    Critical {
-        size_aware: bool,
-    },
-    /// PIAS: a flow's queue is the number of demotion thresholds its bytes sent have passed; queues are served
-    /// in strict priority, flows within a queue max-min fairly.
-    Mlfq,
-    /// LAS: strict priority by wire bits sent (fewest first); flows with equal service share max-min.
-    Las,
-    /// D3: flows in order of arrival each granted their desired rate where their path has it left (what is
-    /// left of it otherwise), then max-min on what the grants leave.
-    D3,
-}
+/// The flow level's allocation rules, one per scheme that has a model (its row's `flow_level`).
+pub(crate) use crate::config::FluidModel as Model;
 
 fn model_of(name: SchemeName) -> Option<Model> {
-    match name {
-        SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct | SchemeName::Rcp => Some(Model::MaxMin),
-        SchemeName::Pfabric => Some(Model::Srpt),
-        SchemeName::Las => Some(Model::Las),
-        SchemeName::Pias | SchemeName::Qclimb | SchemeName::Rax | SchemeName::RaxPlus => Some(Model::Mlfq),
-        SchemeName::D3 => Some(Model::D3),
-        n if n.is_pdq() => Some(Model::Critical { size_aware: true }),
-        _ => None,
-    }
+    name.row().flow_level.map(|f| f.model)
+}
+
+/// The names of the schemes the flow level has a model for, in the order of the scheme table.
+pub fn supported_names() -> Vec<&'static str> {
+    crate::config::SCHEMES.iter().filter(|row| row.flow_level.is_some()).map(|row| row.name).collect()
 }
 
 /// Is there a flow-level model for this scheme?
@@ -209,20 +171,12 @@ pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
 fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, FlowError> {
     let wall = std::time::Instant::now();
     let Some(model) = model_of(cfg.scheme.name) else {
-        let have: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
         return Err(FlowError(format!(
             "run.level = \"flow\": scheme {} has no flow-level model yet (the flow level has: {})",
             cfg.scheme.name.as_str(),
-            have.join(", ")
+            supported_names().join(", ")
         )));
     };
-    if flows.gen_rate_bps.iter().any(|&r| r != crate::flows::NO_RATE) {
-        return Err(FlowError(
-            "run.level = \"flow\": flows with a data generation rate (gen_rate_bps) are not modelled at the flow \
-             level yet; run them at the packet level"
-                .into(),
-        ));
-    }
     // the packet level's ECMP salts: the first draw of the same seeder (as net::ideal::ideal_fcts)
     let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
     let t = &cfg.transport;
@@ -235,21 +189,10 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     } else {
         Vec::new()
     };
-    let window = matches!(
-        cfg.scheme.name,
-        SchemeName::Tcp
-            | SchemeName::Dctcp
-            | SchemeName::L2dct
-            | SchemeName::Pfabric
-            | SchemeName::Las
-            | SchemeName::Pias
-            | SchemeName::Qclimb
-            | SchemeName::Rax
-            | SchemeName::RaxPlus
-    );
+    let row = cfg.scheme.name.row();
+    let window = row.window;
     let tags = Tags::new(cfg, flows)?;
-    let setup_rtts = u64::from(t.handshake && window)
-        + u64::from(matches!(cfg.scheme.name, SchemeName::Rcp | SchemeName::D3) || cfg.scheme.name.is_pdq());
+    let setup_rtts = u64::from(t.handshake && window) + u64::from(row.setup_rtts);
     // PDQ's variants: the criticality, the hand-over gap in base RTTs (a paused flow's probe round trip; Early
     // Start accepts the next flow K RTTs before the one ahead ends, so its data comes K - 1 RTTs early and no gap
     // is left when K >= 1), and who gives up
