@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from fctlab import predict, traces
-from fctlab.cli_predict import register
+from fctlab.cli.predict import register
 from fctlab.predict import Model, PredictError
 from fctlab.workloads import read_trace
 
