@@ -190,7 +190,7 @@ def hyline_band(
 ) -> None:
     """HyLine's band for its class threshold H (HyLine paper §IV-E): the M/G/1-SRPT wait of a flow of size H at
     least T_cost (lower bound), and the first class's share of the load at most 0.1 (upper bound)."""
-    from fctlab.hyline import BandError, band, first_class_share, plot_band, waiting_time
+    from fctlab.theory.hyline_band import BandError, band, first_class_share, plot_band, waiting_time
     from fctlab.workloads import WorkloadError, load_cdf
 
     try:
