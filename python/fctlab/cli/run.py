@@ -223,7 +223,7 @@ def calibrate(
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     _say_notes(notes)
-    from fctlab.analyze import SUMMARY_BINS, _fmt, bins_text, format_table
+    from fctlab.analyze import SUMMARY_BINS, bins_text, fmt_scaled, format_table
 
     summaries, walls = {}, {}
     for label, exp in (("packet", packet), ("flow", flow)):
@@ -245,7 +245,7 @@ def calibrate(
         p, f = summaries["packet"]["bins"][name], summaries["flow"]["bins"][name]
         row = [name, f"{p['count']:,}"]
         for key, scale in (("mean_fct_ns", 1000.0), ("p99_fct_ns", 1000.0), ("mean_slowdown", 1.0)):
-            row += [_fmt(p.get(key), scale, 1 if scale > 1 else 2), _fmt(f.get(key), scale, 1 if scale > 1 else 2),
+            row += [fmt_scaled(p.get(key), scale, 1 if scale > 1 else 2), fmt_scaled(f.get(key), scale, 1 if scale > 1 else 2),
                     err(p.get(key), f.get(key))]
         rows.append(row)
     header = ["bin", "flows", "mean FCT packet (us)", "flow", "error", "p99 FCT packet (us)", "flow", "error",
