@@ -18,5 +18,7 @@ echo "== Rust tests (crates/sim; optimised, debug assertions and overflow checks
 cargo test -p fctlab-sim
 echo "== Rust bit-identity tests (crates/sim; release build)"
 cargo test --release -p fctlab-sim --test parallel --test fifo_path
+echo "== Type stub of the binding (mypy.stubtest: python/fctlab/_core.pyi against the compiled fctlab._core)"
+.venv/bin/python -m mypy.stubtest fctlab._core --allowlist scripts/stubtest-allowlist.txt
 echo "== Python tests"
 .venv/bin/python -m pytest -q tests

@@ -187,7 +187,7 @@ def test_real_process_exit_code_and_stderr(tmp_path):
 
 def test_run_prepares_the_engine_input_without_pandas(tmp_path):
     """`run` builds a generated workload without pandas, so pandas can load while the engine runs."""
-    code = ("import sys; from pathlib import Path; from fctlab.cli import _prepare; "
+    code = ("import sys; from pathlib import Path; from fctlab.cli.run import prepare as _prepare; "
             f"exp, flows = _prepare(Path({str(exp_file(tmp_path))!r}), ['workload.flows=30']); "
             "assert len(flows) == 30; assert 'pandas' not in sys.modules, 'pandas imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

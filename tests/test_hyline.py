@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from fctlab import hyline
+from fctlab.theory import hyline_band as hyline
 from fctlab.cli import app
 from fctlab.workloads import Cdf
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from fctlab import optimal
+from fctlab.theory import pdq_optimum as optimal
 
 
 def test_srpt_completes_shortest_first():

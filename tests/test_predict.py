@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from fctlab import predict, traces
-from fctlab.cli_predict import register
+from fctlab.cli.predict import register
 from fctlab.predict import Model, PredictError
 from fctlab.workloads import read_trace
 
@@ -174,7 +174,7 @@ def test_leaf_weights_match_quantile_forest():
     trees = 7
     f = RandomForestQuantileRegressor(n_estimators=trees, max_depth=4, max_samples_leaf=None, random_state=1)
     f.fit(x, y.astype(float))
-    table = predict._LeafTable.of(f, x, y)
+    table = predict.LeafTable.of(f, x, y)
     xt = rng.normal(size=(50, 3)).astype(np.float32)
     g = f.apply(xt).astype(np.int64) + table.offsets[None, :]
     # The minimum and maximum do not depend on the weights, only on which flows have one (the library's q = 0

@@ -12,7 +12,7 @@ from pathlib import Path
 import fctlab
 import pytest
 import typer
-from fctlab.cli_report import register
+from fctlab.cli.report import register
 from fctlab.report import PaperClaim, Report, ReportError, discover_runs, write_report
 from typer.testing import CliRunner
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import fctlab
 from fctlab import catalog
 from fctlab.cli import app as main_app
-from fctlab.cli_sweep import register
+from fctlab.cli.sweep import register
 from fctlab.config import ConfigError
 from fctlab.sweep import load_sweep, run_id_for, run_sweep, sweep_from_dict
 

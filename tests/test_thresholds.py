@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import typer
 from fctlab import thresholds as th
-from fctlab.cli_report import register
+from fctlab.cli.report import register
 from fctlab.workloads import Cdf, list_cdfs, load_cdf
 from scipy.optimize import brentq
 from typer.testing import CliRunner

@@ -1,12 +1,32 @@
 """Type stub of fctlab's compiled engine binding (crates/py/src/lib.rs). Config in as JSON, columns out."""
 
+from typing import final
+
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "defaults",
+    "two_threads_worthwhile",
+    "default_topology",
+    "validate_config",
+    "topology_info",
+    "topology_kinds",
+    "schemes",
+    "scheme_defaults",
+    "run",
+    "ideal_fct_ns",
+    "Progress",
+]
 
 __version__: str
 
 def defaults() -> str:
     """The engine's full default configuration as JSON."""
+
+def two_threads_worthwhile(config_json: str) -> bool:
+    """Whether two engine threads would speed up a run of this config (the engine's own rule)."""
 
 def default_topology(kind: str) -> str:
     """Default parameters of one topology kind as JSON."""
@@ -39,6 +59,7 @@ def scheme_rows() -> str:
 def scheme_defaults(name: str, preset: str = "native") -> str:
     """The full config (JSON) a scheme runs with when nothing else is given."""
 
+@final
 class Progress:
     """Flows finished so far, updated by a running simulation; poll it from another thread."""
 

@@ -244,7 +244,7 @@ def summarize(
 # Terminal tables
 
 
-def _fmt(value: Any, scale: float = 1.0, digits: int = 1) -> str:
+def fmt_scaled(value: Any, scale: float = 1.0, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     return f"{value / scale:,.{digits}f}"
@@ -270,10 +270,10 @@ def summary_table(summary: Mapping[str, Any]) -> str:
             name,
             f"{b['count']:,}",
             f"{b['finished']:,}",
-            _fmt(b["mean_fct_ns"], 1000.0),
-            _fmt(b["p99_fct_ns"], 1000.0),
-            _fmt(b["mean_slowdown"], digits=2),
-            _fmt(b["p99_slowdown"], digits=2),
+            fmt_scaled(b["mean_fct_ns"], 1000.0),
+            fmt_scaled(b["p99_fct_ns"], 1000.0),
+            fmt_scaled(b["mean_slowdown"], digits=2),
+            fmt_scaled(b["p99_slowdown"], digits=2),
         ])
     lines = [format_table(header, rows, "lrrrrrr")]
     lines.append(_totals_line(summary))
@@ -316,7 +316,7 @@ def _totals_line(summary: Mapping[str, Any]) -> str:
 
 def deadline_line(summary: Mapping[str, Any]) -> str:
     """One line on a run's deadlines: application throughput, flows that met their deadline, terminated."""
-    return (f"application throughput {_fmt(100 * summary['application_throughput'], digits=1)}%: "
+    return (f"application throughput {fmt_scaled(100 * summary['application_throughput'], digits=1)}%: "
             f"{summary.get('met_deadline_flows', 0):,} of {summary['deadline_flows']:,} measured flows with a "
             f"deadline met it; {summary.get('terminated_flows', 0):,} flows terminated")
 
@@ -332,10 +332,10 @@ def compare_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
                 name if i == 0 else "",
                 label,
                 f"{b['count']:,}",
-                _fmt(b["mean_fct_ns"], 1000.0),
-                _fmt(b["p99_fct_ns"], 1000.0),
-                _fmt(b["mean_slowdown"], digits=2),
-                _fmt(b["p99_slowdown"], digits=2),
+                fmt_scaled(b["mean_fct_ns"], 1000.0),
+                fmt_scaled(b["p99_fct_ns"], 1000.0),
+                fmt_scaled(b["mean_slowdown"], digits=2),
+                fmt_scaled(b["p99_slowdown"], digits=2),
                 f"{b['unfinished']:,}",
             ])
     deadlines = [f"{label}: {deadline_line(s)}" for label, s in summaries.items() if s.get("deadline_flows")]
@@ -376,7 +376,7 @@ def timeout_notes(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
             if hit > TIMEOUT_NOTE_MAX_SHARE * b["count"]:
                 continue
             notes.append(
-                f"note: {label}, {name} flows: p99 FCT {_fmt(p99, 1000.0)} us comes from the {hit:,} of "
-                f"{b['count']:,} flows that hit a timeout{rto_text}; {_fmt(clean, 1000.0)} us without them"
+                f"note: {label}, {name} flows: p99 FCT {fmt_scaled(p99, 1000.0)} us comes from the {hit:,} of "
+                f"{b['count']:,} flows that hit a timeout{rto_text}; {fmt_scaled(clean, 1000.0)} us without them"
             )
     return notes

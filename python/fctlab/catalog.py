@@ -332,7 +332,7 @@ def _stored_rows(root: Path, con: Any = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
+def upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
     """Add or replace the given runs (run id, run dir); the caller holds the writer lock."""
     root = Path(root)
     new = {run_id: _read_run(root, Path(run_dir), run_id) for run_id, run_dir in runs}
@@ -354,7 +354,7 @@ def _upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
             con.close()
 
 
-def _rebuild_unlocked(root: Path, skipped: list[str] | None = None) -> int:
+def rebuild_unlocked(root: Path, skipped: list[str] | None = None) -> int:
     rows = [_read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root, skipped)]
     _write(root, rows)
     return len(rows)
@@ -367,7 +367,7 @@ def record_run(root: str | Path, run_dir: str | Path, run_id: str | None = None)
     root, run_dir = Path(root), Path(run_dir)
     run_id = run_id or default_run_id(root, run_dir)
     with writer_lock(root, wait=True):
-        _upsert_unlocked(root, [(run_id, run_dir)])
+        upsert_unlocked(root, [(run_id, run_dir)])
     return run_id
 
 
@@ -381,7 +381,7 @@ def rebuild(root: str | Path) -> int:
         raise FileNotFoundError(f"{root}: no such results folder")
     skipped: list[str] = []
     with writer_lock(root, wait=True):
-        n = _rebuild_unlocked(root, skipped)
+        n = rebuild_unlocked(root, skipped)
     for why in skipped:
         sys.stderr.write(f"warning: left out of the catalog: {why}\n")
     return n

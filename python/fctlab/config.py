@@ -291,14 +291,14 @@ def experiment_from_dict(
     ``base_dir`` is where relative paths resolve (default: the current directory).
     """
     overrides = tuple(overrides)
-    raw = _deep_copy(data)
+    raw = deep_copy(data)
     for item in overrides:
         apply_override(raw, item)
     base = Path(base_dir).resolve() if base_dir is not None else Path.cwd()
 
     _check_top_level(raw)
     derived = _derive_thresholds(raw, base)
-    engine, hosts, host_link_bps = _validate_engine(raw if derived is None else _with_thresholds(raw, derived))
+    engine, hosts, host_link_bps = validate_engine(raw if derived is None else _with_thresholds(raw, derived))
     name = raw.get("name")
     if name is None:
         name = source.stem if source is not None else "experiment"
@@ -369,7 +369,7 @@ def _derive_thresholds(raw: Mapping[str, Any], base: Path) -> dict[str, Any] | N
 def _with_thresholds(raw: Mapping[str, Any], derived: Mapping[str, Any]) -> dict[str, Any]:
     """``raw`` with the derived thresholds filled in (``raw`` itself keeps none, so that a variant derives
     its own)."""
-    out = _deep_copy(raw)
+    out = deep_copy(raw)
     out["scheme"]["thresholds_bytes"] = list(derived["thresholds_bytes"])
     return out
 
@@ -451,11 +451,11 @@ def set_key_path(data: dict[str, Any], parts: Sequence[str], value: Any, error_k
 # Validation steps
 
 
-def _deep_copy(value: Any) -> Any:
+def deep_copy(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {str(k): _deep_copy(v) for k, v in value.items()}
+        return {str(k): deep_copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_deep_copy(v) for v in value]
+        return [deep_copy(v) for v in value]
     return value
 
 
@@ -490,7 +490,7 @@ def _engine_error(e: ValueError) -> ConfigError:
     return ConfigError("", text)
 
 
-def _validate_engine(raw: Mapping[str, Any]) -> tuple[dict[str, Any], int, float]:
+def validate_engine(raw: Mapping[str, Any]) -> tuple[dict[str, Any], int, float]:
     """Build the engine's part of the config, let the engine validate it, return it resolved."""
     from fctlab import _core
 

@@ -130,7 +130,7 @@ def plot_fct_bins(
     written = []
     for suffix in (".png", ".svg"):
         out = base.parent / (base.name + suffix)  # not with_suffix: a name may hold a dot ("load0.7")
-        _save_atomic(fig, out, suffix[1:])
+        save_atomic(fig, out, suffix[1:])
         written.append(out)
     return written
 
@@ -260,13 +260,18 @@ def plot_vs_load(
     written = []
     for suffix in (".png", ".svg"):
         out = base.parent / (base.name + suffix)  # not with_suffix: a name may hold a dot ("load0.7")
-        _save_atomic(fig, out, suffix[1:])
+        save_atomic(fig, out, suffix[1:])
         written.append(out)
     return written
 
 
-def _save_atomic(fig: Any, path: Path, fmt: str) -> None:
+def save_atomic(fig: Any, path: Path, fmt: str) -> None:
+    """Write ``fig`` to ``path`` in format ``fmt`` (png, svg) atomically: a reader never sees half a file."""
     from fctlab.results import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=120))
+
+
+# kept for the recipes until they move (they import it under this name)
+_save_atomic = save_atomic

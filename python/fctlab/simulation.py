@@ -18,13 +18,12 @@ import numpy as np
 
 from fctlab.analyze import size_bin, summarize
 from fctlab.config import THRESHOLD_SCHEMES, ConfigError, Experiment
+from fctlab.fabric import NEVER_PS, host_racks, u32_or_none
 from fctlab.workloads import FlowColumns, column
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: The engine's "never" (an unfinished flow's finish time).
-NEVER_PS = np.iinfo(np.uint64).max
 
 #: Columns of the flow table, in order (trace extras such as query_id or lower_bytes follow them).
 FLOW_COLUMNS = (
@@ -77,41 +76,23 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
             flows = workloads.read_trace(w.trace, rebase=bool(w.trace_rebase))
             if not _trace_has_priority(Path(w.trace)):
                 flows = flows.drop(columns=["priority"])
-        elif w.pattern == "incast":
-            flows = workloads._incast(
-                hosts=exp.hosts,
-                fan_in=w.fan_in,
-                response_bytes=w.response_bytes,
-                queries=w.queries,
-                rng=rng,
-                query_rate_hz=w.query_rate_hz,
-                load=load,
-                host_link_bps=exp.host_link_bps if load is not None else None,
-            )
-            flows = flows.drop(columns=["priority"])
         else:
-            if w.cdf is not None:
-                sizes: Any = workloads.load_cdf(Path(w.cdf) if Path(w.cdf).is_absolute() else w.cdf)
-            else:
-                sizes = workloads.UniformSizes(float(w.size_uniform_mean_bytes))
-            spread = float(w.start_spread_ns or 0.0)
-            common = dict(hosts=exp.hosts, cdf=sizes, load=load, host_link_bps=exp.host_link_bps, flows=w.flows,
-                          rng=rng)
-            if w.pattern == "permutation":
-                flows = workloads._permutation(**common, start_spread_ns=spread)
-            elif w.pattern == "aggregation":
-                flows = workloads._aggregation(hosts=exp.hosts, sizes=sizes, flows=w.flows, rng=rng,
-                                               receiver=w.receiver or 0, senders=w.senders, start_spread_ns=spread)
-            elif w.pattern == "stride":
-                flows = workloads._stride(hosts=exp.hosts, sizes=sizes, flows=w.flows, rng=rng, stride=w.stride,
-                                          load=load, host_link_bps=exp.host_link_bps, start_spread_ns=spread)
-            elif w.pattern == "staggered":
-                key = "workload.staggered_p"
-                flows = workloads._staggered(hosts=exp.hosts, racks=host_racks(exp.engine), sizes=sizes,
-                                             flows=w.flows, rng=rng, p=w.staggered_p, load=load,
-                                             host_link_bps=exp.host_link_bps, start_spread_ns=spread)
-            else:
-                flows = workloads._all_to_all(**common, senders=w.senders, receivers=w.receivers)
+            pattern = workloads.PATTERNS[w.pattern or "all_to_all"]
+            sizes: Any = None
+            if pattern.uses_sizes:
+                if w.cdf is not None:
+                    sizes = workloads.load_cdf(Path(w.cdf) if Path(w.cdf).is_absolute() else w.cdf)
+                else:
+                    sizes = workloads.UniformSizes(float(w.size_uniform_mean_bytes))
+            if pattern.key is not None:
+                key = f"workload.{pattern.key}"
+            flows = workloads.generate(
+                pattern.name, rng=rng, hosts=exp.hosts, host_link_bps=exp.host_link_bps, load=load, sizes=sizes,
+                racks=host_racks(exp.engine) if pattern.needs_racks else None, flows=w.flows,
+                start_spread_ns=float(w.start_spread_ns or 0.0), senders=w.senders, receivers=w.receivers,
+                receiver=w.receiver, stride=w.stride, staggered_p=w.staggered_p, fan_in=w.fan_in,
+                response_bytes=w.response_bytes, queries=w.queries, query_rate_hz=w.query_rate_hz,
+            )
             # Generated patterns carry no priority of their own: the scheme's "fixed" priority applies.
             flows = flows.drop(columns=["priority"])
         if w.deadline_mean_ms is not None:  # drawn after the flows, so they leave the flows' draws as they were
@@ -151,33 +132,6 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
             raise
         raise ConfigError(key, str(e)) from None
     return flows
-
-
-def host_racks(engine: dict[str, Any]) -> np.ndarray:
-    """Each host's rack (the switch it hangs from) in the engine's topology, as the engine wires it
-    (crates/sim/src/net/mod.rs): leaf_spine by ``hosts_per_leaf``, fat_tree by hosts per edge switch
-    (``hosts_per_edge``, or k/2 when 0), dumbbell by side (the ``senders`` first), single_switch one rack,
-    jellyfish by switch (``ports - network_ports`` hosts each). A BCube server hangs from k+1 switches; its rack
-    is its level-0 switch (the servers that differ from it in the lowest address digit only, ``n`` of them)."""
-    topo = engine["topology"]
-    from fctlab import _core
-
-    hosts = int(_core.topology_info(json.dumps(engine))["hosts"])
-    h = np.arange(hosts, dtype=np.int64)
-    kind = topo["kind"]
-    if kind == "leaf_spine":
-        return h // int(topo["hosts_per_leaf"])
-    if kind == "fat_tree":
-        return h // (int(topo["hosts_per_edge"]) or int(topo["k"]) // 2)
-    if kind == "dumbbell":
-        return (h >= int(topo["senders"])).astype(np.int64)
-    if kind == "single_switch":
-        return np.zeros(hosts, dtype=np.int64)
-    if kind == "jellyfish":
-        return h // (int(topo["ports"]) - int(topo["network_ports"]))
-    if kind == "bcube":
-        return h // int(topo["n"])
-    raise ConfigError("workload.pattern", f"staggered needs to know the racks of topology.kind {kind!r}")
 
 
 def workload_notes(exp: Experiment, flows: pd.DataFrame | FlowColumns) -> list[str]:
@@ -427,7 +381,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
         if len(bad):
             raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
-        after = np.ascontiguousarray(np.where(a < 0, np.uint32(0xFFFFFFFF), a).astype(np.uint32))
+        after = u32_or_none(a)
     if "qclimb" in flows.columns:
         qclimb = np.ascontiguousarray(column(flows, "qclimb", bool))
     # connection ids (transport.connections = "trace")
@@ -452,7 +406,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     path = None
     if "path" in flows.columns:
         p = column(flows, "path", np.int64)
-        path = np.ascontiguousarray(np.where(p < 0, np.uint32(0xFFFFFFFF), p).astype(np.uint32))
+        path = u32_or_none(p)
     columns, stats_json = _core.run(
         exp.engine_json(),
         np.ascontiguousarray(column(flows, "src", np.uint32)),

@@ -27,8 +27,8 @@ from fctlab.config import (
     SWEEP_SECTION,
     ConfigError,
     Experiment,
-    _deep_copy,
     apply_override,
+    deep_copy,
     set_key_path,
     experiment_from_dict,
     parse_override,
@@ -168,7 +168,7 @@ def sweep_from_dict(
     """Validate a sweep given as a dict (the TOML file's shape). ``build_flows`` also generates every distinct
     workload once, so a workload that does not fit its topology fails here rather than in a worker."""
     overrides = tuple(overrides)
-    raw = _deep_copy(data)
+    raw = deep_copy(data)
     axis_sets: list[tuple[str, str, Any]] = []
     base_sets: list[tuple[str, list[str]]] = []
     for item in overrides:
@@ -216,7 +216,7 @@ def sweep_from_dict(
     for index, combo in enumerate(itertools.product(*(axes[k] for k in keys))):
         values = dict(zip(keys, combo))
         run_id = run_id_for(values)
-        point_raw = _deep_copy(raw)
+        point_raw = deep_copy(raw)
         for key, value in values.items():
             _set_path(point_raw, key, value)
         try:
@@ -278,7 +278,7 @@ def _related(a: str, b: str) -> bool:
 
 
 def _set_path(raw: dict[str, Any], key: str, value: Any) -> None:
-    set_key_path(raw, key.split("."), _deep_copy(value), f"sweep.{key}")
+    set_key_path(raw, key.split("."), deep_copy(value), f"sweep.{key}")
 
 
 def _blame(e: ConfigError, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str) -> ConfigError:
@@ -419,10 +419,10 @@ def _with_new_engine_keys(have: dict[str, Any]) -> dict[str, Any] | None:
     defaults (for the stored scheme and preset); every key the run stored keeps its value. An engine key is only
     ever added with a default that reproduces the behaviour before it, so such a run is still a run of the
     requested config. None when today's engine refuses the stored config (e.g. a key since removed)."""
-    from fctlab.config import ConfigError, _validate_engine
+    from fctlab.config import ConfigError, validate_engine
 
     try:
-        engine, _, _ = _validate_engine(have)
+        engine, _, _ = validate_engine(have)
     except (ConfigError, ValueError):
         return None
     return comparable_config({**have, **{k: v for k, v in engine.items() if k != "seed"}})
@@ -705,7 +705,7 @@ class _Recorder:
         from fctlab import catalog
 
         try:
-            catalog._rebuild_unlocked(self.root)
+            catalog.rebuild_unlocked(self.root)
         except Exception as e:  # the runs are the truth; a catalog problem must not stop the sweep
             self.error = _one_line(f"{type(e).__name__}: {e}")
 
@@ -720,7 +720,7 @@ class _Recorder:
         if not self.pending:
             return
         try:
-            catalog._upsert_unlocked(self.root, self.pending)
+            catalog.upsert_unlocked(self.root, self.pending)
             self.pending = []
             self.error = None
         except Exception as e:

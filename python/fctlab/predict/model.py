@@ -1,39 +1,6 @@
-"""Flow-size bounds from a quantile regression forest: QCLIMB's predictor (paper §2.3, §4.1 and Appendix B).
+"""QCLIMB's predictor itself: the quantile regression forest, its leaf tables, training, saving and loading, and
+the annotation of flows with their bounds. How the bounds are computed is told in :mod:`fctlab.predict`."""
 
-A random forest of ``trees`` trees of depth at most ``depth`` (default 10, §5.1) is fitted on the first 80% of a
-trace by start time (``traces.split_by_time``). For a new flow with features x, each tree drops it into a leaf l;
-N_l is the set of training flows falling in l (those of the tree's own bootstrap sample, as the tree was grown on
-them) and every one of them gets the weight w_i(x, t) = 1/|N_l| in that tree, w_i(x) = (1/T) sum_t w_i(x, t) over
-the forest (App. B). Then
-
-* the point estimate is the forest's conditional mean E(y | x) = sum_i w_i(x) y_i (App. B: "the predicted size is
-  the average prediction of all trees"; this is the RF estimate of Fig. 1);
-* F(y' | x) = sum_i w_i(x) 1{y_i <= y'} and the alpha-quantile is Q_alpha(x) = inf{y' : F(y' | x) >= alpha};
-  alpha = 0 is taken as the smallest size with positive weight (the formula's infimum would be -inf);
-* the bounds are the beta prediction interval [Q_(1-beta)/2(x), Q_(1+beta)/2(x)]. The paper uses beta = 1 (the
-  default): the lower bound is the smallest and the upper bound the largest training size in any of the flow's T
-  leaves.
-
-The forest is ``quantile_forest.RandomForestQuantileRegressor`` (scikit-learn's forest: bootstrap samples, squared
-error splits, all features tried at each split). The weights above are computed here, from per-leaf tables of the
-training flows, and not by the library's ``predict``: the library keeps each leaf's samples in a dense array of
-trees x nodes x (largest leaf), and depth-limited trees on heavy-tailed traces have leaves of thousands of
-near-identical small flows (measured: 2.5 GB and 1.9 ms per flow for 20 trees on 24,000 K-Means flows at depth 10),
-while the tables here are a few numbers per leaf (beta = 1 and the mean cost one look-up per tree) plus, for
-beta < 1, the training flows sorted by leaf. The leaf sets are the same as the library's (each tree's bootstrap
-sample, a flow drawn twice counting twice), and so are the results: the tests compare the minimum and maximum
-with the library's ``predict(quantiles=[0, 1])``, the mean with ``predict("mean", weighted_leaves=True)`` (which is
-also scikit-learn's forest prediction) and the other quantiles with App. B's formula.
-
-Trees are grown on log(size) by default (``target="log"``): squared error on raw bytes spends nearly every split
-on the few huge flows and leaves the small flows, which are most flows, in a handful of mixed leaves; on log sizes
-the splits separate sizes by ratio. Bounds and estimate are computed from the raw sizes of the leaf sets either
-way (quantiles do not care, the mean is the mean of bytes). ``target="bytes"`` grows them on raw bytes.
-
-Models are saved with joblib (a pickle: load only files you trust) together with their metadata: features, depth,
-beta, trees, the training-set size and time span, the trace they came from, and the versions of Python, numpy,
-scikit-learn and quantile-forest.
-"""
 
 from __future__ import annotations
 
@@ -52,12 +19,22 @@ from fctlab.traces import TraceError, feature_columns, split_by_time
 __all__ = [
     "PredictError",
     "Model",
+    "LeafTable",
     "fit",
     "train",
-    "evaluate",
     "annotate",
-    "format_report",
+    "check_beta",
+    "connection_ids",
+    "CONNECTION_KEY",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "DEFAULT_DEPTH",
+    "DEFAULT_BETA",
+    "DEFAULT_TREES",
+    "DEFAULT_TRAIN_FRACTION",
+    "TARGETS",
     "SIZE_BINS",
+    "RATIO_QUANTILES",
 ]
 
 FORMAT = "fctlab-qrf"
@@ -93,7 +70,7 @@ def _versions() -> dict[str, str]:
     }
 
 
-class _LeafTable:
+class LeafTable:
     """Which training flows fall in each leaf of each tree: per-leaf statistics of their sizes (count, sum, min,
     max) plus, built on first use, their size ranks sorted by leaf (for quantiles strictly inside (0, 1)).
 
@@ -131,7 +108,7 @@ class _LeafTable:
                 "index_checksum": _checksum(self.index)}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any], forest: Any) -> _LeafTable:
+    def from_state(cls, state: dict[str, Any], forest: Any) -> LeafTable:
         index = _bootstrap_index(forest)
         if _checksum(index) != state["index_checksum"]:
             raise PredictError("the forest's bootstrap samples cannot be regenerated with this scikit-learn "
@@ -177,7 +154,7 @@ class _LeafTable:
         return out
 
     @classmethod
-    def of(cls, forest: Any, x: np.ndarray, y: np.ndarray) -> _LeafTable:
+    def of(cls, forest: Any, x: np.ndarray, y: np.ndarray) -> LeafTable:
         """The table of a fitted forest: each tree's own (bootstrap) training sample, dropped into its leaves."""
         node_counts = np.array([est.tree_.node_count for est in forest.estimators_], dtype=np.int64)
         dtype = np.uint16 if node_counts.max() <= np.iinfo(np.uint16).max else np.int32
@@ -238,7 +215,7 @@ class Model:
     """A fitted bounds predictor. ``predict(flows)`` gives lower, upper and estimate for each flow."""
 
     forest: Any
-    leaves: _LeafTable
+    leaves: LeafTable
     packed: _PackedTrees
     features: list[str]
     depth: int | None
@@ -283,7 +260,7 @@ class Model:
     def predict(self, flows: pd.DataFrame, *, beta: float | None = None) -> pd.DataFrame:
         """``lower_bytes``, ``upper_bytes`` (the beta prediction interval) and ``estimate_bytes`` (the forest's
         mean, kept within the bounds) for every flow, in the flows' order (int64)."""
-        b = self.beta if beta is None else _check_beta(beta)
+        b = self.beta if beta is None else check_beta(beta)
         g = self.leaf_ids(flows)
         lo = self.leaves.quantile(g, (1.0 - b) / 2.0)
         hi = self.leaves.quantile(g, (1.0 + b) / 2.0)
@@ -356,7 +333,7 @@ class Model:
             raise PredictError(f"{path}: model format version {meta.get('format_version')} (this fctlab reads "
                                f"{FORMAT_VERSION}); train it again")
         try:
-            leaves = _LeafTable.from_state(payload["leaves"], payload["forest"])
+            leaves = LeafTable.from_state(payload["leaves"], payload["forest"])
         except PredictError as e:
             raise PredictError(f"{path}: {e}") from None
         return cls(
@@ -389,7 +366,7 @@ class Model:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _check_beta(beta: Any) -> float:
+def check_beta(beta: Any) -> float:
     if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not 0.0 <= float(beta) <= 1.0:
         raise PredictError(f"beta must be a number within [0, 1], got {beta!r}")
     return float(beta)
@@ -425,7 +402,7 @@ def fit(
     from quantile_forest import RandomForestQuantileRegressor
 
     depth = _check_depth(depth)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     if isinstance(trees, bool) or not isinstance(trees, (int, np.integer)) or trees < 1:
         raise PredictError(f"trees must be an integer >= 1, got {trees!r}")
     if target not in TARGETS:
@@ -459,7 +436,7 @@ def fit(
     )
     t0 = time.perf_counter()
     forest.fit(x, np.log(y) if target == "log" else y.astype(np.float64))
-    table = _LeafTable.of(forest, x, y)
+    table = LeafTable.of(forest, x, y)
     elapsed = time.perf_counter() - t0
     forest.set_params(n_jobs=None)
     start = flows["start_ns"].to_numpy(dtype=np.int64)
@@ -521,156 +498,3 @@ def connection_ids(flows: pd.DataFrame) -> np.ndarray:
     """Numbers 0, 1, ... for the flows' connections (their 5-tuples), in order of first appearance."""
     codes = flows.groupby(list(CONNECTION_KEY), sort=False, dropna=False).ngroup()
     return codes.to_numpy(np.int64)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Evaluation: Table 2, observations O1-O5 (§2.3), Fig. 1
-# --------------------------------------------------------------------------------------------------------------
-
-
-def _mean(a: np.ndarray) -> float | None:
-    return float(np.mean(a)) if len(a) else None
-
-
-def _time_inference(model: Model, flows: pd.DataFrame, singles: int) -> dict[str, float | None]:
-    """Inference time per flow (microseconds, wall clock, one core): one ``predict`` call for the whole batch
-    (divided by the flows), and ``predict_one`` on single feature vectors (the median call)."""
-    t0 = time.perf_counter()
-    model.predict(flows)
-    batch = (time.perf_counter() - t0) / max(1, len(flows)) * 1e6
-    x = flows[model.features].to_numpy(dtype=np.float32)
-    step = max(1, len(x) // max(1, singles))
-    single: list[float] = []
-    for i in range(0, min(len(x), step * singles), step):
-        t0 = time.perf_counter()
-        model.predict_one(x[i])
-        single.append((time.perf_counter() - t0) * 1e6)
-    return {
-        "batch_us_per_flow": batch,
-        "single_flow_us_median": float(np.median(single)) if single else None,
-        "single_flow_calls": len(single),
-    }
-
-
-def evaluate(model: Model, test: pd.DataFrame, *, beta: float | None = None, timing: bool = True,
-             single_calls: int = 200) -> dict[str, Any]:
-    """How good the bounds and the estimate are on ``test`` flows, as in §2.3 of the paper.
-
-    * ``bounded_share`` / ``out_of_bound_share`` (Table 2, O1): lower <= size <= upper, or not; split into
-      ``below_lower_share`` and ``above_upper_share``;
-    * ``small_gap_to_lower_bytes`` (O2): mean of (size - lower) over the small flows at or above their lower
-      bound (those below it are O4's);
-    * ``bins.<bin>.mean_lower_bytes`` (O3): mean lower bound of the small, medium and large flows;
-    * ``bins.<bin>.below_lower`` (O4): count and mean gap (lower - size) of the flows under their lower bound;
-    * ``bins.<bin>.above_upper`` (O5): count and mean gap (size - upper) of the flows over their upper bound;
-    * ``estimate`` (Fig. 1): mean and max of |estimate - size|, the share of flows more than 100 KB off, and
-      quantiles of estimate / size;
-    * ``inference``: measured microseconds per flow (batch, and one flow per call).
-    """
-    if len(test) == 0:
-        raise PredictError("test: no flows to evaluate")
-    b = model.beta if beta is None else _check_beta(beta)
-    pred = model.predict(test, beta=b)
-    y = test["size_bytes"].to_numpy(dtype=np.int64)
-    lo = pred["lower_bytes"].to_numpy()
-    hi = pred["upper_bytes"].to_numpy()
-    est = pred["estimate_bytes"].to_numpy()
-    below = y < lo
-    above = y > hi
-    bounded = ~below & ~above
-    bins: dict[str, Any] = {}
-    for name, a, z in SIZE_BINS:
-        m = (y > a) & (y <= z)
-        bins[name] = {
-            "flows": int(m.sum()),
-            "bounded_share": float(bounded[m].mean()) if m.any() else None,
-            "mean_lower_bytes": _mean(lo[m]),
-            "mean_upper_bytes": _mean(hi[m]),
-            "mean_gap_to_lower_bytes": _mean((y - lo)[m & ~below]),
-            "below_lower": {"flows": int((m & below).sum()), "mean_gap_bytes": _mean((lo - y)[m & below])},
-            "above_upper": {"flows": int((m & above).sum()), "mean_gap_bytes": _mean((y - hi)[m & above])},
-        }
-    err = np.abs(est - y).astype(np.float64)
-    ratio = est / y
-    small = y <= SIZE_BINS[0][2]
-    report: dict[str, Any] = {
-        "flows": int(len(y)),
-        "beta": b,
-        "quantiles": [(1.0 - b) / 2.0, (1.0 + b) / 2.0],
-        "model": {k: v for k, v in model.metadata().items() if k in ("depth", "trees", "target", "n_train", "source")},
-        "bounded_share": float(bounded.mean()),
-        "out_of_bound_share": float(1.0 - bounded.mean()),
-        "below_lower_share": float(below.mean()),
-        "above_upper_share": float(above.mean()),
-        "small_gap_to_lower_bytes": _mean((y - lo)[small & ~below]),
-        "median_upper_over_lower": float(np.median(hi / np.maximum(lo, 1))),
-        "bins": bins,
-        "estimate": {
-            "mean_abs_error_bytes": float(err.mean()),
-            "max_abs_error_bytes": float(err.max()),
-            "share_off_by_more_than_100kb": float(np.mean(err > 100_000)),
-            "within_factor_2_share": float(np.mean((ratio >= 0.5) & (ratio <= 2.0))),
-            "ratio_quantiles": {f"p{round(q * 100)}": float(np.quantile(ratio, q)) for q in RATIO_QUANTILES},
-        },
-    }
-    if timing:
-        report["inference"] = _time_inference(model, test, single_calls)
-    return report
-
-
-def _b(v: float | None) -> str:
-    """Bytes in decimal units, for the report."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.0f} B"
-
-
-def format_report(r: dict[str, Any]) -> str:
-    """The evaluation as text: the Table 2 line, the bins table (O2-O5) and the point estimate (Fig. 1)."""
-    m = r["model"]
-    lines = [
-        f"test flows: {r['flows']:,}; model: depth {m['depth']}, {m['trees']} trees on {m['n_train']:,} flows "
-        f"({m['target']} sizes); beta {r['beta']:g}: bounds [Q{r['quantiles'][0]:g}, Q{r['quantiles'][1]:g}]",
-        f"bounded (Table 2, O1): {r['bounded_share']:.4%}   out of bound: {r['out_of_bound_share']:.4%} "
-        f"(below lower {r['below_lower_share']:.4%}, above upper {r['above_upper_share']:.4%})",
-        f"small flows' mean gap to their lower bound (O2): {_b(r['small_gap_to_lower_bytes'])}; "
-        f"median upper/lower: {r['median_upper_over_lower']:.3g}",
-        "",
-    ]
-    header = ["bin", "flows", "bounded", "mean lower (O3)", "mean gap to lower", "below lower: n, gap (O4)",
-              "above upper: n, gap (O5)"]
-    rows = []
-    for name, s in r["bins"].items():
-        rows.append([
-            name,
-            f"{s['flows']:,}",
-            "-" if s["bounded_share"] is None else f"{s['bounded_share']:.3%}",
-            _b(s["mean_lower_bytes"]),
-            _b(s["mean_gap_to_lower_bytes"]),
-            f"{s['below_lower']['flows']:,}, {_b(s['below_lower']['mean_gap_bytes'])}",
-            f"{s['above_upper']['flows']:,}, {_b(s['above_upper']['mean_gap_bytes'])}",
-        ])
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    for row in [header, *rows]:
-        lines.append("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in
-                               enumerate(zip(row, widths))).rstrip())
-    e = r["estimate"]
-    q = e["ratio_quantiles"]
-    lines += [
-        "",
-        f"point estimate (forest mean, Fig. 1): mean |error| {_b(e['mean_abs_error_bytes'])}, "
-        f"max {_b(e['max_abs_error_bytes'])}, off by > 100 KB: {e['share_off_by_more_than_100kb']:.2%}, "
-        f"within 2x: {e['within_factor_2_share']:.2%}",
-        "estimate / actual: " + ", ".join(f"{k} {v:.3g}" for k, v in q.items()),
-    ]
-    inf = r.get("inference")
-    if inf:
-        single = inf["single_flow_us_median"]
-        lines.append(
-            f"inference: {inf['batch_us_per_flow']:.2f} us per flow in one batch"
-            + (f"; {single:.0f} us for one flow per call (median of {inf['single_flow_calls']})" if single else "")
-        )
-    return "\n".join(lines)

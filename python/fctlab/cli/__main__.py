@@ -1,0 +1,5 @@
+"""``python -m fctlab.cli``: the ``fctlab`` command."""
+
+from fctlab.cli import main
+
+main()

@@ -1,0 +1,263 @@
+"""What the ``fctlab`` commands share: exit codes, the one-line error, printing, the results directory check,
+the engine run with its progress bar, the sweep progress view, signal handling and the table of a sweep's
+results. Command modules import from here and never from each other.
+
+Bad input never reaches the engine: a command validates everything first; on a problem it prints one line,
+``error: ...``, naming the key or argument, to stderr and exits with code 2 having written nothing. Exit code 1
+means the engine or the file system failed after validation; 130 an interrupt (Ctrl-C), 128 + the signal's
+number for SIGTERM and SIGHUP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from fctlab.config import Experiment
+    from fctlab.simulation import Result
+    from fctlab.sweep import Point, RunEvent, SweepReport
+
+__all__ = [
+    "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "output_dir", "run_with_progress",
+    "Terminated", "signals_interrupt", "ProgressView", "print_results",
+]
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+    """Print ``error: MESSAGE`` (on one line) to stderr; the Exit to raise with ``code``."""
+    sys.stderr.write(f"error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    return typer.Exit(code)
+
+
+def echo(text: str) -> None:
+    """One line on stdout, as is."""
+    sys.stdout.write(text + "\n")
+
+
+def console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def say(text: str) -> None:
+    console().print(text, markup=False)
+
+
+def output_dir(out: Path | None, exp: Experiment, *, single_runs: bool = True) -> Path:
+    """The results directory, checked before anything runs (it is only created when results are written): it
+    must be a directory that can be created and written. ``single_runs`` (run, compare): it must not be a
+    folder another fctlab process is writing, nor a sweep's results folder."""
+    from fctlab import catalog
+    from fctlab.config import ConfigError
+    from fctlab.results import check_output_dir
+
+    if out is None:
+        if exp.output.dir is None:
+            raise ConfigError("--out", "missing: give --out DIR or output.dir in the experiment")
+        out = Path(exp.output.dir)
+    check_output_dir(out)
+    if single_runs:
+        catalog.check_not_being_written(out)
+        if (out / "runs").is_dir() and any((out / "runs").glob("*/config.json")):
+            raise ConfigError("--out", f"{out} holds a sweep's results (runs/); write this run to another folder")
+    return out
+
+
+def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1) -> Result:
+    """Run the engine in a worker thread; on a terminal, show flows finished / total polled from the engine."""
+    from fctlab import _core
+    from fctlab.simulation import simulate
+
+    progress = _core.Progress()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = simulate(exp, progress=progress, flows=flows, threads=threads)
+        except BaseException as e:  # handed to the main thread
+            box["error"] = e
+
+    # A daemon thread: Ctrl-C ends the process without waiting for the engine to finish.
+    worker = threading.Thread(target=work, name="fctlab-engine", daemon=True)
+    worker.start()
+    try:
+        _wait(worker, progress, len(flows), label)
+    except KeyboardInterrupt:
+        raise fail("interrupted; nothing was written for this run", 130) from None
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> None:
+    """Wait for the engine thread, drawing a progress bar on stderr when it is a terminal."""
+    _import_while_running()
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("flows"),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=console(stderr=True), transient=True) as bar:
+            task = bar.add_task(label, total=total)
+            while worker.is_alive():
+                worker.join(0.1)
+                bar.update(task, completed=progress.flows_done)
+    else:
+        sys.stderr.write(f"running {label}: {total:,} flows\n")
+        sys.stderr.flush()
+        while worker.is_alive():
+            worker.join(0.5)
+
+
+def _import_while_running() -> None:
+    """Import what comes after the engine (pandas for the result table, pyarrow to write it, rich to print)
+    while it runs: it releases the GIL, so on a second core this costs no wall time (about 0.7 s of imports
+    otherwise spent after the run). Not DuckDB: its ~13 MiB would add to the peak memory of writing the table
+    (the catalog is recorded after the table is freed). A module that fails to import is left to fail where it
+    is used."""
+    for name in ("pandas", "pyarrow.parquet", "rich.console", "fctlab.results"):
+        try:
+            import_module(name)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so that it ends a sweep as Ctrl-C does."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+@contextlib.contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While a sweep runs, SIGTERM and SIGHUP (a closed terminal) stop it as Ctrl-C does: its workers are
+    stopped, its lock released, finished runs kept; the exit code is 128 + the signal's number."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    sigs = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    old = {sig: signal.signal(sig, handler) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+class ProgressView:
+    """Runs done / total: a rich progress bar when stderr is a terminal, otherwise one line per finished run."""
+
+    def __init__(self, name: str, executor: str, workers: int, address: str | None):
+        self.name = name
+        self.where = f"ray at {address}" if address else f"{workers} {'Ray CPUs' if executor == 'ray' else 'local workers'}"
+        self.tty = sys.stderr.isatty()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> ProgressView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def _line(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(text, markup=False, highlight=False)
+        else:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+
+    def note(self, text: str) -> None:
+        self._line(f"note: {' '.join(text.split())}")
+
+    def plan(self, todo: list[Point], skipped: list[Point]) -> None:
+        total = len(todo) + len(skipped)
+        done = f" ({len(skipped)} already done, skipped)" if skipped else ""
+        self._line(f"sweep {self.name}: {total} runs{done}; {len(todo)} to run on {self.where}")
+        if self.tty and todo:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                TimeElapsedColumn(), console=Console(stderr=True, highlight=False), transient=False,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.name, total=len(todo))
+
+    def update(self, event: RunEvent) -> None:
+        if event.ok:
+            info = event.info
+            text = (f"[{event.done}/{event.total}] done {event.run_id} in {event.wall_seconds:.1f} s "
+                    f"({info.get('flows', 0):,} flows, {info.get('unfinished', 0):,} unfinished)")
+        else:
+            text = f"[{event.done}/{event.total}] FAILED {event.run_id}: {event.error}"
+        if self.bar is not None:
+            self.bar.update(self.task, completed=event.done)
+            if not event.ok:
+                self._line(text)
+        else:
+            self._line(text)
+
+
+def print_results(report: SweepReport, order: list[str]) -> None:
+    """A table of this sweep's runs from the catalog, then where everything is."""
+    from rich.console import Console
+
+    from fctlab import catalog
+    from fctlab.analyze import format_table
+
+    console = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        runs, _ = catalog.load(report.out_dir, flows=False)
+    except Exception as e:  # the runs are written; only the table is missing
+        err.print(f"warning: cannot read the catalog ({' '.join(str(e).split())})", markup=False)
+        runs = None
+    if runs is not None:
+        by_id = {r["run_id"]: r for r in runs.to_dict("records")}
+
+        def us(v: Any) -> str:
+            return "-" if v is None or v != v else f"{v / 1000:,.1f}"
+
+        rows = []
+        for run_id in order:
+            r = by_id.get(run_id)
+            if r is None:
+                continue
+            rows.append([run_id, f"{r['flows']:,}", f"{r['unfinished']:,}", us(r["all_mean_fct_ns"]),
+                         us(r["small_mean_fct_ns"]), us(r["small_p99_fct_ns"])])
+        if rows:
+            header = ["run", "flows", "unfinished", "mean FCT (us)", "small mean (us)", "small p99 (us)"]
+            console.print(format_table(header, rows, "lrrrrr"), markup=False)
+    if report.catalog_error:
+        err.print(f"warning: the catalog could not be updated ({report.catalog_error}); "
+                  f"fctlab.catalog.rebuild({str(report.out_dir)!r}) recreates it", markup=False)
+    err.print(
+        f"{report.total} runs: {len(report.ran)} ran, {len(report.skipped)} skipped (already done), "
+        f"{len(report.failed)} failed, in {report.wall_seconds:.1f} s; results in {report.out_dir / 'runs'}, "
+        f"catalog {report.out_dir / 'catalog.duckdb'}",
+        markup=False,
+    )

@@ -1,0 +1,57 @@
+"""What Python must know of the engine's wiring and of its columns' sentinels, written in one place.
+
+- :func:`host_racks`: each host's rack as the engine wires its topologies (crates/sim/src/net/mod.rs), for the
+  patterns that need racks (``staggered``).
+- :data:`NEVER_PS`: the engine's "never" in its u64 picosecond columns (an unfinished flow's finish time, a flow
+  without a deadline).
+- :data:`NONE_U32`: the engine's "none" in its optional u32 flow columns (``after_flow``: waits for no flow;
+  ``path``: routed by ECMP); :func:`u32_or_none` encodes a table's -1 as it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from fctlab.config import ConfigError
+
+__all__ = ["NEVER_PS", "NONE_U32", "u32_or_none", "host_racks"]
+
+#: The engine's "never" (an unfinished flow's finish time; a flow without a deadline).
+NEVER_PS = np.iinfo(np.uint64).max
+#: The engine's "none" in an optional u32 flow column (``after_flow``, ``path``).
+NONE_U32 = np.uint32(0xFFFFFFFF)
+
+
+def u32_or_none(values: np.ndarray) -> np.ndarray:
+    """An int64 column whose negative entries mean "none", as the engine's contiguous u32 column."""
+    return np.ascontiguousarray(np.where(values < 0, NONE_U32, values).astype(np.uint32))
+
+
+def host_racks(engine: dict[str, Any]) -> np.ndarray:
+    """Each host's rack (the switch it hangs from) in the engine's topology, as the engine wires it
+    (crates/sim/src/net/mod.rs): leaf_spine by ``hosts_per_leaf``, fat_tree by hosts per edge switch
+    (``hosts_per_edge``, or k/2 when 0), dumbbell by side (the ``senders`` first), single_switch one rack,
+    jellyfish by switch (``ports - network_ports`` hosts each). A BCube server hangs from k+1 switches; its rack
+    is its level-0 switch (the servers that differ from it in the lowest address digit only, ``n`` of them)."""
+    topo = engine["topology"]
+    from fctlab import _core
+
+    hosts = int(_core.topology_info(json.dumps(engine))["hosts"])
+    h = np.arange(hosts, dtype=np.int64)
+    kind = topo["kind"]
+    if kind == "leaf_spine":
+        return h // int(topo["hosts_per_leaf"])
+    if kind == "fat_tree":
+        return h // (int(topo["hosts_per_edge"]) or int(topo["k"]) // 2)
+    if kind == "dumbbell":
+        return (h >= int(topo["senders"])).astype(np.int64)
+    if kind == "single_switch":
+        return np.zeros(hosts, dtype=np.int64)
+    if kind == "jellyfish":
+        return h // (int(topo["ports"]) - int(topo["network_ports"]))
+    if kind == "bcube":
+        return h // int(topo["n"])
+    raise ConfigError("workload.pattern", f"staggered needs to know the racks of topology.kind {kind!r}")

@@ -1,0 +1,235 @@
+"""Flow traces: a user's flows read from CSV or Parquet into the flow-table format, every value checked, errors
+naming the column and the first bad row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fctlab.workloads.checks import I64_MAX, U32_MAX, WorkloadError, first_true, fmt_number
+from fctlab.workloads.table import build_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["TRACE_REQUIRED", "TRACE_OPTIONAL", "MAX_START_NS", "read_trace"]
+
+
+TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
+#: The latest start a trace may give, in ns: 2^63 ps, half the engine's 64-bit picosecond clock (about 107 days),
+#: so that a flow's start plus its run still fits.
+MAX_START_NS = 2**63 // 1000
+TRACE_OPTIONAL = (
+    "priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps", "after_flow", "qclimb",
+    "conn", "path",
+)
+
+
+def _row_label(i: int, is_csv: bool) -> str:
+    # Rows count data rows from 1; in a CSV file the header is line 1, so row r is on line r + 1.
+    return f"row {i + 1} (line {i + 2})" if is_csv else f"row {i + 1}"
+
+
+def _numeric_column(df: pd.DataFrame, col: str, where: str, is_csv: bool, *, allow_nan: bool = False) -> np.ndarray:
+    """The column as float64 (or int64 if stored as integers), with a clear error for the first bad cell."""
+    import pandas as pd
+
+    s = df[col]
+    if pd.api.types.is_bool_dtype(s.dtype):
+        raise WorkloadError(f"{where}: column {col!r}: booleans are not allowed")
+    if pd.api.types.is_integer_dtype(s.dtype):
+        if pd.api.types.is_unsigned_integer_dtype(s.dtype) and len(s) and int(s.max()) > I64_MAX:
+            return s.to_numpy(dtype=np.float64)  # beyond int64: compared as floats, refused by the range checks
+        return s.to_numpy(dtype=np.int64)
+    num = pd.to_numeric(s, errors="coerce")
+    bad = num.isna() & s.notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: not a number: {s.iloc[i]!r}")
+    values = num.to_numpy(dtype=np.float64)
+    if not allow_nan and np.isnan(values).any():
+        i = int(np.flatnonzero(np.isnan(values))[0])
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: missing value (NaN)")
+    if np.isinf(values).any():
+        i = int(np.flatnonzero(np.isinf(values))[0])
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: infinite value")
+    return values
+
+
+def _int_column(
+    df: pd.DataFrame, col: str, where: str, is_csv: bool, *, minimum: int, maximum: int | None = None
+) -> np.ndarray:
+    values = _numeric_column(df, col, where, is_csv)
+    if values.dtype.kind == "f":
+        i = first_true(values != np.floor(values))
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column {col!r}, {_row_label(i, is_csv)}: {fmt_number(values[i])} is not an integer"
+            )
+    i = first_true(values < minimum)
+    if i is not None:
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: {fmt_number(values[i])} must be >= {minimum}")
+    if maximum is not None:
+        i = first_true(values > maximum)
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column {col!r}, {_row_label(i, is_csv)}: {fmt_number(values[i])} must be <= {maximum}"
+            )
+    i = first_true(values >= 2.0**63) if values.dtype.kind == "f" else None
+    if i is not None:
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: {fmt_number(values[i])} is too large "
+                            f"(at most {I64_MAX})")
+    return values.astype(np.int64)
+
+
+def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
+    """Read a flow trace (``.csv`` or ``.parquet``) into the flow-table format of this module.
+
+    Required columns: ``src``, ``dst`` (host indices), ``size_bytes`` (integer >= 1), ``start_ns`` (>= 0, may be
+    fractional: rounded to the nearest picosecond into ``start_ps``). Optional: ``priority`` (0..255),
+    ``lower_bytes``, ``upper_bytes``, ``estimate_bytes`` (integers >= 0; lower <= upper), ``deadline_ns``
+    (the time the flow is allowed after its start in the trace, ns, > 0; an empty cell / NaN means "no
+    deadline"), ``gen_rate_bps`` (> 0), ``after_flow`` (the 0-based data
+    row of an earlier flow this one waits for, -1 for none: the flow starts at max(start_ns, the instant that flow
+    finishes)), ``qclimb`` (0/1 or false/true; scheme qclimb only: 0 schedules the flow as PIAS), ``conn`` (a
+    connection id, 0 .. 2^32 - 2: flows with the same id share one TCP connection's state under
+    ``transport.connections = "trace"``; one id joins one (src, dst) pair). Any other
+    column is an error. Flows are sorted by start time (stable: ties keep the file's order; a flow that waits
+    for another sorts no earlier than it) and renumbered 0..n-1, ``after_flow`` with them. Errors name the
+    column and the first bad row (data rows count from 1). Host indices are checked against a topology by
+    ``check_hosts``.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise WorkloadError(f"{path}: trace files must end in .csv or .parquet")
+    is_csv = suffix == ".csv"
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(path, skipinitialspace=True) if is_csv else pd.read_parquet(path)
+    except FileNotFoundError:
+        raise WorkloadError(f"{path}: no such trace file") from None
+    except Exception as exc:  # pandas/pyarrow raise many types for a malformed file
+        raise WorkloadError(f"{path}: cannot read trace: {exc}") from None
+    where = str(path)
+    cols = [str(c).strip() for c in df.columns]
+    df.columns = cols
+    for c in cols:
+        if c not in TRACE_REQUIRED and c not in TRACE_OPTIONAL:
+            raise WorkloadError(
+                f"{where}: unknown column {c!r}; allowed: {', '.join(TRACE_REQUIRED + TRACE_OPTIONAL)} "
+                "(flow_id is assigned by fctlab)"
+            )
+    for c in TRACE_REQUIRED:
+        if c not in cols:
+            raise WorkloadError(f"{where}: missing required column {c!r}")
+    if len(df) == 0:
+        raise WorkloadError(f"{where}: the trace has no flows (a header and no data rows)")
+
+    src = _int_column(df, "src", where, is_csv, minimum=0, maximum=U32_MAX)
+    dst = _int_column(df, "dst", where, is_csv, minimum=0, maximum=U32_MAX)
+    size = _int_column(df, "size_bytes", where, is_csv, minimum=1)
+    i = first_true(src == dst)
+    if i is not None:
+        raise WorkloadError(f"{where}: column 'dst', {_row_label(i, is_csv)}: src == dst ({int(src[i])})")
+    start_ns = _numeric_column(df, "start_ns", where, is_csv)
+    i = first_true(start_ns < 0)
+    if i is not None:
+        raise WorkloadError(f"{where}: column 'start_ns', {_row_label(i, is_csv)}: negative start {fmt_number(start_ns[i])}")
+    if rebase:
+        start_ns = start_ns - start_ns.min()  # exact for integer columns (epoch nanoseconds fit int64)
+    i = first_true(start_ns > MAX_START_NS)
+    if i is not None:
+        hint = ("; for epoch timestamps set workload.trace_rebase = true to start the trace at its first flow"
+                if not rebase else "")
+        raise WorkloadError(
+            f"{where}: column 'start_ns', {_row_label(i, is_csv)}: start {fmt_number(start_ns[i])} ns is beyond what the "
+            f"engine can represent (at most {MAX_START_NS:.4g} ns, about {MAX_START_NS / 86_400e9:.0f} days){hint}"
+        )
+    if start_ns.dtype.kind == "i":
+        start_ps = start_ns.astype(np.uint64) * np.uint64(1000)
+    else:
+        start_ps = np.rint(start_ns * 1000.0).astype(np.uint64)
+
+    extra: dict[str, np.ndarray] = {}
+    if "priority" in cols:
+        extra["priority"] = _int_column(df, "priority", where, is_csv, minimum=0, maximum=255).astype(np.uint8)
+    for c in ("lower_bytes", "upper_bytes", "estimate_bytes"):
+        if c in cols:
+            extra[c] = _int_column(df, c, where, is_csv, minimum=0).astype(np.uint64)
+    if "lower_bytes" in extra and "upper_bytes" in extra:
+        i = first_true(extra["lower_bytes"] > extra["upper_bytes"])
+        if i is not None:
+            raise WorkloadError(f"{where}: column 'lower_bytes', {_row_label(i, is_csv)}: lower_bytes > upper_bytes")
+    if "deadline_ns" in cols:
+        d = _numeric_column(df, "deadline_ns", where, is_csv, allow_nan=True).astype(np.float64)
+        # the time a flow is allowed after its start: it must end after the start, and fit the engine's clock
+        i = first_true(d < 0.0005)
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column 'deadline_ns', {_row_label(i, is_csv)}: deadline {fmt_number(d[i])} must be > 0 "
+                "(ns allowed after the flow's start; at least 1 ps; leave the cell empty for no deadline)"
+            )
+        i = first_true(d > MAX_START_NS)
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column 'deadline_ns', {_row_label(i, is_csv)}: deadline {fmt_number(d[i])} ns is beyond what "
+                f"the engine can represent (at most {MAX_START_NS:.4g} ns after the start)"
+            )
+        extra["deadline_ns"] = d
+    if "gen_rate_bps" in cols:
+        g = _numeric_column(df, "gen_rate_bps", where, is_csv).astype(np.float64)
+        i = first_true(g <= 0)
+        if i is not None:
+            raise WorkloadError(f"{where}: column 'gen_rate_bps', {_row_label(i, is_csv)}: {fmt_number(g[i])} must be > 0")
+        extra["gen_rate_bps"] = g
+    sort_ps = None
+    if "after_flow" in cols:
+        after = _int_column(df, "after_flow", where, is_csv, minimum=-1)
+        i = first_true(after >= np.arange(len(after)))
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column 'after_flow', {_row_label(i, is_csv)}: {int(after[i])} is not an earlier row "
+                "(a flow may only wait for a flow on an earlier row; rows count from 0 here)"
+            )
+        # a waiting flow sorts no earlier than its parent (parents come first in the file)
+        sort_ps = start_ps.copy()
+        for k in np.flatnonzero(after >= 0):
+            sort_ps[k] = max(sort_ps[k], sort_ps[after[k]])
+        extra["after_flow"] = after
+    if "qclimb" in cols:
+        extra["qclimb"] = _bool_column(df, "qclimb", where, is_csv)
+    if "conn" in cols:
+        conn = _int_column(df, "conn", where, is_csv, minimum=0, maximum=U32_MAX - 1)
+        # one connection, one pair of hosts
+        pairs = pd.DataFrame({"conn": conn, "src": src, "dst": dst})
+        first = pairs.groupby("conn", sort=False)[["src", "dst"]].transform("first")
+        i = first_true(((first["src"] != pairs["src"]) | (first["dst"] != pairs["dst"])).to_numpy())
+        if i is not None:
+            raise WorkloadError(
+                f"{where}: column 'conn', {_row_label(i, is_csv)}: connection {int(conn[i])} joins host "
+                f"{int(first['src'].iloc[i])} to {int(first['dst'].iloc[i])} on an earlier row, not {int(src[i])} to "
+                f"{int(dst[i])}"
+            )
+        extra["conn"] = conn.astype(np.uint32)
+    if "path" in cols:
+        # a source route: the index of the flow's path among its pair's equal-cost paths (-1: ECMP)
+        extra["path"] = _int_column(df, "path", where, is_csv, minimum=-1, maximum=U32_MAX - 1)
+
+    return build_table(src, dst, size, start_ps, sort_ps=sort_ps, **extra).frame()
+
+
+def _bool_column(df: pd.DataFrame, col: str, where: str, is_csv: bool) -> np.ndarray:
+    """A column of booleans written as true/false or 1/0."""
+    raw = df[col]
+    if raw.dtype == bool:
+        return raw.to_numpy()
+    text = raw.astype(str).str.strip().str.lower()
+    ok = text.isin(["true", "false", "1", "0", "1.0", "0.0"]).to_numpy()
+    i = first_true(~ok)
+    if i is not None:
+        raise WorkloadError(f"{where}: column {col!r}, {_row_label(i, is_csv)}: {raw.iloc[i]!r} is not true/false or 1/0")
+    return text.isin(["true", "1", "1.0"]).to_numpy()
