@@ -15,6 +15,7 @@ __all__ = [
     "topology_kinds",
     "schemes",
     "scheme_defaults",
+    "scheme_rows",
     "run",
     "ideal_fct_ns",
     "Progress",

@@ -272,6 +272,3 @@ def save_atomic(fig: Any, path: Path, fmt: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=120))
 
-
-# kept for the recipes until they move (they import it under this name)
-_save_atomic = save_atomic

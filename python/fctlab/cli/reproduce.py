@@ -1,11 +1,11 @@
-"""The ``reproduce`` and ``demo`` commands: a paper's key comparison (the recipes of :mod:`fctlab.reproduce`)
+"""The ``reproduce`` and ``demo`` commands: a paper's key comparison (the recipes of :mod:`fctlab.recipes`)
 run as sweeps, then its tables, claims and HTML report."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -62,14 +62,15 @@ def demo(
 def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, executor: str,
                 address: str | None, thresholds: str | None = None) -> None:
     from fctlab.config import ConfigError
-    from fctlab.reproduce import (
-        PIAS_THRESHOLDS, RECIPE_PHASES, RECIPE_TABLES, RECIPES, SCALES, recipe_sweep, recipe_tables,
-    )
+    from fctlab import recipes
+    from fctlab.recipes import runner
+    from fctlab.recipes._common import SCALES
+    from fctlab.recipes.pias import PIAS_THRESHOLDS
     from fctlab.report import write_report
     from fctlab.sweep import check_executor, default_workers, run_sweep
 
-    if recipe not in RECIPES:
-        raise fail(f"recipe: unknown {recipe!r}; known: {', '.join(RECIPES)}", EXIT_BAD_INPUT)
+    if recipe not in recipes.names():
+        raise fail(f"recipe: unknown {recipe!r}; known: {', '.join(recipes.names())}", EXIT_BAD_INPUT)
     if scale not in SCALES:
         raise fail(f"--scale: must be one of {', '.join(SCALES)} (got {scale!r})", EXIT_BAD_INPUT)
     if thresholds is not None and recipe != "pias":
@@ -78,45 +79,41 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     if thresholds is not None and thresholds not in PIAS_THRESHOLDS:
         raise fail(f"--thresholds: must be one of {', '.join(PIAS_THRESHOLDS)} (got {thresholds!r})",
                     EXIT_BAD_INPUT)
-    _, make_claims, _ = RECIPES[recipe]
+    make_claims = recipes.get(recipe).claims
     out_dir = out if out is not None else Path("results") / f"reproduce-{recipe}-{scale}"
     try:
         if workers is not None and workers < 1:
             raise ConfigError("--workers", f"must be >= 1 (got {workers})")
         check_executor(executor, address)
-        spec = recipe_sweep(recipe, scale, out_dir, thresholds)
+        spec = runner.build(recipe, scale, out_dir, thresholds)
     except (ConfigError, ValueError) as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     n_workers = workers or default_workers()
     view = ProgressView(spec.name, executor, n_workers, address)
     try:
-        with view, signals_interrupt():
-            report = run_sweep(spec, out_dir, workers=n_workers, executor=executor, address=address,  # type: ignore[arg-type]
-                               progress=view.update, on_plan=view.plan, on_note=view.note)
-        # recipes with runs chosen from earlier results (binary searches) run them in rounds
-        for phase in RECIPE_PHASES.get(recipe, lambda *_: ())(scale, out_dir):
-            phase_view = ProgressView(phase.name, executor, n_workers, address)
-            with phase_view, signals_interrupt():
-                later = run_sweep(phase, out_dir, workers=n_workers, executor=executor,  # type: ignore[arg-type]
-                                  address=address, progress=phase_view.update, on_plan=phase_view.plan,
-                                  on_note=phase_view.note)
-            report.failed.update(later.failed)
-            report.total += later.total
-            report.ran += later.ran
-            report.skipped += later.skipped
+        def run_one(sweep: Any) -> Any:
+            # the first sweep under the view made above, each later phase (binary searches) under its own
+            sweep_view = view if sweep is spec else ProgressView(sweep.name, executor, n_workers, address)
+            with sweep_view, signals_interrupt():
+                return run_sweep(sweep, out_dir, workers=n_workers, executor=executor,  # type: ignore[arg-type]
+                                 address=address, progress=sweep_view.update, on_plan=sweep_view.plan,
+                                 on_note=sweep_view.note)
+
+        report = runner.run_sweeps(recipe, scale, out_dir, spec, run_one)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     except KeyboardInterrupt as e:
         raise fail(f"interrupted: finished runs are kept in {out_dir}; run the same command again to resume",
                     getattr(e, "exit_code", 130)) from None
     print_results(report, [p.run_id for p in spec.points])
-    tables = recipe_tables(recipe, out_dir)
+    tables = runner.tables(recipe, out_dir)
+    own_tables = runner.has_own_tables(recipe)
     for title, table in tables:
-        suffix = "" if recipe in RECIPE_TABLES else ": FCT by flow size (small <= 100 KB < medium <= 10 MB < large)"
+        suffix = "" if own_tables else ": FCT by flow size (small <= 100 KB < medium <= 10 MB < large)"
         say(f"\n{title}{suffix}")
         say(table)
     claims = make_claims(out_dir)
-    files = write_report(out_dir, claims=claims, tables=tables if recipe in RECIPE_TABLES else ())
+    files = write_report(out_dir, claims=claims, tables=tables if own_tables else ())
     for claim in claims:
         say(f"{claim.statement}\n    fctlab: {claim.value_text()}  ({claim.note})")
     console(stderr=True).print(f"report: {files.html}; figures: {', '.join(str(f) for f in files.figures)}",

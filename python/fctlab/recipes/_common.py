@@ -179,7 +179,7 @@ def figure(figsize: tuple[float, float] = (6.4, 4.0)) -> Any:
 
 def save_figure(fig: Any, root: Path, name: str) -> None:
     """Write ``fig`` as ``root/report/figures/<name>.png`` and ``.svg``, each file replaced whole."""
-    from fctlab.plot import _save_atomic
+    from fctlab.plot import save_atomic
 
     for suffix in ("png", "svg"):
-        _save_atomic(fig, root / "report" / "figures" / f"{name}.{suffix}", suffix)
+        save_atomic(fig, root / "report" / "figures" / f"{name}.{suffix}", suffix)
