@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fctlab import scheme_table
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -361,13 +363,12 @@ def timeout_notes(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     for label, s in summaries.items():
         config = s.get("config") or {}
         scheme = config.get("scheme") or {}
-        if scheme.get("name") == "homa":
-            # Homa's timeouts are its receivers' RESEND rounds
-            rto = scheme.get("homa_resend_timeout_us")
-            rto_text = f" (RESEND after {_duration(float(rto))})" if rto is not None else ""
-        else:
-            rto = (config.get("transport") or {}).get("rto_min_us")
-            rto_text = f" (RTOmin {_duration(float(rto))})" if rto is not None else ""
+        # the timer the scheme's timeouts are (its row: TCP's RTO, Homa's receivers' RESEND rounds)
+        row = scheme_table.row(str(scheme.get("name"))) if scheme.get("name") else None
+        timer = row["timer"] if row is not None else {"key": "transport.rto_min_us", "label": "RTOmin"}
+        section, _, key = timer["key"].partition(".")
+        rto = (config.get(section) or {}).get(key)
+        rto_text = f" ({timer['label']} {_duration(float(rto))})" if rto is not None else ""
         for name in SUMMARY_BINS:
             b = s["bins"][name]
             p99, clean, hit = b.get("p99_fct_ns"), b.get("no_timeout_p99_fct_ns"), b.get("with_timeouts")

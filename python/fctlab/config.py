@@ -45,8 +45,16 @@ TOPOLOGY_SHORTHANDS = {
 PATTERNS = ("all_to_all", "incast", "permutation", "aggregation", "stride", "staggered")
 #: Patterns whose flows go from host to host by a rule (PDQ §5.3); they arrive together, or at ``load``.
 HOST_PATTERNS = ("permutation", "stride", "staggered")
-#: Schemes that tag by demotion thresholds (``scheme.thresholds_bytes``); fctlab derives them when none are given.
-THRESHOLD_SCHEMES = ("pias", "qclimb")
+
+
+def __getattr__(name: str) -> Any:
+    # THRESHOLD_SCHEMES, the schemes that tag by demotion thresholds, now comes from the engine's scheme rows
+    # (fctlab.scheme_table.threshold_schemes); the name stays for one release
+    if name == "THRESHOLD_SCHEMES":
+        from fctlab.scheme_table import threshold_schemes
+
+        return threshold_schemes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConfigError(ValueError):
@@ -341,9 +349,10 @@ def _derive_thresholds(raw: Mapping[str, Any], base: Path) -> dict[str, Any] | N
     as a record of what was done; None when thresholds are given, the scheme has none, or the workload has no
     CDF and load (a trace, incast: the engine's own error then asks for them)."""
     from fctlab import _core, thresholds
+    from fctlab.scheme_table import threshold_schemes
 
     scheme, switch, w = (raw.get(k) if isinstance(raw.get(k), dict) else {} for k in ("scheme", "switch", "workload"))
-    if scheme.get("name") not in THRESHOLD_SCHEMES or scheme.get("thresholds_bytes") not in (None, []):
+    if scheme.get("name") not in threshold_schemes() or scheme.get("thresholds_bytes") not in (None, []):
         return None
     queues = switch.get("queues", json.loads(_core.defaults())["switch"]["queues"])
     cdf, load = w.get("cdf"), w.get("load")

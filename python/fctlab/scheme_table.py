@@ -8,6 +8,7 @@ come from its row, its parameter values from ``_core.scheme_defaults``.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -27,13 +28,30 @@ COMMON_KEYS = (
 THRESHOLDS_NOTE = "derived from workload.cdf and load if not given (fctlab thresholds)"
 
 
-def rows() -> list[dict[str, Any]]:
-    """Every scheme's row, in the engine's order: name, summary, family, protocol, tagging, rank_queue,
-    flow_level (model and text, or None), window, setup_rtts, needs_thresholds, presets, keys, and tcp_kind
-    (the ``transport.kind`` the scheme runs, None when its family has a transport of its own)."""
+@functools.cache
+def _rows() -> tuple[dict[str, Any], ...]:
     from fctlab import _core
 
-    return json.loads(_core.scheme_rows())
+    return tuple(json.loads(_core.scheme_rows()))
+
+
+def rows() -> list[dict[str, Any]]:
+    """Every scheme's row, in the engine's order: name, summary, family, protocol, tagging, rank_queue,
+    flow_level (model and text, or None), window, setup_rtts, needs_thresholds, presets, keys, timer (the key of
+    its timeout's duration and how the analysis names it), and tcp_kind (the ``transport.kind`` the scheme runs,
+    None when its family has a transport of its own)."""
+    return [dict(r) for r in _rows()]
+
+
+def row(name: str) -> dict[str, Any] | None:
+    """Scheme ``name``'s row, or None for a name the engine does not run."""
+    return next((dict(r) for r in _rows() if r["name"] == name), None)
+
+
+def threshold_schemes() -> tuple[str, ...]:
+    """The schemes that tag by demotion thresholds (``scheme.thresholds_bytes``), which fctlab derives when none
+    are given."""
+    return tuple(r["name"] for r in _rows() if r["needs_thresholds"])
 
 
 def defaults_shown(row: dict[str, Any], preset: str) -> dict[str, Any]:

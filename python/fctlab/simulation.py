@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fctlab.analyze import size_bin, summarize
-from fctlab.config import THRESHOLD_SCHEMES, ConfigError, Experiment
+from fctlab.config import ConfigError, Experiment
 from fctlab.fabric import NEVER_PS, host_racks, u32_or_none
+from fctlab.scheme_table import threshold_schemes
 from fctlab.workloads import FlowColumns, column
 
 if TYPE_CHECKING:
@@ -440,7 +441,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     del columns
     config = exp.to_dict()
     summary = summarize(table, stats, config)
-    if exp.scheme in THRESHOLD_SCHEMES:
+    if exp.scheme in threshold_schemes():
         summary["thresholds_derived"] = exp.derived_thresholds is not None
         if exp.derived_thresholds is not None:
             summary["derived_thresholds"] = dict(exp.derived_thresholds)

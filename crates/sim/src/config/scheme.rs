@@ -80,7 +80,19 @@ pub struct SchemeRow {
     pub presets: &'static [Preset],
     /// The scheme's own keys (in the `scheme` section) that `fctlab schemes` shows with their defaults.
     pub keys: &'static [&'static str],
+    /// The timer whose expiries the run counts as timeouts: the dotted key of its (minimum) duration and how
+    /// the analysis names that duration ("RTOmin 2 ms"; Homa's receivers' RESEND rounds: "RESEND after 2 ms").
+    pub timer: Timer,
 }
+
+/// A scheme's timeout timer, as the analysis of its results names it (see [`SchemeRow::timer`]).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Timer {
+    pub key: &'static str,
+    pub label: &'static str,
+}
+
+const RTO: Timer = Timer { key: "transport.rto_min_us", label: "RTOmin" };
 
 /// The protocol a scheme's hosts speak.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -195,6 +207,7 @@ const fn row(scheme: SchemeName, name: &'static str, summary: &'static str) -> S
         needs_thresholds: false,
         presets: NATIVE,
         keys: &[],
+        timer: RTO,
     }
 }
 
@@ -343,6 +356,7 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
             family: FamilyName::Homa,
             protocol: Protocol::Homa,
             tagging: HostTagging::BySize,
+            timer: Timer { key: "scheme.homa_resend_timeout_us", label: "RESEND after" },
             ..row(
                 S::Homa,
                 "homa",
