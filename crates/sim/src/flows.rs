@@ -40,7 +40,7 @@ pub struct FlowSet {
     /// Source routes (TCP-family schemes with strict-priority switches): the index of each flow's path among the
     /// equal-cost paths from its source to its destination, or [`NO_PATH`] for ECMP. Paths are ordered by the
     /// index of the port taken at each switch with a choice, the first such switch most significant
-    /// (`engine::routed`). Empty when no flow has one.
+    /// (`engine::family::routed`). Empty when no flow has one.
     pub path: Vec<u32>,
 }
 

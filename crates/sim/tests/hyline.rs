@@ -1,6 +1,6 @@
-//! HyLine on whole runs (`engine::hyline`): the control plane's delay, the manager's admission and preemption as
-//! the hosts obey them, source routing on the paths it picks, and what must hold whatever the scheme: every byte
-//! delivered and the same bits on one and two threads.
+//! HyLine on whole runs (`engine::family::hyline`): the control plane's delay, the manager's admission and
+//! preemption as the hosts obey them, source routing on the paths it picks, and what must hold whatever the
+//! scheme: every byte delivered and the same bits on one and two threads.
 
 mod common;
 

@@ -1,6 +1,6 @@
-//! QJump (`engine::qjump`) on whole runs: flows that fit their level's bucket leave unhindered, a flow larger than
-//! its bucket is held to the bucket's rate (what the limiter drops, TCP sends again), and every byte arrives, the
-//! same on one and two threads.
+//! QJump (`engine::family::qjump`) on whole runs: flows that fit their level's bucket leave unhindered, a flow
+//! larger than its bucket is held to the bucket's rate (what the limiter drops, TCP sends again), and every byte
+//! arrives, the same on one and two threads.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Source routes for the TCP family (a trace's `path` column, `engine::routed`): packets follow the path a flow
+//! Source routes for the TCP family (a trace's `path` column, `engine::family::routed`): packets follow the path a flow
 //! names, flows without one are routed exactly as before, and bad paths or schemes that cannot carry routes are
 //! refused.
 

@@ -40,9 +40,9 @@ pub enum FamilyName {
     Rate,
     /// Receiver-driven message transport over priority queues (`transport::homa`): Homa.
     Homa,
-    /// TCP under a central manager that admits, routes and stops large flows (`engine::hyline`): HyLine.
+    /// TCP under a central manager that admits, routes and stops large flows (`engine::family::hyline`): HyLine.
     Hyline,
-    /// TCP behind per-flow token buckets at the hosts (`engine::qjump`): QJump.
+    /// TCP behind per-flow token buckets at the hosts (`engine::family::qjump`): QJump.
     Qjump,
 }
 
@@ -654,7 +654,7 @@ pub struct SchemeConfig {
     /// this long after the previous sample, over the time since it, while the application has bytes left to
     /// write. 100 us: a few samples per Q_1 at 10 Gbps, a dozen at 1 Gbps.
     pub rax_rate_interval_us: f64,
-    /// HyLine (`engine::hyline`): the threshold H in bytes; flows larger than H are second-class (the manager
+    /// HyLine (`engine::family::hyline`): the threshold H in bytes; flows larger than H are second-class (the manager
     /// schedules them), the others first-class (the paper's 1 MB, from its §IV-E band).
     pub hyline_threshold_bytes: u64,
     /// HyLine: T_cost in us, the time from a second-class flow's arrival to its request's decision at the manager
@@ -670,7 +670,7 @@ pub struct SchemeConfig {
     pub hyline_large_init_cwnd_packets: f64,
     pub hyline_large_rto_min_us: f64,
     pub hyline_large_max_cwnd_packets: f64,
-    /// QJump (`engine::qjump`): a flow of at most `qjump_size_thresholds_bytes[i]` bytes (and more than the one
+    /// QJump (`engine::family::qjump`): a flow of at most `qjump_size_thresholds_bytes[i]` bytes (and more than the one
     /// before) is at level i, priority i; larger ones at the last level. Each level's flows may send
     /// `qjump_bucket_bytes[i]` wire bytes per `qjump_interval_us` (one more bucket than thresholds). Defaults:
     /// the QJump authors' ns-2 scripts (camsas/qjump-ns2 @2a37e60, `tcp-common-opt.tcl`), whose buckets (72,000

@@ -537,12 +537,12 @@ impl<H: Header> Port<H> {
     }
 
     /// Cheap insurance: the engine decides FIFO mode from the run's priority sources once, up front
-    /// (`engine::single_queue_run`); a packet for another queue means that analysis missed one.
+    /// (`engine::run::single_queue_run`); a packet for another queue means that analysis missed one.
     #[inline(always)]
     fn check_fifo_queue(&self, pkt: &Packet<H>) {
         assert!(
             self.queue_of(pkt.prio) == self.fifo_queue as usize,
-            "a FIFO-mode port got a packet of priority {} (queue {}), not queue {}: engine::single_queue_run \
+            "a FIFO-mode port got a packet of priority {} (queue {}), not queue {}: engine::run::single_queue_run \
              missed a priority source",
             pkt.prio,
             self.queue_of(pkt.prio),

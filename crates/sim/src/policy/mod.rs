@@ -27,7 +27,7 @@
 
 pub mod rax;
 
-use crate::config::{Config, QclimbInfo, RankBy, SchemeName};
+use crate::config::{Config, HostTagging, QclimbInfo, RankBy, RankQueue};
 
 /// How a flow's data packets are given their priority.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,10 +73,12 @@ pub enum Rank {
 }
 
 impl Tagging {
+    /// The tagging the scheme's row names (`SchemeRow::tagging`), filled from the scheme's keys. Tagging by size
+    /// is the family's choice of each flow's own priority, so it is `Fixed` here.
     pub fn from_config(cfg: &Config) -> Self {
-        match cfg.scheme.name {
-            SchemeName::Pias => Tagging::Pias { thresholds: cfg.scheme.thresholds_bytes.clone() },
-            SchemeName::Qclimb => {
+        match cfg.scheme.name.row().tagging {
+            HostTagging::Pias => Tagging::Pias { thresholds: cfg.scheme.thresholds_bytes.clone() },
+            HostTagging::Qclimb => {
                 let thresholds = cfg.scheme.thresholds_bytes.clone();
                 match cfg.scheme.qclimb_info {
                     QclimbInfo::PointFixed => Tagging::PointFixed { thresholds },
@@ -87,8 +89,8 @@ impl Tagging {
                     }
                 }
             }
-            SchemeName::Rax | SchemeName::RaxPlus => Tagging::Rax,
-            _ => Tagging::Fixed,
+            HostTagging::Rax | HostTagging::RaxPlus => Tagging::Rax,
+            HostTagging::Fixed | HostTagging::BySize => Tagging::Fixed,
         }
     }
 
@@ -120,15 +122,16 @@ impl Tagging {
 }
 
 impl Rank {
+    /// The rank the scheme's rank queue orders by (`SchemeRow::rank_queue`); `None` for strict-priority FIFOs.
     pub fn from_config(cfg: &Config) -> Self {
-        match cfg.scheme.name {
-            SchemeName::Pfabric => match cfg.scheme.rank {
+        match cfg.scheme.name.row().rank_queue {
+            RankQueue::Pfabric => match cfg.scheme.rank {
                 RankBy::RemainingSize => Rank::RemainingSize,
                 RankBy::Estimate => Rank::RemainingEstimate,
                 RankBy::RemainingTime => Rank::RemainingTime,
             },
-            SchemeName::Las => Rank::BytesSent,
-            _ => Rank::None,
+            RankQueue::Las => Rank::BytesSent,
+            RankQueue::None => Rank::None,
         }
     }
 
@@ -192,6 +195,33 @@ mod tests {
         let want: Vec<u8> = vec![0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2];
         assert_eq!((0..11).map(|off| t.priority(9, off, &pias)).collect::<Vec<_>>(), want);
         assert_eq!((0..11).map(|off| fp.priority(9, off, &pias)).collect::<Vec<_>>(), want);
+    }
+
+    /// The row decides which schemes tag and rank, and how: PIAS and QCLIMB by thresholds, RAX and RAX+ by
+    /// remaining time, pFabric by `scheme.rank`, LAS by bytes sent; every other scheme neither.
+    #[test]
+    fn tagging_and_rank_follow_the_scheme_row() {
+        use crate::config::{SchemeName, SCHEMES};
+        for row in &SCHEMES {
+            let mut cfg = Config::default();
+            cfg.scheme.name = row.scheme;
+            cfg.scheme.thresholds_bytes = vec![10, 20];
+            cfg.scheme.qclimb_info = QclimbInfo::Bounds;
+            cfg.scheme.rank = RankBy::Estimate;
+            let tagging = match row.scheme {
+                SchemeName::Pias => Tagging::Pias { thresholds: vec![10, 20] },
+                SchemeName::Qclimb => Tagging::Qclimb { thresholds: vec![10, 20], slack: cfg.scheme.slack_bytes },
+                SchemeName::Rax | SchemeName::RaxPlus => Tagging::Rax,
+                _ => Tagging::Fixed,
+            };
+            assert_eq!(Tagging::from_config(&cfg), tagging, "{}", row.name);
+            let rank = match row.scheme {
+                SchemeName::Pfabric => Rank::RemainingEstimate,
+                SchemeName::Las => Rank::BytesSent,
+                _ => Rank::None,
+            };
+            assert_eq!(Rank::from_config(&cfg), rank, "{}", row.name);
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! - **Sender SRPT** (§3.2): a host transmits, whenever its NIC is free, a packet of the message with the
 //!   fewest bytes left to send among those with bytes it may send (unscheduled or granted). The NIC is kept
 //!   at most one data packet deep so that this choice is made at the moment the link frees (the engine's
-//!   per-host timer, `engine::homa`); control packets (GRANT, RESEND, BUSY, DONE, PING) go at the highest
+//!   per-host timer, `engine::family::homa`); control packets (GRANT, RESEND, BUSY, DONE, PING) go at the highest
 //!   priority and are never held back.
 //! - **Loss recovery** (§3.7): no acknowledgements of data and no congestion window. A receiver that expects
 //!   data (below what it granted, or unscheduled) and hears nothing of a message for `resend_timeout` sends
@@ -38,7 +38,7 @@
 //!   distribution, sampled), unless `homa_unscheduled_cutoffs_bytes` gives them.
 //! - **RTTbytes** (the paper's 9.7 KB for its 10 Gbps, 7.8 us fabric): by default the bytes the sender's link
 //!   carries in the time a full data packet takes to reach the farthest host plus a control packet's way back
-//!   (`engine::homa`), rounded up to whole segments.
+//!   (`engine::family::homa`), rounded up to whole segments.
 //! - **Imprecise sizes** (`homa_sizes`; QCLIMB paper App. D asks how Homa fares with estimated sizes): the
 //!   message's length as the sender announces it (in every data packet) is the trace's estimate, lower or
 //!   upper bound instead of its true size; it sets the unscheduled priority, the sender's SRPT order and the

@@ -109,7 +109,7 @@
 //! demand D (sum of desired rates) and the allocation A. A request (SYN, or a data packet / probe with
 //! `BIT_REQ`) carries the desired rate d, the previous desired rate and, in `prev`, this port's own previous
 //! allocation a_prev to the flow (its entry of D3's allocation vector, which the engine keeps per flow and
-//! hop: see `engine::rate`): D += d - d_prev; the flow's own allocation is free for it again,
+//! hop: see `engine::family::rate`): D += d - d_prev; the flow's own allocation is free for it again,
 //! left = C - (A - a_prev); with fs = max(0, C - D) / N (the fair share of the spare capacity), the grant g is
 //! d + min(fs, left - d) if left >= d (the desired rate, first come first served, plus a fair share of the
 //! rest), else max(0, left) (greedy: whatever is left). As in D3, the port commits its own grant at once, on

@@ -7,7 +7,7 @@
 //! a scheme does not use carry another scheme's value: D3 sends its desired rate in `crit` and its previous
 //! desired rate in `pauseby` (use the `d3_*` accessors). D3's allocation vector (one previous allocation per
 //! router) is not carried whole: the packet carries its index, `hop`, and the engine keeps the vector per flow
-//! (`engine::rate`), handing each port its own entry in `prev`.
+//! (`engine::family::rate`), handing each port its own entry in `prev`.
 
 use crate::net::packet::{Header, Packet};
 

@@ -69,7 +69,7 @@ struct Chain {
     queues: Option<Queues>,
     /// The senders' NIC rate: the first link's.
     line: u64,
-    /// D3's allocation vectors, per flow one entry per agent (as `engine::rate` keeps them).
+    /// D3's allocation vectors, per flow one entry per agent (as `engine::family::rate` keeps them).
     d3: Vec<Vec<u32>>,
 }
 

@@ -3,8 +3,9 @@
 //! What is modelled (RFC 5681, 6675, 6298, 8257; the DCTCP paper, SIGCOMM 2010):
 //! - Sequence space in whole segments of `mss` payload bytes (the last may be shorter). By default every data
 //!   segment is acknowledged at once (no delayed ACKs) and the data starts without a handshake; both are
-//!   options (`transport.delayed_ack_segments`, `transport.handshake`, see `config.rs`). An ACK carries the cumulative ACK (next segment expected), the
-//!   segment that triggered it when that segment is above the cumulative ACK (a one-segment SACK block),
+//!   options (`transport.delayed_ack_segments`, `transport.handshake`, see `config/transport.rs`). An ACK
+//!   carries the cumulative ACK (next segment expected), the segment that triggered it when that segment is
+//!   above the cumulative ACK (a one-segment SACK block),
 //!   the echo of the segment's send time (to the ns, see `Packet::ts`) and retransmission flag (for RTT
 //!   samples under Karn's rule), and
 //!   the ECN echo of that one segment (DCTCP's per-packet echo, exact because ACKs are not delayed; with
