@@ -5,7 +5,7 @@ and these sections:
 
 * engine sections ``[topology] [switch] [host] [routing] [transport] [scheme] [run]``: handed to the engine's
   own parser (``fctlab._core.validate_config``), which is the single authority for their keys, ranges and
-  defaults (``crates/sim/src/config.rs``). Python only expands two topology shorthands (``link_gbps``,
+  defaults (``crates/sim/src/config/``). Python only expands two topology shorthands (``link_gbps``,
   ``link_delay_ns``) into the engine's ``host_``/``core_`` keys.
 * ``[workload]`` and ``[output]``: Python-side, checked here with pydantic models that reject unknown keys.
 
@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-#: Sections the engine parses (its config schema is crates/sim/src/config.rs).
+#: Sections the engine parses (its config schema is crates/sim/src/config/).
 ENGINE_SECTIONS = ("topology", "switch", "host", "routing", "transport", "scheme", "run", "link_loss")
 #: Sections the Python front parses.
 PYTHON_SECTIONS = ("workload", "output")

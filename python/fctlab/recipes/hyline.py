@@ -19,7 +19,7 @@ Setup (what the paper and its authors' public ns-2 scripts give, and fctlab's ch
   paused, so no head-of-line blocking; docs/schemes.md), which runs on one thread;
 * DCTCP marks at 20 packets (30,000 B) of a port's occupancy, the DCTCP paper's K for 1 Gbps (Table I gives no
   K); the others run without ECN (HyLine's scripts set DCTCP's K out of reach);
-* Qjump as the QJump authors' ns-2 model (``engine::qjump``): eight levels by flow size, per-flow token buckets
+* Qjump as the QJump authors' ns-2 model (``engine::family::qjump``): eight levels by flow size, per-flow token buckets
   refilled every 10.5 ms at 1 Gbps;
 * workloads: web search and data mining (the paper's [9] and [7]), and the synthetic Light and Heavy (bounded
   Pareto; the paper's Fig. 4b is lost, see the CDF files' headers); all-to-all, Poisson arrivals;
