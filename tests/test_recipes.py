@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fctlab import recipes, reproduce
-from fctlab.recipes._common import Recipe
+from fctlab.recipes.common import Recipe
 
 PACKAGE = Path(recipes.__file__).parent
 #: Private names of modules outside the recipes that a recipe may import: the engine's binding only.

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fctlab import recipes
-from fctlab.recipes._common import SCALES, Recipe, comparison_tables
+from fctlab.recipes.common import SCALES, Recipe, comparison_tables
 from fctlab.recipes.demo import DEMO_VARIANTS, demo_sweep, no_claims
 from fctlab.recipes.pias import (
     PIAS_NS2, PIAS_SCALES, PIAS_THRESHOLDS, PIAS_VARIANTS, PIAS_WORKLOADS, Scale, Variant, pias_base, pias_claims,

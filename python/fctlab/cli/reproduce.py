@@ -64,7 +64,7 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     from fctlab.config import ConfigError
     from fctlab import recipes
     from fctlab.recipes import runner
-    from fctlab.recipes._common import SCALES
+    from fctlab.recipes.common import SCALES
     from fctlab.recipes.pias import PIAS_THRESHOLDS
     from fctlab.report import write_report
     from fctlab.sweep import check_executor, default_workers, run_sweep

@@ -1,7 +1,7 @@
 """Reproduction recipes: each runs one paper's key comparison and sets fctlab's numbers beside the paper's
 statements in the HTML report (``fctlab reproduce NAME``).
 
-:data:`REGISTRY` is the one table of recipes: a name and where its :class:`~fctlab.recipes._common.Recipe`
+:data:`REGISTRY` is the one table of recipes: a name and where its :class:`~fctlab.recipes.common.Recipe`
 value lives (``module:attribute``). Importing this package imports no recipe; :func:`get` imports the one asked
 for (some pull in pandas, the predictor's libraries or matplotlib). :mod:`fctlab.recipes.runner` runs a recipe
 and writes its report.
@@ -16,7 +16,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fctlab.recipes._common import Recipe
+    from fctlab.recipes.common import Recipe
 
 #: name -> "module:attribute" of its Recipe value, in the order the CLI lists them.
 REGISTRY: dict[str, str] = {

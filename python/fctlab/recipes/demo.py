@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import Points, Recipe, check_scale
+from fctlab.recipes.common import Points, Recipe, check_scale
 from fctlab.recipes.pias import Scale, Variant, pias_point
 
 DEMO_VARIANTS = (

@@ -62,10 +62,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import (
+from fctlab.recipes.common import (
     Points, Recipe, RunRow, available, check_scale, figure, fmt, median, order, record, save_figure,
 )
-from fctlab.recipes._common import load_runs as recipe_runs
+from fctlab.recipes.common import load_runs as recipe_runs
 
 SRC = "Montazeri et al., Homa, SIGCOMM 2018, section 5.2"
 

@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import (
+from fctlab.recipes.common import (
     Points, Recipe, RunRow, available, check_scale, figure, fmt, order, record, save_figure,
 )
-from fctlab.recipes._common import load_runs as recipe_runs
+from fctlab.recipes.common import load_runs as recipe_runs
 
 SRC = "HyLine (IFIP Networking 2018), section V"
 RECIPE_FILE = "hyline-recipe.json"

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import Points, Recipe, check_scale, percent_claims
+from fctlab.recipes.common import Points, Recipe, check_scale, percent_claims
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import Points, Recipe, check_scale, percent_claims
+from fctlab.recipes.common import Points, Recipe, check_scale, percent_claims
 from fctlab.recipes.pias import Variant, pias_base
 
 #: The paper's workloads (both settings).

@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import Points, Recipe, RunRow, check_scale, figure, record, save_figure
+from fctlab.recipes.common import Points, Recipe, RunRow, check_scale, figure, record, save_figure
 from fctlab.recipes.pdq.scale import scale_claims, scale_series, scale_sweep, scale_tables
 from fctlab.recipes.pdq.series import DEADLINE_MS, LINK_DELAY_NS, MEAN_KB, SCHEMES, Series, available, load_runs
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import Points, available, figure, save_figure
+from fctlab.recipes.common import Points, available, figure, save_figure
 from fctlab.recipes.pdq.series import DEADLINE_MS, LINK_DELAY_NS, MEAN_KB, SCHEMES, load_runs
 
 FIGURE = "8"

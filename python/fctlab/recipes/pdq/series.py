@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.recipes._common import RunRow, available
-from fctlab.recipes._common import load_runs as recipe_runs
+from fctlab.recipes.common import RunRow, available
+from fctlab.recipes.common import load_runs as recipe_runs
 
 __all__ = ["DEADLINE_MS", "LINK_DELAY_NS", "MEAN_KB", "SCHEMES", "RunRow", "Series", "available", "load_runs"]
 
