@@ -19,6 +19,6 @@ cargo test -p fctlab-sim
 echo "== Rust bit-identity tests (crates/sim; release build)"
 cargo test --release -p fctlab-sim --test parallel --test fifo_path
 echo "== Type stub of the binding (mypy.stubtest: python/fctlab/_core.pyi against the compiled fctlab._core)"
-.venv/bin/python -m mypy.stubtest fctlab._core --allowlist scripts/stubtest-allowlist.txt
+.venv/bin/python -m mypy.stubtest fctlab._core
 echo "== Python tests"
 .venv/bin/python -m pytest -q tests

@@ -16,6 +16,7 @@ __all__ = [
     "schemes",
     "scheme_defaults",
     "scheme_rows",
+    "flow_columns",
     "run",
     "ideal_fct_ns",
     "Progress",
@@ -68,31 +69,24 @@ class Progress:
     @property
     def flows_done(self) -> int: ...
 
+def flow_columns() -> str:
+    """The flow input columns ``run`` takes, as a JSON list of rows: name, dtype ("uint32", "uint64", "uint8" or
+    "bool"), required, none (the entry meaning "none" for one flow, or null) and meaning."""
+
 def run(
     config_json: str,
-    src: npt.NDArray[np.uint32],
-    dst: npt.NDArray[np.uint32],
-    size_bytes: npt.NDArray[np.uint64],
-    start_ps: npt.NDArray[np.uint64],
-    priority: npt.NDArray[np.uint8] | None = None,
+    columns: dict[str, npt.NDArray[np.generic]],
     progress: Progress | None = None,
-    estimate_bytes: npt.NDArray[np.uint64] | None = None,
-    lower_bytes: npt.NDArray[np.uint64] | None = None,
-    upper_bytes: npt.NDArray[np.uint64] | None = None,
-    after_flow: npt.NDArray[np.uint32] | None = None,
-    qclimb: npt.NDArray[np.bool_] | None = None,
     threads: int = 1,
-    conn: npt.NDArray[np.uint32] | None = None,
-    deadline_ps: npt.NDArray[np.uint64] | None = None,
-    gen_rate_bps: npt.NDArray[np.uint64] | None = None,
-    cached_bytes: npt.NDArray[np.uint64] | None = None,
 ) -> tuple[dict[str, npt.NDArray[np.generic]], str]:
     """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON).
 
-    ``after_flow[i]`` is the earlier flow that flow i waits for (0xFFFFFFFF: none); ``qclimb[i]`` False hands flow
-    i to PIAS in a qclimb run; ``deadline_ps[i]`` is flow i's absolute deadline (2**64 - 1: none; after its
-    start). ``gen_rate_bps[i]`` is flow i's data generation rate (0: every byte ready at its start) and
-    ``cached_bytes[i]`` the bytes of it available at once (the application model). The columns include
-    ``start_ps``, the actual start (2**64 - 1 if never started), ``terminated`` (a flow a deadline-aware scheme
-    gave up on), ``app_done_ps`` (when its application finished writing) and ``copy_rate_bps`` (RAX's measured
-    copy rate; 0 for other schemes)."""
+    ``columns`` maps each flow input column's name (``flow_columns()``) to a 1-D array of its dtype: src, dst,
+    size_bytes and start_ps are required, the others optional. ``after_flow[i]`` is the earlier flow that flow i
+    waits for; ``qclimb[i]`` False hands flow i to PIAS in a qclimb run; ``deadline_ps[i]`` is flow i's absolute
+    deadline (after its start). ``gen_rate_bps[i]`` is flow i's data generation rate and ``cached_bytes[i]`` the
+    bytes of it available at once (the application model); ``path[i]`` its source route. An unknown name, a
+    missing required column, a wrong dtype or a length that differs from src's raises ValueError naming the
+    column. The result columns include ``start_ps``, the actual start (2**64 - 1 if never started),
+    ``terminated`` (a flow a deadline-aware scheme gave up on), ``app_done_ps`` (when its application finished
+    writing) and ``copy_rate_bps`` (RAX's measured copy rate; 0 for other schemes)."""

@@ -1,15 +1,19 @@
-"""What Python must know of the engine's wiring and of its columns' sentinels, written in one place.
+"""What Python must know of the engine's wiring and of its columns, written in one place.
 
 - :func:`host_racks`: each host's rack as the engine wires its topologies (crates/sim/src/net/mod.rs), for the
   patterns that need racks (``staggered``).
+- :func:`flow_columns`: the flow input columns the engine takes (``_core.flow_columns()``, ``flows::FLOW_COLUMNS``
+  in the engine): each one's dtype, whether it is required, and the entry meaning "none" for a flow.
 - :data:`NEVER_PS`: the engine's "never" in its u64 picosecond columns (an unfinished flow's finish time, a flow
   without a deadline).
 - :data:`NONE_U32`: the engine's "none" in its optional u32 flow columns (``after_flow``: waits for no flow;
-  ``path``: routed by ECMP); :func:`u32_or_none` encodes a table's -1 as it.
+  ``path``: routed by ECMP), read from the engine's table on first use; :func:`u32_or_none` encodes a table's -1
+  as a column's "none".
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -17,17 +21,33 @@ import numpy as np
 
 from fctlab.config import ConfigError
 
-__all__ = ["NEVER_PS", "NONE_U32", "u32_or_none", "host_racks"]
+__all__ = ["NEVER_PS", "NONE_U32", "flow_columns", "u32_or_none", "host_racks"]
 
 #: The engine's "never" (an unfinished flow's finish time; a flow without a deadline).
 NEVER_PS = np.iinfo(np.uint64).max
-#: The engine's "none" in an optional u32 flow column (``after_flow``, ``path``).
-NONE_U32 = np.uint32(0xFFFFFFFF)
 
 
-def u32_or_none(values: np.ndarray) -> np.ndarray:
-    """An int64 column whose negative entries mean "none", as the engine's contiguous u32 column."""
-    return np.ascontiguousarray(np.where(values < 0, NONE_U32, values).astype(np.uint32))
+@functools.cache
+def flow_columns() -> dict[str, dict[str, Any]]:
+    """The flow input columns the engine takes, by name, in its order: each row's ``dtype`` (numpy's name),
+    ``required``, ``none`` (the entry meaning "none" for one flow, or None) and ``meaning``. Read once."""
+    from fctlab import _core
+
+    return {row["name"]: row for row in json.loads(_core.flow_columns())}
+
+
+def __getattr__(name: str) -> Any:
+    # NONE_U32 comes from the engine's table, read when first asked for (importing this module loads no engine)
+    if name == "NONE_U32":
+        return np.uint32(flow_columns()["after_flow"]["none"])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def u32_or_none(values: np.ndarray, name: str) -> np.ndarray:
+    """An int64 column whose negative entries mean "none", as the engine's contiguous u32 column ``name``
+    (``after_flow`` or ``path``), "none" written as that column's entry for it."""
+    none = flow_columns()[name]["none"]
+    return np.ascontiguousarray(np.where(values < 0, np.uint32(none), values).astype(np.uint32))
 
 
 def host_racks(engine: dict[str, Any]) -> np.ndarray:

@@ -349,6 +349,7 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
     from fctlab import _core
+    from fctlab.fabric import flow_columns
 
     if flows is None:
         flows = workload_columns(exp)
@@ -361,73 +362,60 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
             flows = flows.reset_index(drop=True)
     if not np.array_equal(column(flows, "flow_id"), np.arange(len(flows))):
         raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
-    priority = None
+    # the engine's flow inputs, one array per column of its table (names, dtypes and "none" entries from it)
+    spec = flow_columns()
+    inputs: dict[str, np.ndarray] = {}
+
+    def put(name: str, values: np.ndarray) -> None:
+        inputs[name] = np.ascontiguousarray(values, dtype=spec[name]["dtype"])
+
+    def copy(name: str) -> None:
+        put(name, column(flows, name, spec[name]["dtype"]))
+
+    for name, row in spec.items():
+        if row["required"]:
+            copy(name)
     if "priority" in flows:
-        priority = np.ascontiguousarray(column(flows, "priority", np.uint8))
+        copy("priority")
     # pFabric ranked by estimate reads the trace's estimate_bytes (the true size where it is missing)
-    estimate = None
     if "estimate_bytes" in flows.columns:
         est = column(flows, "estimate_bytes", np.float64)
         est = np.where(np.isnan(est), column(flows, "size_bytes", np.float64), est)
-        estimate = np.ascontiguousarray(est.astype(np.uint64))
+        put("estimate_bytes", est.astype(np.uint64))
     # QCLIMB's predicted bounds (a trace annotated by `fctlab predict annotate`)
-    lower = upper = None
     if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
-        lower = np.ascontiguousarray(column(flows, "lower_bytes", np.uint64))
-        upper = np.ascontiguousarray(column(flows, "upper_bytes", np.uint64))
+        copy("lower_bytes")
+        copy("upper_bytes")
     # flow dependencies (-1: none) and, for scheme qclimb, the flows handed to PIAS
-    after = qclimb = None
     if "after_flow" in flows.columns:
         a = column(flows, "after_flow", np.int64)
         bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
         if len(bad):
             raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
-        after = u32_or_none(a)
+        put("after_flow", u32_or_none(a, "after_flow"))
     if "qclimb" in flows.columns:
-        qclimb = np.ascontiguousarray(column(flows, "qclimb", bool))
+        copy("qclimb")
     # connection ids (transport.connections = "trace")
-    conn = np.ascontiguousarray(column(flows, "conn", np.uint32)) if "conn" in flows.columns else None
+    if "conn" in flows.columns:
+        copy("conn")
     # deadlines (relative, ns; NaN: none) -> absolute picoseconds, the engine's "none" for the others
-    deadline = None
     if "deadline_ns" in flows.columns:
         d = column(flows, "deadline_ns", np.float64)
         has = ~np.isnan(d)
         if has.any():
             start = column(flows, "start_ps", np.uint64)
-            deadline = np.ascontiguousarray(
-                np.where(has, start + deadline_ps(np.where(has, d, 0.0)), NEVER_PS).astype(np.uint64))
+            ends = np.where(has, start + deadline_ps(np.where(has, d, 0.0)), spec["deadline_ps"]["none"])
+            put("deadline_ps", ends.astype(np.uint64))
     # the application model: generation rates (bit/s; NaN or 0: all bytes ready at the start), cached bytes
-    gen_rate = cached = None
     if "gen_rate_bps" in flows.columns:
         g = column(flows, "gen_rate_bps", np.float64)
-        gen_rate = np.ascontiguousarray(np.where(np.isnan(g), 0.0, np.round(g)).astype(np.uint64))
+        put("gen_rate_bps", np.where(np.isnan(g), float(spec["gen_rate_bps"]["none"]), np.round(g)).astype(np.uint64))
         if "cached_bytes" in flows.columns:
-            cached = np.ascontiguousarray(column(flows, "cached_bytes", np.uint64))
+            copy("cached_bytes")
     # source routes (-1: ECMP)
-    path = None
     if "path" in flows.columns:
-        p = column(flows, "path", np.int64)
-        path = u32_or_none(p)
-    columns, stats_json = _core.run(
-        exp.engine_json(),
-        np.ascontiguousarray(column(flows, "src", np.uint32)),
-        np.ascontiguousarray(column(flows, "dst", np.uint32)),
-        np.ascontiguousarray(column(flows, "size_bytes", np.uint64)),
-        np.ascontiguousarray(column(flows, "start_ps", np.uint64)),
-        priority,
-        progress,
-        estimate,
-        lower,
-        upper,
-        after,
-        qclimb,
-        threads,
-        conn,
-        deadline,
-        gen_rate,
-        cached,
-        path,
-    )
+        put("path", u32_or_none(column(flows, "path", np.int64), "path"))
+    columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
     stats = json.loads(stats_json)
     table = flow_table(
         flows,

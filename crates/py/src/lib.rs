@@ -4,6 +4,7 @@
 //! becomes `RuntimeError` carrying the run's config, never a crash of the interpreter.
 
 use fctlab_sim::config::{Preset, SchemeName, TopologyConfig, SCHEMES};
+use fctlab_sim::flows::{ColumnMut, FlowColumn, FLOW_COLUMNS};
 use fctlab_sim::{Config, FlowSet};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -146,67 +147,86 @@ impl Progress {
     }
 }
 
-/// An optional column as a vector (empty when absent).
-fn optional<T: numpy::Element + Copy>(a: &Option<PyReadonlyArray1<'_, T>>) -> PyResult<Vec<T>> {
-    Ok(match a {
-        Some(a) => a.as_slice()?.to_vec(),
-        None => Vec::new(),
-    })
+/// The flow input columns the engine takes (`flows::FLOW_COLUMNS`) as a JSON list of rows: name, dtype
+/// ("uint32", "uint64", "uint8" or "bool"), required, none (the entry meaning "none" for a flow, or null) and
+/// meaning.
+#[pyfunction]
+fn flow_columns() -> String {
+    serde_json::to_string(FLOW_COLUMNS).expect("flow columns serialize")
 }
 
-/// Run one simulation on `threads` threads (1 or 2: the results are the same). Releases the GIL while
-/// simulating.
+/// Copy one numpy array into a FlowSet column of entries `T`; a value that is not a 1-D array of `T` is refused
+/// naming the column.
+fn fill<T: numpy::Element + Copy>(into: &mut Vec<T>, value: &Bound<'_, PyAny>, column: &FlowColumn) -> PyResult<()> {
+    match value.extract::<PyReadonlyArray1<'_, T>>() {
+        Ok(a) => {
+            *into = a.as_array().to_vec();
+            Ok(())
+        }
+        Err(_) => {
+            let got = match (value.getattr("ndim"), value.getattr("dtype")) {
+                (Ok(ndim), Ok(dtype)) => format!("a {ndim}-D array of {dtype}"),
+                _ => value.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string()),
+            };
+            Err(PyValueError::new_err(format!(
+                "flows.{}: must be a 1-D numpy array of {} (got {got})",
+                column.name,
+                column.dtype.as_str()
+            )))
+        }
+    }
+}
+
+/// The flows of a run from a mapping column name -> 1-D numpy array, as `FLOW_COLUMNS` describes them: an
+/// unknown name, a missing required column or a wrong dtype is refused naming the column (lengths and values are
+/// `FlowSet::validate`'s).
+fn flow_set(columns: &Bound<'_, PyDict>) -> PyResult<FlowSet> {
+    let mut flows = FlowSet::default();
+    for (key, value) in columns.iter() {
+        let name: String = key.extract().map_err(|_| {
+            PyValueError::new_err(format!(
+                "flows: column names must be strings (got {})",
+                key.repr().map_or("?".into(), |r| r.to_string())
+            ))
+        })?;
+        let Some(column) = FLOW_COLUMNS.iter().find(|c| c.name == name) else {
+            let known: Vec<&str> = FLOW_COLUMNS.iter().map(|c| c.name).collect();
+            return Err(PyValueError::new_err(format!(
+                "flows.{name}: unknown column; the engine takes {}",
+                known.join(", ")
+            )));
+        };
+        match flows.column_mut(column.name).expect("every row names a FlowSet column") {
+            ColumnMut::Uint32(v) => fill(v, &value, column)?,
+            ColumnMut::Uint64(v) => fill(v, &value, column)?,
+            ColumnMut::Uint8(v) => fill(v, &value, column)?,
+            ColumnMut::Bool(v) => fill(v, &value, column)?,
+        }
+    }
+    if let Some(c) = FLOW_COLUMNS.iter().find(|c| c.required && !columns.contains(c.name).unwrap_or(false)) {
+        return Err(PyValueError::new_err(format!("flows.{}: a required column is missing", c.name)));
+    }
+    Ok(flows)
+}
+
+/// Run one simulation on `threads` threads (1 or 2: the results are the same). `columns` maps each flow input
+/// column's name (`flow_columns()`) to a 1-D numpy array of its dtype. Releases the GIL while simulating.
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
 #[pyfunction]
-#[pyo3(signature = (
-    config_json, src, dst, size_bytes, start_ps, priority=None, progress=None, estimate_bytes=None, lower_bytes=None,
-    upper_bytes=None, after_flow=None, qclimb=None, threads=1, conn=None, deadline_ps=None, gen_rate_bps=None,
-    cached_bytes=None, path=None
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (config_json, columns, progress=None, threads=1))]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,
-    src: PyReadonlyArray1<'py, u32>,
-    dst: PyReadonlyArray1<'py, u32>,
-    size_bytes: PyReadonlyArray1<'py, u64>,
-    start_ps: PyReadonlyArray1<'py, u64>,
-    priority: Option<PyReadonlyArray1<'py, u8>>,
+    columns: &Bound<'py, PyDict>,
     progress: Option<&Progress>,
-    estimate_bytes: Option<PyReadonlyArray1<'py, u64>>,
-    lower_bytes: Option<PyReadonlyArray1<'py, u64>>,
-    upper_bytes: Option<PyReadonlyArray1<'py, u64>>,
-    after_flow: Option<PyReadonlyArray1<'py, u32>>,
-    qclimb: Option<PyReadonlyArray1<'py, bool>>,
     threads: usize,
-    conn: Option<PyReadonlyArray1<'py, u32>>,
-    deadline_ps: Option<PyReadonlyArray1<'py, u64>>,
-    gen_rate_bps: Option<PyReadonlyArray1<'py, u64>>,
-    cached_bytes: Option<PyReadonlyArray1<'py, u64>>,
-    path: Option<PyReadonlyArray1<'py, u32>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     if threads < 1 {
         return Err(PyValueError::new_err(format!("threads: must be >= 1 (got {threads})")));
     }
-    let flows = FlowSet {
-        src: src.as_slice()?.to_vec(),
-        dst: dst.as_slice()?.to_vec(),
-        size_bytes: size_bytes.as_slice()?.to_vec(),
-        start_ps: start_ps.as_slice()?.to_vec(),
-        priority: optional(&priority)?,
-        estimate_bytes: optional(&estimate_bytes)?,
-        lower_bytes: optional(&lower_bytes)?,
-        upper_bytes: optional(&upper_bytes)?,
-        after: optional(&after_flow)?,
-        qclimb: optional(&qclimb)?,
-        conn: optional(&conn)?,
-        deadline_ps: optional(&deadline_ps)?,
-        gen_rate_bps: optional(&gen_rate_bps)?,
-        cached_bytes: optional(&cached_bytes)?,
-        path: optional(&path)?,
-    };
+    let flows = flow_set(columns)?;
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.flows_done.clone());
     let outcome = py.allow_threads(|| {
@@ -268,6 +288,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_rows, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_columns, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_ns, m)?)?;
     m.add_class::<Progress>()?;

@@ -56,6 +56,155 @@ pub const NO_DEADLINE: Ps = crate::units::NEVER;
 /// `FlowSet::after` of a flow that depends on none.
 pub const NO_PARENT: u32 = u32::MAX;
 
+/// The type of a flow input column's entries, by numpy's name for it (`"uint32"`, `"uint64"`, `"uint8"`,
+/// `"bool"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    Uint32,
+    Uint64,
+    Uint8,
+    Bool,
+}
+
+impl Dtype {
+    /// numpy's name of the type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dtype::Uint32 => "uint32",
+            Dtype::Uint64 => "uint64",
+            Dtype::Uint8 => "uint8",
+            Dtype::Bool => "bool",
+        }
+    }
+}
+
+/// One input column of [`FlowSet`], as a front end hands it over (the binding's `flow_columns()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct FlowColumn {
+    /// The column's name across the binding (FlowSet's field, except `after_flow` for `after`).
+    pub name: &'static str,
+    pub dtype: Dtype,
+    /// Every run needs it; an optional column left out is empty in the FlowSet.
+    pub required: bool,
+    /// The entry that means "none" for one flow in a given column, if the column has one.
+    pub none: Option<u64>,
+    /// What an entry means, in one line.
+    pub meaning: &'static str,
+}
+
+/// Every input column of [`FlowSet`], in field order: the single description front ends build their flows from.
+pub const FLOW_COLUMNS: &[FlowColumn] = &[
+    FlowColumn { name: "src", dtype: Dtype::Uint32, required: true, none: None, meaning: "the sending host" },
+    FlowColumn {
+        name: "dst",
+        dtype: Dtype::Uint32,
+        required: true,
+        none: None,
+        meaning: "the receiving host (not src)",
+    },
+    FlowColumn {
+        name: "size_bytes",
+        dtype: Dtype::Uint64,
+        required: true,
+        none: None,
+        meaning: "bytes to deliver (more than 0)",
+    },
+    FlowColumn {
+        name: "start_ps",
+        dtype: Dtype::Uint64,
+        required: true,
+        none: None,
+        meaning: "arrival time in picoseconds",
+    },
+    FlowColumn {
+        name: "priority",
+        dtype: Dtype::Uint8,
+        required: false,
+        none: None,
+        meaning: "priority for the fixed tagging policy (0 is the highest)",
+    },
+    FlowColumn {
+        name: "estimate_bytes",
+        dtype: Dtype::Uint64,
+        required: false,
+        none: None,
+        meaning: "estimated size (pFabric ranked by estimate, QCLIMB-PP and -FP)",
+    },
+    FlowColumn {
+        name: "lower_bytes",
+        dtype: Dtype::Uint64,
+        required: false,
+        none: None,
+        meaning: "predicted lower bound of the size (QCLIMB; given with upper_bytes)",
+    },
+    FlowColumn {
+        name: "upper_bytes",
+        dtype: Dtype::Uint64,
+        required: false,
+        none: None,
+        meaning: "predicted upper bound of the size (QCLIMB; given with lower_bytes)",
+    },
+    FlowColumn {
+        name: "after_flow",
+        dtype: Dtype::Uint32,
+        required: false,
+        none: Some(NO_PARENT as u64),
+        meaning: "the earlier flow this one waits for before it starts",
+    },
+    FlowColumn {
+        name: "qclimb",
+        dtype: Dtype::Bool,
+        required: false,
+        none: None,
+        meaning: "scheme qclimb: false hands the flow to PIAS",
+    },
+    FlowColumn {
+        name: "conn",
+        dtype: Dtype::Uint32,
+        required: false,
+        none: None,
+        meaning: "connection id (transport.connections = \"trace\"; one pair of hosts per id)",
+    },
+    FlowColumn {
+        name: "deadline_ps",
+        dtype: Dtype::Uint64,
+        required: false,
+        none: Some(NO_DEADLINE),
+        meaning: "absolute deadline in picoseconds (after start_ps)",
+    },
+    FlowColumn {
+        name: "gen_rate_bps",
+        dtype: Dtype::Uint64,
+        required: false,
+        none: Some(NO_RATE),
+        meaning: "the application's data generation rate in bit/s",
+    },
+    FlowColumn {
+        name: "cached_bytes",
+        dtype: Dtype::Uint64,
+        required: false,
+        none: None,
+        meaning: "bytes ready at the start before generation (at most size_bytes)",
+    },
+    FlowColumn {
+        name: "path",
+        dtype: Dtype::Uint32,
+        required: false,
+        none: Some(NO_PATH as u64),
+        meaning: "index of the source route among the equal-cost paths",
+    },
+];
+
+/// A [`FlowSet`] column to fill, typed by its entries.
+#[derive(Debug)]
+pub enum ColumnMut<'a> {
+    Uint32(&'a mut Vec<u32>),
+    Uint64(&'a mut Vec<u64>),
+    Uint8(&'a mut Vec<u8>),
+    Bool(&'a mut Vec<bool>),
+}
+
 /// Most flows a run may have: flow ids travel in 30 bits inside events.
 pub const MAX_FLOWS: usize = (1 << 30) - 2;
 
@@ -89,6 +238,46 @@ impl FlowSet {
     #[inline]
     pub fn parent(&self, i: usize) -> Option<u32> {
         self.after.get(i).copied().filter(|&a| a != NO_PARENT)
+    }
+
+    /// The column named `name` in [`FLOW_COLUMNS`], to fill; `None` for a name not in the table. Every field is
+    /// named here (the destructuring stops compiling when a field is added without its column).
+    pub fn column_mut(&mut self, name: &str) -> Option<ColumnMut<'_>> {
+        let FlowSet {
+            src,
+            dst,
+            size_bytes,
+            start_ps,
+            priority,
+            estimate_bytes,
+            lower_bytes,
+            upper_bytes,
+            after,
+            qclimb,
+            conn,
+            deadline_ps,
+            gen_rate_bps,
+            cached_bytes,
+            path,
+        } = self;
+        Some(match name {
+            "src" => ColumnMut::Uint32(src),
+            "dst" => ColumnMut::Uint32(dst),
+            "size_bytes" => ColumnMut::Uint64(size_bytes),
+            "start_ps" => ColumnMut::Uint64(start_ps),
+            "priority" => ColumnMut::Uint8(priority),
+            "estimate_bytes" => ColumnMut::Uint64(estimate_bytes),
+            "lower_bytes" => ColumnMut::Uint64(lower_bytes),
+            "upper_bytes" => ColumnMut::Uint64(upper_bytes),
+            "after_flow" => ColumnMut::Uint32(after),
+            "qclimb" => ColumnMut::Bool(qclimb),
+            "conn" => ColumnMut::Uint32(conn),
+            "deadline_ps" => ColumnMut::Uint64(deadline_ps),
+            "gen_rate_bps" => ColumnMut::Uint64(gen_rate_bps),
+            "cached_bytes" => ColumnMut::Uint64(cached_bytes),
+            "path" => ColumnMut::Uint32(path),
+            _ => return None,
+        })
     }
 
     /// Check every flow against the fabric: lengths agree, hosts exist, src != dst, size > 0.
@@ -303,5 +492,51 @@ impl FlowResults {
             man_stopped_ps: Vec::new(),
             man_preemptions: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_of_the_table_is_a_field_of_its_type() {
+        let mut f = FlowSet::default();
+        let mut names: Vec<&str> = FLOW_COLUMNS.iter().map(|c| c.name).collect();
+        for c in FLOW_COLUMNS {
+            let got = match f.column_mut(c.name) {
+                Some(ColumnMut::Uint32(_)) => Dtype::Uint32,
+                Some(ColumnMut::Uint64(_)) => Dtype::Uint64,
+                Some(ColumnMut::Uint8(_)) => Dtype::Uint8,
+                Some(ColumnMut::Bool(_)) => Dtype::Bool,
+                None => panic!("column {} has no field", c.name),
+            };
+            assert_eq!(got, c.dtype, "column {}", c.name);
+        }
+        assert!(f.column_mut("after").is_none());
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FLOW_COLUMNS.len(), "a column is listed twice");
+        // FlowSet's 15 fields, each bound by the destructuring in column_mut (a field without an arm is unused)
+        assert_eq!(FLOW_COLUMNS.len(), 15);
+        let required: Vec<&str> = FLOW_COLUMNS.iter().filter(|c| c.required).map(|c| c.name).collect();
+        assert_eq!(required, ["src", "dst", "size_bytes", "start_ps"]);
+    }
+
+    #[test]
+    fn the_sentinels_are_the_constants() {
+        for c in FLOW_COLUMNS {
+            assert_eq!(serde_json::to_value(c.dtype).unwrap(), c.dtype.as_str());
+        }
+        let none = |name: &str| FLOW_COLUMNS.iter().find(|c| c.name == name).unwrap().none;
+        assert_eq!(none("after_flow"), Some(NO_PARENT as u64));
+        assert_eq!(none("path"), Some(NO_PATH as u64));
+        assert_eq!(none("deadline_ps"), Some(NO_DEADLINE));
+        assert_eq!(none("gen_rate_bps"), Some(NO_RATE));
+        let json = serde_json::to_string(&FLOW_COLUMNS[8]).unwrap();
+        assert_eq!(
+            json,
+            r#"{"name":"after_flow","dtype":"uint32","required":false,"none":4294967295,"meaning":"the earlier flow this one waits for before it starts"}"#
+        );
     }
 }
