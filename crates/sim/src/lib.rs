@@ -3,26 +3,29 @@
 //! A discrete-event simulator of data-center fabrics for flow-scheduling research. Read it in this order:
 //!
 //! 1. [`units`]: time is an integer number of picoseconds; serialization delay = bytes x 8 / rate.
-//! 2. [`config`]: everything a run needs except its flows, parsed and range-checked once.
-//! 3. [`flows`]: the flows (src, dst, size, start, priority) as columns, and their per-flow results.
+//! 2. [`config`]: everything a run needs except its flows, parsed and range-checked once; one row per scheme
+//!    ([`config::SCHEMES`]) that the rest of the crate reads a scheme's facts from.
+//! 3. [`flows`]: the flows (src, dst, size, start, priority, ...) as columns ([`flows::FLOW_COLUMNS`]), and
+//!    [`record`]: what a run returns at either level (per-flow results and the run's counters).
 //! 4. [`net`]: the fabric. Nodes are hosts and switches; every directed link is a [`net::port::Port`]: a set of
 //!    strict-priority FIFO queues with a buffer limit and ECN marking, a transmitter, and the packets in flight
 //!    on its wire. Routing tables hold the equal-cost next hops; ECMP and packet spraying choose among them.
-//! 5. [`transport`]: TCP NewReno with a SACK scoreboard, and DCTCP, as state machines: a packet in, packets out,
-//!    and a deadline for the retransmission timer. They never touch the event queue.
-//! 6. [`policy`]: host-side tagging: the priority each data packet carries.
-//! 7. [`engine`]: the event queue (ordered by time, then by a key of the event itself), the run loop that
-//!    wires the above together, and the counters that make up a run's summary. Tie rule: a packet that
-//!    reaches a port at the instant its transmitter becomes free is admitted after the next waiting packet
-//!    has started. [`engine::parallel`] runs the hosts and the switches on two threads.
-//!
-//! 8. [`record`]: what a run returns at either level: per-flow results and the run's counters.
-//! 9. [`validate`]: the checks of a config that need the built fabric or a level; [`validate::config_from_json`]
-//!    is how a front end reads a config.
+//! 5. [`policy`]: host-side tagging: the priority or rank each data packet carries.
+//! 6. [`transport`]: the hosts' per-flow state machines (TCP NewReno with a SACK scoreboard and DCTCP, the
+//!    explicit-rate family, Homa): a packet in, packets out, and a deadline for the next timer. They never touch
+//!    the event queue. [`control`]: HyLine's central manager.
+//! 7. [`engine`]: the packet level: the event queue (ordered by time, then by a key of the event itself) and the
+//!    run loop that wires the above together. Tie rule: a packet that reaches a port at the instant its
+//!    transmitter becomes free is admitted after the next waiting packet has started. [`engine::parallel`] runs
+//!    the hosts and the switches on two threads. [`flowlevel`]: the flow level (fluid rates, no packets).
+//! 8. [`validate`]: the checks of a config that need the built fabric or a level ([`validate::config_from_json`]
+//!    is how a front end reads a config), and of the flows against the scheme and the level
+//!    ([`validate::flows`]).
 //!
 //! Two levels simulate the same config and flows: the packet level ([`engine`]) and the flow level
-//! ([`flowlevel`]: fluid rates, no packets). [`run`] reads `run.level` and hands the run to one of them; neither
-//! runs the other. HyLine's central manager lives in [`control`], beside the fabric.
+//! ([`flowlevel`]: fluid rates, no packets). [`run`] checks the flows, reads `run.level` and hands the run to one
+//! of them; neither runs the other. Each module imports only from those listed before it (engine and flowlevel
+//! not from each other): `tests/layering.rs` checks it.
 //!
 //! Determinism: one seeded generator per run, no hash maps anywhere, results in flow-id order; the same
 //! config, flows and seed give bit-identical results on any machine, on one thread or two.
@@ -55,4 +58,12 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads:
         config::Level::Packet => engine::run_threads(cfg, flows, progress, threads),
         config::Level::Flow => flowlevel::run(cfg, flows),
     }
+}
+
+/// [`run`] at the packet level with every port event-driven (no FIFO fast path), on `threads` threads, after the
+/// same checks of the flows: for the tests that check that all paths give bit-identical results.
+#[doc(hidden)]
+pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
+    validate::flows(cfg, flows)?;
+    engine::run_event_driven(cfg, flows, threads)
 }

@@ -7,6 +7,10 @@
 //! checks ([`Config::validate_with`] calls them at each [`CheckPoint`]), so a config with several faults reports
 //! the same first one, with the same key and message, as when the config checked everything itself. Read a
 //! user's config with [`config_from_json`]; [`Config::from_json`] alone leaves these checks out.
+//!
+//! Two refusals stay inside the flow level, where the facts they need are at hand: a Jellyfish path longer than
+//! the flow level holds (known only once the flow's path is drawn), and RAX with a bounded send buffer (checked
+//! as the level sets up its tags).
 
 use crate::config::{
     CheckPoint, Config, ConfigError, Connections, FamilyName, HomaSizes, Level, QclimbInfo, SchemeName, TopologyConfig,

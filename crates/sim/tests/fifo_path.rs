@@ -5,7 +5,7 @@
 //! bit-identical results.
 
 use fctlab_sim::config::*;
-use fctlab_sim::engine::run_event_driven;
+use fctlab_sim::run_event_driven;
 use fctlab_sim::units::PS_PER_US;
 use fctlab_sim::{run, FlowSet, RunOutput, RunStats};
 mod common;

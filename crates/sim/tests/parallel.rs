@@ -7,7 +7,7 @@ mod common;
 
 use common::{comparable, dumbbell, flows, random_flows};
 use fctlab_sim::config::*;
-use fctlab_sim::engine::run_event_driven;
+use fctlab_sim::run_event_driven;
 use fctlab_sim::flows::NO_PARENT;
 use fctlab_sim::units::{NEVER, PS_PER_US};
 use fctlab_sim::{FlowSet, RunOutput};

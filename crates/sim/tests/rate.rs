@@ -7,7 +7,7 @@ mod common;
 use common::flows;
 use fctlab_sim::config::Config;
 use fctlab_sim::flows::NO_DEADLINE;
-use fctlab_sim::{engine, FlowSet, RunOutput};
+use fctlab_sim::{FlowSet, RunOutput};
 
 const MS: u64 = 1_000_000_000;
 const US: u64 = 1_000_000;
@@ -271,7 +271,7 @@ fn tcp_on_lossy_links_is_deterministic_and_counts_its_losses() {
     let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
     assert_eq!(two.results, out.results);
     assert_eq!(two.stats.link_losses, out.stats.link_losses);
-    let ed = engine::run_event_driven(&cfg, &f, 1).unwrap();
+    let ed = fctlab_sim::run_event_driven(&cfg, &f, 1).unwrap();
     assert_eq!(ed.results, out.results);
     // without loss: nothing lost, and fewer retransmissions
     cfg.link_loss.probability = 0.0;

@@ -3,7 +3,7 @@
 - :mod:`fctlab.cli.run`: ``run``, ``compare``, ``calibrate``
 - :mod:`fctlab.cli.workloads`: ``workloads``
 - :mod:`fctlab.cli.schemes`: ``schemes``
-- :mod:`fctlab.cli.reproduce`: ``reproduce``, ``demo`` (recipes in :mod:`fctlab.reproduce`)
+- :mod:`fctlab.cli.reproduce`: ``reproduce``, ``demo`` (recipes in :mod:`fctlab.recipes`)
 - :mod:`fctlab.cli.report`: ``report``, ``thresholds``, ``hyline-band``
 - :mod:`fctlab.cli.sweep`: ``sweep``
 - :mod:`fctlab.cli.predict`: the ``predict`` group
@@ -24,8 +24,14 @@ from typing import Annotated, Any
 import typer
 
 from fctlab.cli import predict, report, reproduce, run, schemes, sweep, workloads
+from fctlab.cli._common import EXIT_BAD_INPUT, EXIT_FAILED
 
-__all__ = ["app", "main"]
+# (the exit codes, and the commands whose names are not also a command group's module, at their old paths for
+# one release: ``fctlab.cli.run`` and the like are now the modules, the commands one level down)
+from fctlab.cli.reproduce import demo
+from fctlab.cli.run import calibrate, compare
+
+__all__ = ["app", "main", "EXIT_BAD_INPUT", "EXIT_FAILED", "calibrate", "compare", "demo"]
 
 app = typer.Typer(
     add_completion=False,

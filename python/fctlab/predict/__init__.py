@@ -38,6 +38,8 @@ scikit-learn and quantile-forest.
 from __future__ import annotations
 
 from fctlab.predict.evaluation import evaluate, format_report
+# (the trace helpers this module used to import, at their old path for one release)
+from fctlab.traces import TraceError, feature_columns, split_by_time  # noqa: F401
 from fctlab.predict.model import (
     CONNECTION_KEY,
     DEFAULT_BETA,

@@ -47,7 +47,7 @@ Setup (what the paper gives, and what fctlab chose where it is silent or where f
 Not run: pHost and NDP (fctlab has neither); Homa with estimated sizes (``scheme.homa_sizes = "estimate"``)
 needs an ``estimate_bytes`` per message, which fctlab makes only for application traces with a trained
 predictor (:mod:`fctlab.predict`), not for messages drawn from a size CDF such as W1-W5; the QCLIMB simulation
-recipe runs it on PageRank (:mod:`fctlab.reproduce_qclimb`).
+recipe runs it on PageRank (:mod:`fctlab.recipes.qclimb`).
 
 The series are one constant, :data:`SCHEMES`; a series whose scheme the engine does not have is left out, with
 a note. Scales: ``tiny`` (a smoke test, seconds), ``small`` (one seed, fewer messages; under 15 minutes on 2
@@ -65,6 +65,7 @@ from typing import Any
 from fctlab.recipes.common import (
     Points, Recipe, RunRow, available, check_scale, figure, fmt, median, order, record, save_figure,
 )
+from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
 from fctlab.recipes.common import load_runs as recipe_runs
 
 SRC = "Montazeri et al., Homa, SIGCOMM 2018, section 5.2"

@@ -47,6 +47,7 @@ from typing import Any
 from fctlab.recipes.common import (
     Points, Recipe, RunRow, available, check_scale, figure, fmt, order, record, save_figure,
 )
+from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
 from fctlab.recipes.common import load_runs as recipe_runs
 
 SRC = "HyLine (IFIP Networking 2018), section V"

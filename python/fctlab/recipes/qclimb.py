@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from fctlab.recipes.common import Points, Recipe, check_scale
+from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
 #: Bins of the paper (bytes; KB = 1,000 B): small (0, 100 KB], medium (100 KB, 10 MB], large (10 MB, inf).
 SMALL_BYTES = 100_000
 TRACES_DIR = "traces"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from fctlab.recipes.common import Points, Recipe, check_scale, percent_claims
+from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
 from fctlab.recipes.pias import Variant, pias_base
 
 #: The paper's workloads (both settings).

@@ -40,7 +40,8 @@ pub enum FamilyName {
     Rate,
     /// Receiver-driven message transport over priority queues (`transport::homa`): Homa.
     Homa,
-    /// TCP under a central manager that admits, routes and stops large flows (`engine::family::hyline`): HyLine.
+    /// TCP under a central manager that admits, routes and stops large flows (`engine::family::hyline`, the
+    /// manager in `control::hyline`): HyLine.
     Hyline,
     /// TCP behind per-flow token buckets at the hosts (`engine::family::qjump`): QJump.
     Qjump,
@@ -852,9 +853,10 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
 mod tests {
     use super::*;
 
-    /// What the flow level decides for each scheme today (`flowlevel`'s `model_of`, its window-based list and its
-    /// set-up round trips), stated here so that reading the rows instead can be checked: the model (`None`:
-    /// refused at the flow level), window-based, the set-up round trips besides a handshake's.
+    /// Each scheme's flow-level facts, stated from the papers' mechanisms rather than read back from the table: the
+    /// model (`None`: refused at the flow level), window-based (a congestion window limits it), and the set-up
+    /// round trips besides a handshake's (the explicit-rate schemes' rate request in the SYN). A new scheme
+    /// needs its line here.
     #[test]
     fn rows_carry_what_the_flow_level_decides() {
         use FluidModel as M;
@@ -877,8 +879,7 @@ mod tests {
             (S::Homa, None, false, 0),
             (S::Rax, Some(M::Mlfq), true, 0),
             (S::RaxPlus, Some(M::Mlfq), true, 0),
-            // HyLine and QJump run TCP windows; the flow level's own list leaves them out, but it refuses both
-            // (no model) before it asks
+            // HyLine and QJump run TCP windows; the flow level has no model of either
             (S::Hyline, None, true, 0),
             (S::Qjump, None, true, 0),
         ];

@@ -32,7 +32,8 @@ mod pfc;
 pub mod queue;
 mod run;
 
-pub use run::{run, run_event_driven, run_threads, two_threads_worthwhile};
+pub use run::two_threads_worthwhile;
+pub(crate) use run::{run_event_driven, run_threads};
 
 use crate::config::{Config, FamilyName, RoutingMode};
 use crate::flows::{FlowResults, FlowSet};

@@ -1,7 +1,9 @@
-//! Setting a packet-level run up: the entry points ([`run`], [`run_threads`], [`run_event_driven`]), the choice
-//! of family (`run_with`; the flow columns each family needs are checked before, by [`crate::validate::flows`]), the FIFO fast path's decision
-//! (`fifo_queue`), and the set-up of the fabric, its random streams, lossy links, the monitor and the thread
-//! split before the loop starts (`run_family`). Which level runs is not decided here: [`crate::run`] does that.
+//! Setting a packet-level run up: the entry points ([`run_threads`], [`run_event_driven`]), the choice of family
+//! (`run_with`), the FIFO fast path's decision (`fifo_queue`), and the set-up of the fabric, its random streams,
+//! lossy links, the monitor and the thread split before the loop starts (`run_family`). The entry points are the
+//! crate's own: [`crate::run`] picks the level and checks the flows against the scheme first
+//! ([`crate::validate::flows`]), which the families then rely on (a route that is no path of the fabric, a
+//! missing bounds column).
 
 use super::family::{homa, hyline, qjump, rate, routed, tcp, Family};
 use super::parallel;
@@ -18,16 +20,11 @@ use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::atomic::AtomicU64;
 
-/// Simulate `flows` packet by packet on the fabric `cfg` describes, on one thread. Deterministic: same inputs,
-/// same results. The engine is the packet level whatever `run.level` says: [`crate::run`] picks the level.
-pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>) -> Result<RunOutput, FlowError> {
-    run_with(cfg, flows, progress, true, 1)
-}
-
-/// [`run`] on up to `threads` threads (1 or 2; see [`parallel`]). The results are bit-identical to [`run`]'s
-/// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that
-/// cannot be split (a host link without propagation delay) runs on one thread.
-pub fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+/// Simulate `flows` packet by packet on the fabric `cfg` describes, on up to `threads` threads (1 or 2; see
+/// [`parallel`]). Deterministic: same inputs, same results, bit-identical whatever the number of threads (except
+/// `max_event_queue_len` and the wall-clock fields); a fabric that cannot be split (a host link without
+/// propagation delay) runs on one thread. The engine is the packet level whatever `run.level` says.
+pub(crate) fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, progress, true, threads)
 }
 
@@ -39,16 +36,12 @@ pub fn two_threads_worthwhile(cfg: &Config) -> bool {
     parallel::window_packets(&net).is_some_and(|w| w >= parallel::WORTHWHILE_WINDOW_PACKETS)
 }
 
-/// [`run`] with every port event-driven (no FIFO fast path), on `threads` threads: for the tests that check
-/// that all paths give bit-identical results.
-#[doc(hidden)]
-pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
+/// [`run_threads`] with every port event-driven (no FIFO fast path): for the tests that check that all paths
+/// give bit-identical results ([`crate::run_event_driven`]).
+pub(crate) fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, None, false, threads)
 }
 
-/// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
-/// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
-/// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
 /// A TCP-family run's FIFO fast path: the queue every packet maps to, if one does and the fast path may be used
 /// (`allowed`; never with PFC, which pauses ports that a FIFO's packets, on the wire ahead of time, could not obey).
 fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
@@ -57,6 +50,9 @@ fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
         .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1))
 }
 
+/// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
+/// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
+/// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
 fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
     if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
         return false;

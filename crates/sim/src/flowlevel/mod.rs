@@ -161,8 +161,9 @@ pub fn supports(name: SchemeName) -> bool {
 /// 2k + 4 with the two internal links: k <= 2).
 pub const MAX_HOPS: usize = 8;
 
-/// Run `flows` at the flow level (see the module docs).
-pub fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
+/// Run `flows` at the flow level (see the module docs). The flows have passed [`crate::validate::flows`]
+/// ([`crate::run`] is the way in).
+pub(crate) fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
     run_pruned(cfg, flows, true)
 }
 

@@ -28,7 +28,7 @@ Setup (what the paper gives, and what fctlab chose where it is silent):
   probe one run per seed, the probe passing when the application throughput averaged over the seeds is at
   least 99%; probes run in rounds (one probe of every search per round) after the main sweep
   (:func:`pdq_searches`), and the answer is the largest passing probe (0 when none passes);
-* the optimum (:mod:`fctlab.optimal`): SRPT for the mean FCT and Moore-Hodgson for the application
+* the optimum (:mod:`fctlab.theory.pdq_optimum`): SRPT for the mean FCT and Moore-Hodgson for the application
   throughput, on the same flows through the receiver's 1 Gbps link, each flow's latency outside that link taken
   from its ideal FCT (Figure 3c's optimum leaves it out: an upper bound, 0.07 ms against deadlines of 20 ms
   and more);
@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from fctlab.recipes.common import Points, Recipe, RunRow, check_scale, figure, record, save_figure
+from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
 from fctlab.recipes.pdq.scale import scale_claims, scale_series, scale_sweep, scale_tables
 from fctlab.recipes.pdq.series import DEADLINE_MS, LINK_DELAY_NS, MEAN_KB, SCHEMES, Series, available, load_runs
 

@@ -1,5 +1,5 @@
-//! Transport families: what differs between the TCP family and the explicit-rate family (and, later, Homa's
-//! receiver-driven one and HyLine's), behind one trait that the run loop is generic over.
+//! Transport families: what differs between the TCP family, the explicit-rate family, Homa's receiver-driven one,
+//! HyLine's and QJump's, behind one trait that the run loop is generic over.
 //!
 //! A family is the hosts' per-flow endpoint (sender and receiver in one state machine), what its packets carry
 //! beyond the common fields (`Hdr`), and optionally an agent per egress port that sees every packet the port

@@ -2,7 +2,7 @@
 //! family's hosts (`engine::family::tcp`, shared through [`TcpHosts`]) with each routed flow's data packets
 //! carrying the route of its path (`net::route`), which the switches decode as HyLine's do. ACKs and flows
 //! without a path go by ECMP. The route rides in the field rank-queue switches read as the rank, so pFabric and
-//! LAS cannot take routes (the engine refuses them).
+//! LAS cannot take routes (`validate::flows` refuses them, and routes that are no path of the fabric).
 //!
 //! Path indices: the equal-cost paths from a flow's source to its destination, in the order of the port taken at
 //! each switch with a choice (`Network::candidates`), the first such switch most significant; e.g. on a k = 4
