@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fctlab.cli import app
+from fctlab.fabric import host_pods
 from fctlab.simulation import host_racks
 
 runner = CliRunner()
@@ -53,6 +54,25 @@ def test_racks_for_the_staggered_pattern(tmp_path):
     result, out = run(tmp_path, text)
     assert result.exit_code == 0, result.stderr
     assert pq.read_table(out / "flows.parquet").to_pandas()["finished"].all()
+
+
+def test_inter_pod_pairs_on_a_fat_tree(tmp_path):
+    # k = 4 with 2 hosts per edge switch: 16 hosts, pods of 4; an experiment with pairs = "inter_pod" keeps every
+    # flow between pods
+    fat = {"topology": {"kind": "fat_tree", "k": 4, "hosts_per_edge": 2}}
+    assert host_pods(fat).tolist() == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    assert host_racks(fat).tolist() == [h // 2 for h in range(16)]
+    text = ('[topology]\nkind = "fat_tree"\nk = 4\nhosts_per_edge = 2\n[workload]\ncdf = "websearch"\n'
+            'load = 0.3\nflows = 200\npairs = "inter_pod"\n[scheme]\nname = "dctcp"\n')
+    result, out = run(tmp_path, text)
+    assert result.exit_code == 0, result.stderr
+    table = pq.read_table(out / "flows.parquet").to_pandas()
+    assert len(table) == 200 and (table["src"] // 4 != table["dst"] // 4).all()
+    bad = text.replace('cdf = "websearch"\nload = 0.3\n', 'pattern = "permutation"\ncdf = "websearch"\n')
+    (tmp_path / "bad").mkdir()
+    result, out2 = run(tmp_path / "bad", bad)
+    assert result.exit_code == 2 and "workload.pairs" in result.stderr, result.stderr
+    assert not out2.exists()
 
 
 BAD = [

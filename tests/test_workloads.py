@@ -281,6 +281,32 @@ def test_all_to_all_pairs_and_receiver_subset():
     assert np.all(sub.loc[sub["src"] == 2, "dst"] == 3)
 
 
+def test_all_to_all_between_groups_uniform_over_the_other_groups():
+    # 12 hosts in 3 pods of 4: every flow leaves its pod, and each of the 12 x 8 inter-pod pairs is equally likely
+    cdf = wl.load_cdf("datamining")
+    pods = np.repeat([0, 1, 2], 4)
+    df = wl.all_to_all(hosts=12, cdf=cdf, load=0.3, host_link_bps=1e10, flows=60_000, rng=np.random.default_rng(3),
+                       groups=pods)
+    assert_flow_table(df)
+    assert np.all(pods[df["src"].to_numpy()] != pods[df["dst"].to_numpy()])
+    counts = pd.crosstab(df["src"], df["dst"]).to_numpy()
+    assert counts.shape == (12, 12)
+    inter = counts[pods[:, None] != pods[None, :]]
+    assert np.all(counts[pods[:, None] == pods[None, :]] == 0)
+    assert np.all(np.abs(inter / inter.mean() - 1) < 0.2)  # about 625 flows per pair
+    # the same draws as all pairs for the arrivals, sources and sizes: only the destinations differ
+    ref = wl.all_to_all(hosts=12, cdf=cdf, load=0.3, host_link_bps=1e10, flows=60_000, rng=np.random.default_rng(3))
+    for col in ("start_ps", "src", "size_bytes"):
+        assert np.array_equal(df[col].to_numpy(), ref[col].to_numpy()), col
+    # receivers limited to one pod: senders in that pod have none outside it
+    with pytest.raises(WorkloadError, match="sender 0 has no receiver outside its own group"):
+        wl.all_to_all(hosts=12, cdf=cdf, load=0.3, host_link_bps=1e10, flows=10, rng=np.random.default_rng(3),
+                      groups=pods, receivers=[1, 2, 3])
+    with pytest.raises(WorkloadError, match="one group per host"):
+        wl.all_to_all(hosts=12, cdf=cdf, load=0.3, host_link_bps=1e10, flows=10, rng=np.random.default_rng(3),
+                      groups=[0, 1])
+
+
 def test_permutation_maps_each_source_to_one_destination():
     df = wl.permutation(
         hosts=10, cdf=wl.load_cdf("websearch"), load=0.5, host_link_bps=1e10, flows=5_000, rng=np.random.default_rng(9)

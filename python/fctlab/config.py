@@ -142,6 +142,9 @@ class WorkloadConfig(_Section):
     #: Hosts allowed to send / receive (default: every host).
     senders: list[int] | None = None
     receivers: list[int] | None = None
+    #: All-to-all: which (source, destination) pairs flows take: ``"all"`` (the default), ``"inter_rack"``
+    #: (destinations under another rack only) or ``"inter_pod"`` (another pod only: the HyLine authors' scripts).
+    pairs: Literal["all", "inter_rack", "inter_pod"] | None = None
     #: The application model (TCP-family schemes): each flow's data generation rate r_g, drawn per flow after
     #: the flows (and their deadlines): ``"fixed"`` (``gen_rate_bps``), ``"uniform"`` or ``"log_uniform"`` on
     #: [``gen_rate_min_bps``, ``gen_rate_max_bps``], or ``"cdf"`` (``gen_rate_cdf``: a shipped rate CDF such as
@@ -646,7 +649,7 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
         forbid(
             ("pattern", "cdf", "load", "load_bytes", "flows", "fan_in", "response_bytes", "queries", "query_rate_hz",
              "senders", "receivers", "size_uniform_mean_bytes", "receiver", "stride", "staggered_p",
-             "start_spread_ns"),
+             "start_spread_ns", "pairs"),
             "not allowed with workload.trace (a trace gives the flows itself)",
         )
         path = _resolve(base, w.trace)
@@ -713,11 +716,12 @@ def _check_workload(w: WorkloadConfig, base: Path, hosts: int) -> WorkloadConfig
                               f"(got {w.stride}): every host would send to itself")
         if pattern == "aggregation":
             forbid(("receivers",), "pattern aggregation has one receiver: workload.receiver")
+            forbid(("pairs",), "only for pattern all_to_all, not aggregation")
             if w.senders is not None and (w.receiver or 0) in w.senders:
                 raise ConfigError("workload.senders", f"lists the receiver (host {w.receiver or 0}), which cannot "
                                   "send to itself")
         elif pattern != "all_to_all":
-            forbid(("senders", "receivers"), f"only for pattern all_to_all, not {pattern}")
+            forbid(("senders", "receivers", "pairs"), f"only for pattern all_to_all, not {pattern}")
         if "load_bytes" in given and "load" not in given:
             raise ConfigError("workload.load_bytes", "says what workload.load counts, but no load is given")
         for key in ("senders", "receivers"):

@@ -21,7 +21,7 @@ import numpy as np
 
 from fctlab.config import ConfigError
 
-__all__ = ["NEVER_PS", "NONE_U32", "flow_columns", "u32_or_none", "host_racks"]
+__all__ = ["NEVER_PS", "NONE_U32", "flow_columns", "u32_or_none", "host_racks", "host_pods"]
 
 #: The engine's "never" (an unfinished flow's finish time; a flow without a deadline).
 NEVER_PS = np.iinfo(np.uint64).max
@@ -75,3 +75,17 @@ def host_racks(engine: dict[str, Any]) -> np.ndarray:
     if kind == "bcube":
         return h // int(topo["n"])
     raise ConfigError("workload.pattern", f"staggered needs to know the racks of topology.kind {kind!r}")
+
+
+def host_pods(engine: dict[str, Any]) -> np.ndarray:
+    """Each host's pod in the engine's topology: a fat tree's pods (k/2 edge switches of ``hosts_per_edge``
+    hosts each, or k/2 when 0); a leaf-spine or a dumbbell has no tier above its racks, so a pod is a rack there
+    too (every path between racks crosses the spine), and a single switch is one pod."""
+    topo = engine["topology"]
+    kind = topo["kind"]
+    if kind == "fat_tree":
+        return host_racks(engine) // (int(topo["k"]) // 2)  # k/2 edge switches (racks) per pod
+    if kind in ("leaf_spine", "dumbbell", "single_switch"):
+        return host_racks(engine)
+    raise ConfigError("workload.pairs", f"inter_pod needs to know the pods of topology.kind {kind!r} "
+                      "(fat_tree, leaf_spine, dumbbell, single_switch)")

@@ -18,7 +18,7 @@ import numpy as np
 
 from fctlab.analyze import size_bin, summarize
 from fctlab.config import ConfigError, Experiment
-from fctlab.fabric import NEVER_PS, host_racks, u32_or_none
+from fctlab.fabric import NEVER_PS, host_pods, host_racks, u32_or_none
 from fctlab.scheme_table import threshold_schemes
 from fctlab.workloads import FlowColumns, column
 
@@ -57,6 +57,16 @@ def build_flows(exp: Experiment) -> pd.DataFrame:
     return flows.frame() if isinstance(flows, FlowColumns) else flows
 
 
+def _pair_groups(exp: Experiment) -> np.ndarray | None:
+    """The host groups that ``workload.pairs`` keeps flows between (None: every pair)."""
+    pairs = exp.workload.pairs or "all"
+    if pairs == "inter_rack":
+        return host_racks(exp.engine)
+    if pairs == "inter_pod":
+        return host_pods(exp.engine)
+    return None
+
+
 def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
     """:func:`build_flows` without pandas for a generated workload: its table as
     :class:`~fctlab.workloads.FlowColumns` (a trace is read into a DataFrame). :func:`simulate` takes either;
@@ -89,7 +99,7 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
                 key = f"workload.{pattern.key}"
             flows = workloads.generate(
                 pattern.name, rng=rng, hosts=exp.hosts, host_link_bps=exp.host_link_bps, load=load, sizes=sizes,
-                racks=host_racks(exp.engine) if pattern.needs_racks else None, flows=w.flows,
+                racks=host_racks(exp.engine) if pattern.needs_racks else None, groups=_pair_groups(exp), flows=w.flows,
                 start_spread_ns=float(w.start_spread_ns or 0.0), senders=w.senders, receivers=w.receivers,
                 receiver=w.receiver, stride=w.stride, staggered_p=w.staggered_p, fan_in=w.fan_in,
                 response_bytes=w.response_bytes, queries=w.queries, query_rate_hz=w.query_rate_hz,

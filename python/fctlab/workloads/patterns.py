@@ -72,6 +72,7 @@ def _all_to_all(
     rng: np.random.Generator,
     senders: list[int] | None = None,
     receivers: list[int] | None = None,
+    groups: Sequence[int] | np.ndarray | None = None,
 ) -> FlowColumns:
     """All-to-all traffic: Poisson flow arrivals at the offered load of docs/experiment.md.
 
@@ -85,6 +86,13 @@ def _all_to_all(
     as the ns-2 scripts' independent Poisson process per host pair at ``lambda / pairs`` each: the superposition
     of independent Poisson processes is Poisson, and each arrival belongs to a pair with probability
     proportional to that pair's rate (Poisson splitting/merging).
+
+    ``groups`` (one group id per host, e.g. each host's rack or pod) keeps every flow between groups: the
+    destination is uniform among the receivers outside the source's group, as the HyLine authors' scripts draw
+    only inter-pod pairs (a Poisson process per ordered pair of hosts in different pods). ``load`` still counts
+    each sender's uplink: the rate above is unchanged, so a scheme's scripts that give each pair
+    ``lambda / (hosts - 1)`` offer ``load x (receivers outside the group) / (hosts - 1)``; give that load to run
+    theirs.
 
     Random draws, in order: gaps, sources, destinations, sizes.
     """
@@ -100,6 +108,8 @@ def _all_to_all(
         raise WorkloadError(f"receivers: sender {int(rcv[0])} has no receiver other than itself")
 
     rate = _arrival_rate_hz(load, host_link_bps, len(snd), cdf)
+    if groups is not None:
+        return _all_to_all_between_groups(rng, hosts, snd, rcv, groups, rate, flows, cdf)
     start = _poisson_starts_ps(rng, rate, flows)
     src = snd[rng.integers(0, len(snd), flows)]
     # Position of each source among the receivers (-1 if it is not one); draw among the others and skip it.
@@ -109,6 +119,32 @@ def _all_to_all(
     k = rng.integers(0, len(rcv) - (pos >= 0), flows)
     k += (pos >= 0) & (k >= pos)
     dst = rcv[k]
+    size = cdf.sample(rng, flows)
+    return build_table(src, dst, size, start)
+
+
+def _all_to_all_between_groups(rng: np.random.Generator, hosts: int, snd: np.ndarray, rcv: np.ndarray,
+                               groups: Sequence[int] | np.ndarray, rate: float, flows: int, cdf: Cdf) -> FlowColumns:
+    """:func:`_all_to_all` with every destination outside its source's group (same draws, same order)."""
+    group = np.asarray(groups, dtype=np.int64)
+    if group.shape != (hosts,):
+        raise WorkloadError(f"groups must give one group per host ({hosts}), got {group.shape[0] if group.ndim else 0}")
+    # receivers sorted by group: group g's receivers hold the positions [first[g], first[g] + count[g])
+    order = rcv[np.argsort(group[rcv], kind="stable")]
+    ids, first_of, count_of = np.unique(group[order], return_index=True, return_counts=True)
+    at = np.searchsorted(ids, group[snd])
+    known = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == group[snd])
+    first = np.where(known, first_of[np.minimum(at, len(ids) - 1)], 0)
+    count = np.where(known, count_of[np.minimum(at, len(ids) - 1)], 0)
+    others = len(rcv) - count  # per sender (in snd order): receivers outside its group
+    if others.min() < 1:
+        raise WorkloadError(f"sender {int(snd[np.argmin(others)])} has no receiver outside its own group")
+    start = _poisson_starts_ps(rng, rate, flows)
+    pick = rng.integers(0, len(snd), flows)
+    src = snd[pick]
+    k = rng.integers(0, others[pick], flows)
+    k += np.where(k >= first[pick], count[pick], 0)  # skip the source's group
+    dst = order[k]
     size = cdf.sample(rng, flows)
     return build_table(src, dst, size, start)
 
@@ -420,7 +456,8 @@ def _frame_function(pattern: Pattern) -> Callable[..., pd.DataFrame]:
 
 def _draw_all_to_all(k: dict[str, Any]) -> FlowColumns:
     return _all_to_all(hosts=k["hosts"], cdf=k["sizes"], load=k["load"], host_link_bps=k["host_link_bps"],
-                       flows=k["flows"], rng=k["rng"], senders=k.get("senders"), receivers=k.get("receivers"))
+                       flows=k["flows"], rng=k["rng"], senders=k.get("senders"), receivers=k.get("receivers"),
+                       groups=k.get("groups"))
 
 
 def _draw_permutation(k: dict[str, Any]) -> FlowColumns:
@@ -487,7 +524,8 @@ def generate(
     **keys: Any,
 ) -> FlowColumns:
     """Pattern ``pattern``'s flows (:data:`PATTERNS`), from workload keys as an experiment names them: ``sizes``
-    for the patterns that draw sizes, ``racks`` (each host's rack) for those that need them, and the pattern's
+    for the patterns that draw sizes, ``racks`` (each host's rack) for those that need them, ``groups`` (each
+    host's rack or pod) for all_to_all between groups, and the pattern's
     own keys (``senders``, ``receivers``, ``receiver``, ``stride``, ``staggered_p``, ``fan_in``,
     ``response_bytes``, ``queries``, ``query_rate_hz``) by keyword; a key left out means its default. The draws
     are the generator's own."""
