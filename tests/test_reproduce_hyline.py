@@ -19,32 +19,55 @@ def test_recipe_is_registered():
     assert "hyline" in RECIPES
 
 
-def test_points_carry_the_papers_fabric_and_table_1():
+def test_points_carry_the_authors_fabric_traffic_and_scripts():
     sweep = rh.hyline_sweep("small")
     by = {(p.values["study"], p.values["workload"], p.values["load"], p.values["variant"]): p.experiment
           for p in sweep.points}
     exp = by[("main", "websearch", 0.5, "HyLine")]
     topo = exp.engine["topology"]
-    assert (topo["kind"], topo["k"], topo["hosts_per_edge"]) == ("fat_tree", 8, 8)
+    # the authors' fabric: k = 8 with k/2 hosts per edge switch, 128 hosts, no oversubscribed tier
+    assert (topo["kind"], topo["k"], topo["hosts_per_edge"]) == ("fat_tree", 8, 4)
+    assert exp.hosts == 128 and topo["hosts_per_edge"] <= topo["k"] // 2
     assert (topo["host_link_gbps"], topo["core_link_delay_ns"]) == (1.0, 25_000.0)
     assert exp.engine["routing"]["mode"] == "ecmp"
+    # inter-pod pairs at the scripts' per-pair rate, counted on wire bytes
+    w = exp.workload
+    assert (w.pairs, w.load_bytes) == ("inter_pod", "wire")
+    assert w.load == pytest.approx(0.5 * 112 / 127, abs=1e-6)
     sc = exp.engine["scheme"]
     assert (sc["hyline_threshold_bytes"], sc["hyline_tcost_us"], sc["hyline_large_rto_min_us"]) == (
         1_000_000, 100.0, 1_000_000.0)
-    assert exp.engine["switch"]["buffer_bytes"] == 225 * 1500
-    assert (exp.engine["transport"]["init_cwnd_packets"], exp.engine["transport"]["rto_min_us"]) == (25, 4000.0)
+    assert exp.engine["switch"]["buffer_bytes"] == 226 * 1460
+    t = exp.engine["transport"]
+    assert (t["init_cwnd_packets"], t["max_cwnd_packets"], t["rto_min_us"], t["dupack_threshold"]) == (
+        25, 50, 4000.0, 0)
     pf = by[("main", "websearch", 0.5, "pFabric")].engine
     assert pf["switch"]["buffer_bytes"] == 50 * 1500
-    assert (pf["transport"]["init_cwnd_packets"], pf["transport"]["rto_min_us"]) == (25, 1000.0)
+    t = pf["transport"]
+    assert (t["init_cwnd_packets"], t["max_cwnd_packets"], t["rto_min_us"]) == (25, 49, 1000.0)
     for name in ("DCTCP", "TCP"):
-        t = by[("main", "websearch", 0.5, name)].engine["transport"]
-        assert (t["init_cwnd_packets"], t["rto_min_us"]) == (10, 4000.0)
+        e = by[("main", "websearch", 0.5, name)].engine
+        t = e["transport"]
+        assert (t["init_cwnd_packets"], t["max_cwnd_packets"], t["rto_min_us"], t["dupack_threshold"]) == (
+            25, 226, 4000.0, 3)
+        assert e["switch"]["buffer_bytes"] == 226 * 1460
+    assert by[("main", "websearch", 0.5, "DCTCP")].engine["switch"]["ecn_threshold_bytes"] == 15 * 1460
+    # a new connection, with its handshake, per flow for every scheme
+    assert all(p.experiment.engine["transport"]["handshake"] for p in sweep.points)
     assert by[("main", "datamining", 0.7, "Qjump")].engine["scheme"]["name"] == "qjump"
-    assert {k[1] for k in by if k[0] == "mix"} == {"light", "heavy"}
+    assert {k[1] for k in by if k[0] == "mix"} == {"light", "light_l1460", "heavy"}
     ths = {k[3] for k in by if k[0] == "threshold"}
     assert len(ths) == 5 and "HyLine H=1000000" in ths
+    big = by[("fabric", "websearch", 0.6, "HyLine (256 hosts)")]
+    assert big.hosts == 256
+    # runs sized by simulated time: Light's arrivals span 50 ms at least (a fixed 3,000 spanned 3.3 ms)
+    light = by[("mix", "light", 0.6, "HyLine")].workload
+    mean = 26535.4
+    span_s = light.flows * 8 * mean / (light.load * 1e9 * 128 * 1460 / 1500)
+    assert span_s >= 0.05 and light.flows <= 20_000
     if rh.engine_has_pfc():
-        assert by[("main", "websearch", 0.5, "HyLine")].engine["switch"]["pfc"] is True
+        sw = by[("main", "websearch", 0.5, "HyLine")].engine["switch"]
+        assert sw["pfc"] is True and (sw["pfc_pause_packets"], sw["pfc_resume_packets"]) == (221, 210)
         assert ("pfc", "websearch", 0.9, "HyLine no PFC") in by
 
 

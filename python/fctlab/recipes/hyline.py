@@ -3,42 +3,66 @@
 Abolhassani, Ghazvini, Jalili (names as printed), "HyLine: a Simple and Practical Flow Scheduling for Commodity
 Datacenters", IFIP Networking 2018, section V: HyLine against pFabric, Qjump, DCTCP and TCP on a 3-tier fat-tree.
 
-Setup (what the paper and its authors' public ns-2 scripts give, and fctlab's choices where they are silent):
+The setup is the authors' ns-2 scripts' (github.com/Soheil-ab/HyLine, ``eval.tar.gz``: ``common/`` and one
+``.tcl`` per scheme); where the scripts and the paper's Table I disagree, the scripts' values run and the
+difference is written here. fctlab's choices where both are silent are marked "chosen".
 
-* the fabric: 8 pods, 256 hosts, 80 switches (``fat_tree`` with k = 8 and 8 hosts per edge switch, the
-  topology's default links: 1 Gbps, 25 us per link, a 300 us round trip across pods); flow-based ECMP for every
-  scheme (the paper's "fair comparison");
-* Table I per scheme: pFabric with 50-packet queues (75,000 B), initial window 25, RTO floor 1 ms (its own
-  rank queues and MinTCP otherwise); Qjump, DCTCP and TCP with 225-packet queues (337,500 B per port), initial
-  window 25 (Qjump) or 10, RTO floor 4 ms; HyLine with 225-packet queues, H = 1 MB, T_cost = 100 us, first
-  class initial window 25 and RTO floor 4 ms, second class initial window 25 and RTO floor 1 s, and PFC with
-  pause/resume thresholds of 215/205 packets on the second class's queue, which gets 100 packets of headroom
-  beyond the port's buffer (the authors' scripts give it 100 more than its own 226-packet buffer; fctlab's queues
-  share the port's buffer); PFC as the authors' ns-2 code models it (``switch.pfc_mode = "next_queue"``, like
-  virtual output queues: a port sends the first second-class packet whose queue at the next switch is not
-  paused, so no head-of-line blocking; docs/schemes.md), which runs on one thread;
-* DCTCP marks at 20 packets (30,000 B) of a port's occupancy, the DCTCP paper's K for 1 Gbps (Table I gives no
-  K); the others run without ECN (HyLine's scripts set DCTCP's K out of reach);
-* Qjump as the QJump authors' ns-2 model (``engine::family::qjump``): eight levels by flow size, per-flow token buckets
-  refilled every 10.5 ms at 1 Gbps;
-* workloads: web search and data mining (the paper's [9] and [7]), and the synthetic Light and Heavy (bounded
-  Pareto; the paper's Fig. 4b is lost, see the CDF files' headers); all-to-all, Poisson arrivals;
-* metrics as the paper's: FCT normalised to the flow's ideal (the engine's ideal FCT: alone in the fabric at line
-  rate), mean (AFCT) and 99th percentile, per size range (0, 100 KB], (100 KB, 1 MB], (1, 10 MB], > 10 MB and
-  overall; application throughput, the share of flows that finish within 4 x their ideal FCT (the paper's
-  deadlines; no scheme here reads deadlines, so they are applied to the results); the manager's statistics
-  (time to the first CTS, time preempted, preemptions per flow, by size range);
-* warm-up and cool-down of 10% of the flows each, left out of the statistics.
+* **Fabric**: a k = 8 fat-tree with k/2 = 4 hosts per edge switch (the scripts' ``Topology-mul-pland8-pfc.tcl``:
+  ``num_host_per_sw = num_ports / 2``): 8 pods, 128 hosts, 80 switches, no oversubscribed tier (the paper's
+  "80 8-port switches" can attach no more); every link 1 Gbps and 25 us (a 300 us round trip across pods);
+  flow-based ECMP for every scheme (the paper's "fair comparison"). :data:`FABRIC_256` (8 hosts per edge: 256
+  hosts, 2:1 at edge and aggregation) is the labelled variant this recipe ran before (study ``fabric``).
+* **Traffic** as the scripts make it: a Poisson process per ordered pair of hosts **in different pods**
+  (``workload.pairs = "inter_pod"``), each at ``lambda / (hosts - 1)`` with ``lambda`` the per-host rate of load
+  rho counted on wire bytes (mean flow size x 1500 / 1460: ``workload.load_bytes = "wire"``); only 112 of a host's
+  127 peers are in other pods, so each host link is offered rho x 112 / 127 = 0.88 rho. Sweep values keep the
+  paper's nominal rho; the experiment's load is the offered one (:func:`offered_load`).
+* **Connections**: a new TCP connection per flow with its SYN round trip for every scheme (the scripts close the
+  pair's connection at each flow's end and the next flow opens a new one: ``transport.handshake``).
+* **Per scheme** (the scripts; Table I where they agree):
+
+  - HyLine (``hyline.tcl``): two queues sharing 226 packets of 1,460 B (the scripts' RPQ counts
+    ``limit_ x mean_pktsize_`` = 329,960 B; Table I says 225 packets), H = 1 MB, T_cost = 100 us; first class
+    initial window 25, window cap 50, RTO floor 4 ms; second class initial window 25, cap 225, RTO floor 1 s; no
+    fast retransmit (``dynamic_dupack_ 1000000``: ``transport.dupack_threshold = 0``); PFC on the second class's
+    queue, pausing above 220 packets and resuming below 210 (the scripts' ``size_queue - 6`` and ``margin_`` 10;
+    Table I: 215/205), that queue 100 packets longer than the port's (``pfc_headroom_bytes``), in the authors'
+    model (``switch.pfc_mode = "next_queue"``: a port sends the first second-class packet whose queue at the next
+    switch is not paused; runs on one thread);
+  - pFabric (``pfabric.tcl``): 50-packet rank queues (75,000 B: its DropTail counts 1,500 B packets), initial
+    window 25, window cap ``queue - 1`` = 49 packets (the native preset's 15 is below the cross-pod BDP of about
+    31), RTO floor 1 ms, fixed; no fast retransmit; the native preset otherwise;
+  - DCTCP (``dctcp.tcl``): one queue of 226 x 1,460 B, ECN marking at K = 15 packets (21,900 B; Table I gives
+    no K), initial window 25, window cap 226, RTO floor 4 ms, fast retransmit at 3 duplicate ACKs;
+  - TCP (``tcp.tcl``): as DCTCP without ECN;
+  - Qjump: the authors ship no script for it: Table I (225-packet ports, initial window 25, RTO floor 4 ms), and
+    the QJump authors' ns-2 model (``engine::family::qjump``): eight levels by flow size, per-flow token buckets
+    refilled every 10.5 ms at 1 Gbps.
+* **Workloads**: web search and data mining (the paper's [9] and [7]), and the synthetic Light and Heavy (bounded
+  Pareto; the paper's Fig. 4b is lost, see the CDF files' headers). Light's lower bound is not given: the recipe
+  runs L = 5,000 B (``hyline_light``, as Heavy needs) and shows L = 1,460 B (``hyline_light_l1460``, 47% of bytes
+  in the first class instead of 78%) beside it.
+* **Run length**: by simulated time, not a fixed count: each run has enough flows for its arrivals to span
+  :attr:`HylineScale.span_ms` of simulated time (at least ``min_flows``, at most ``max_flows``); ``paper`` runs
+  the scripts' 40,000 flows per run. A fixed 3,000 flows of Light arrived within 3.3 ms, a start-up transient.
+* **Metrics** as the paper's: FCT normalised to the flow's ideal (alone in the fabric at line rate, its
+  handshake included), mean (AFCT) and 99th percentile, per size range (0, 100 KB], (100 KB, 1 MB],
+  (1, 10 MB], > 10 MB and overall; application throughput, the share of flows that finish within 4 x their ideal
+  FCT (the paper's deadlines; no scheme here reads deadlines, so they are applied to the results); the manager's
+  statistics (time to the first CTS, time preempted, preemptions per flow, by size range); warm-up and cool-down
+  of 10% of the flows each, left out of the statistics.
 
 Studies: the main comparison (both workloads, every scheme, against load), Light and Heavy (every scheme, one
-load), PFC on and off (HyLine on web search at the highest loads), and the threshold H (HyLine on web search at
-0.6, H from 100 KB to 10 MB). Scales: ``tiny`` (a smoke test), ``small`` (one seed, a few thousand flows per run;
-docs/reproduce-hyline.md gives its time), ``paper`` (the paper's 40,000 flows per run, more loads).
+load), PFC on and off (HyLine on web search at the highest loads), the threshold H (HyLine on web search at
+0.6, H from 100 KB to 10 MB), and the fabric (HyLine and pFabric on web search at 0.6 on the 256-host variant).
+Scales: ``tiny`` (a smoke test), ``small`` (one seed, runs sized by simulated time; docs/reproduce-hyline.md
+gives its time), ``paper`` (the scripts' 40,000 flows per run, more loads).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,57 +84,90 @@ RANGES: tuple[tuple[str, float, float], ...] = (
     (">10MB", 10e6, float("inf")),
 )
 PACKET = 1500
+#: The scripts' RPQ queues count ``limit_`` packets of ``mean_pktsize_`` = 1,460 B.
+RPQ_PACKET = 1460
 DEADLINE_FACTOR = 4.0
 #: PFC's headroom for HyLine's protected queue: the authors' scripts give it 100 packets beyond its queue.
 PFC_HEADROOM_PACKETS = 100
+#: PFC thresholds of the scripts: pause once the queue holds more than 220 packets (``size_queue - 6``), resume
+#: below 210 (``margin_`` 10 less).
+PFC_PAUSE_PACKETS = 221
+PFC_RESUME_PACKETS = 210
 THRESHOLD_BYTES = 1_000_000
-WORKLOADS = {"websearch": "websearch", "datamining": "datamining", "light": "hyline_light", "heavy": "hyline_heavy"}
+WORKLOADS = {"websearch": "websearch", "datamining": "datamining", "light": "hyline_light",
+             "light_l1460": "hyline_light_l1460", "heavy": "hyline_heavy"}
+#: The authors' fabric: k = 8, 4 hosts per edge switch; and the 256-host variant.
+FABRIC_128 = {"kind": "fat_tree", "k": 8, "hosts_per_edge": 4}
+FABRIC_256 = {"kind": "fat_tree", "k": 8, "hosts_per_edge": 8}
+LINK_BPS = 1e9
 
 
 @dataclass(frozen=True)
 class Series:
-    """One scheme of the comparison, with Table I's settings."""
+    """One scheme of the comparison, with the scripts' settings (buffer in bytes per port)."""
 
     label: str
     scheme: str
-    queue_packets: int
+    buffer_bytes: int
     transport: tuple[tuple[str, Any], ...] = ()
     keys: tuple[tuple[str, Any], ...] = ()
+    switch: tuple[tuple[str, Any], ...] = ()
 
 
+_SCRIPT_TCP = (("init_cwnd_packets", 25), ("max_cwnd_packets", 226), ("rto_min_us", 4000.0))
 #: HyLine first.
 SCHEMES: tuple[Series, ...] = (
-    Series("HyLine", "hyline", 225),
-    Series("pFabric", "pfabric", 50, (("init_cwnd_packets", 25), ("rto_min_us", 1000.0))),
-    Series("Qjump", "qjump", 225),
-    Series("DCTCP", "dctcp", 225, (("init_cwnd_packets", 10), ("rto_min_us", 4000.0))),
-    Series("TCP", "tcp", 225, (("init_cwnd_packets", 10), ("rto_min_us", 4000.0))),
+    Series("HyLine", "hyline", 226 * RPQ_PACKET, (("dupack_threshold", 0),)),
+    Series("pFabric", "pfabric", 50 * PACKET,
+           (("init_cwnd_packets", 25), ("max_cwnd_packets", 49), ("rto_min_us", 1000.0)), (("preset", "native"),)),
+    Series("Qjump", "qjump", 225 * PACKET),
+    Series("DCTCP", "dctcp", 226 * RPQ_PACKET, _SCRIPT_TCP,
+           switch=(("queues", 1), ("ecn", "port"), ("ecn_threshold_bytes", 15 * RPQ_PACKET))),
+    Series("TCP", "tcp", 226 * RPQ_PACKET, _SCRIPT_TCP, switch=(("queues", 1), ("ecn", "off"))),
 )
 
 
 @dataclass(frozen=True)
 class HylineScale:
     seeds: tuple[int, ...]
-    flows: int
     loads: tuple[float, ...]
     #: the loads of the PFC study, and of the Light/Heavy study
     pfc_loads: tuple[float, ...]
     mix_load: float
     thresholds: tuple[int, ...]
     workloads: tuple[str, ...] = ("websearch", "datamining")
+    #: flows per run: enough for the arrivals to span ``span_ms`` of simulated time, within [min, max]
+    span_ms: float = 0.0
+    min_flows: int = 3_000
+    max_flows: int = 40_000
 
-    def warmup(self) -> int:
-        return self.flows // 10
+    def flows(self, workload: str, load: float, hosts: int = 128) -> int:
+        """Flows of a run of ``workload`` at nominal ``load``: the arrivals of ``span_ms`` at the offered rate,
+        clamped to [min_flows, max_flows]."""
+        from fctlab import workloads
+
+        mean = workloads.load_cdf(WORKLOADS[workload]).mean_bytes
+        rate = offered_load(load, hosts) * LINK_BPS * hosts * 1460 / 1500 / (8 * mean)  # flows per second
+        return max(self.min_flows, min(self.max_flows, math.ceil(rate * self.span_ms / 1e3)))
 
 
 HYLINE_SCALES = {
-    "tiny": HylineScale(seeds=(1,), flows=300, loads=(0.5,), pfc_loads=(0.8,), mix_load=0.5,
-                        thresholds=(300_000, 3_000_000), workloads=("websearch",)),
-    "small": HylineScale(seeds=(1,), flows=3_000, loads=(0.3, 0.5, 0.7), pfc_loads=(0.7, 0.9), mix_load=0.6,
-                         thresholds=(100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)),
-    "paper": HylineScale(seeds=(1,), flows=40_000, loads=(0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9), pfc_loads=(0.7, 0.8, 0.9),
-                         mix_load=0.6, thresholds=(100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)),
+    "tiny": HylineScale(seeds=(1,), loads=(0.5,), pfc_loads=(0.8,), mix_load=0.5,
+                        thresholds=(300_000, 3_000_000), workloads=("websearch",), min_flows=300, max_flows=300),
+    "small": HylineScale(seeds=(1,), loads=(0.3, 0.5, 0.7), pfc_loads=(0.7, 0.9), mix_load=0.6,
+                         thresholds=(100_000, 300_000, 1_000_000, 3_000_000, 10_000_000), span_ms=50.0,
+                         min_flows=3_000, max_flows=20_000),
+    "paper": HylineScale(seeds=(1,), loads=(0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9), pfc_loads=(0.7, 0.8, 0.9),
+                         mix_load=0.6, thresholds=(100_000, 300_000, 1_000_000, 3_000_000, 10_000_000),
+                         min_flows=40_000, max_flows=40_000),
 }
+
+
+def offered_load(load: float, hosts: int = 128, hosts_per_pod: int | None = None) -> float:
+    """The load each host link is offered when the scripts run nominal ``load``: their per-pair rate is
+    ``lambda / (hosts - 1)`` over the inter-pod pairs alone, ``hosts - hosts_per_pod`` of each host's peers."""
+    per_pod = hosts // 8 if hosts_per_pod is None else hosts_per_pod
+    return load * (hosts - per_pod) / (hosts - 1)
 
 
 def engine_has_pfc() -> bool:
@@ -120,48 +177,45 @@ def engine_has_pfc() -> bool:
     return "pfc" in json.loads(_core.defaults())["switch"]
 
 
-def hyline_base() -> dict[str, Any]:
+def hyline_base(topology: dict[str, Any] | None = None) -> dict[str, Any]:
     """The paper's fabric as an experiment dict (without scheme and workload)."""
     return {
         "name": "reproduce-hyline",
-        "topology": {"kind": "fat_tree", "k": 8, "hosts_per_edge": 8},
+        "topology": dict(FABRIC_128 if topology is None else topology),
         "routing": {"mode": "ecmp"},
     }
 
 
 def _raw(series: Series, workload: str, load: float, sc: HylineScale, seed: int, *, pfc: bool = True,
-         threshold: int = THRESHOLD_BYTES) -> dict[str, Any]:
-    raw = hyline_base()
+         threshold: int = THRESHOLD_BYTES, topology: dict[str, Any] | None = None) -> dict[str, Any]:
+    raw = hyline_base(topology)
+    hosts = 8 * 4 * int(raw["topology"]["hosts_per_edge"])
     raw["label"] = series.label
     raw["seed"] = int(seed)
-    buffer = series.queue_packets * PACKET
-    raw["switch"] = {"buffer_bytes": buffer}
-    raw["host"] = {"nic_buffer_bytes": buffer}
-    raw["transport"] = dict(series.transport)
+    raw["switch"] = {"buffer_bytes": series.buffer_bytes, **dict(series.switch)}
+    raw["host"] = {"nic_buffer_bytes": series.buffer_bytes}
+    raw["transport"] = {"handshake": True, **dict(series.transport)}
     raw["scheme"] = {"name": series.scheme, **dict(series.keys)}
-    if series.scheme == "dctcp":
-        raw["switch"].update({"queues": 1, "ecn": "port", "ecn_threshold_bytes": 20 * PACKET})
-    if series.scheme in ("tcp",):
-        raw["switch"].update({"queues": 1, "ecn": "off"})
     if series.scheme == "hyline":
         raw["switch"]["queues"] = 2
         raw["scheme"]["hyline_threshold_bytes"] = int(threshold)
         if pfc and engine_has_pfc():
             # (pfc_mode: the authors' model, see the module docs)
-            raw["switch"].update({"pfc": True, "pfc_mode": "next_queue", "pfc_pause_packets": 215,
-                                  "pfc_resume_packets": 205, "pfc_queues": [1],
-                                  "pfc_headroom_bytes": PFC_HEADROOM_PACKETS * PACKET})
-    if series.scheme == "pfabric":
-        raw["scheme"]["preset"] = "native"
-    raw["workload"] = {"pattern": "all_to_all", "cdf": WORKLOADS[workload], "load": float(load),
-                       "flows": sc.flows, "warmup_flows": sc.warmup(), "cooldown_flows": sc.warmup()}
+            raw["switch"].update({"pfc": True, "pfc_mode": "next_queue", "pfc_pause_packets": PFC_PAUSE_PACKETS,
+                                  "pfc_resume_packets": PFC_RESUME_PACKETS, "pfc_queues": [1],
+                                  "pfc_headroom_bytes": PFC_HEADROOM_PACKETS * RPQ_PACKET})
+    flows = sc.flows(workload, load, hosts)
+    raw["workload"] = {"pattern": "all_to_all", "pairs": "inter_pod", "cdf": WORKLOADS[workload],
+                       "load": round(offered_load(load, hosts), 6), "load_bytes": "wire",
+                       "flows": flows, "warmup_flows": flows // 10, "cooldown_flows": flows // 10}
     return raw
 
 
 def hyline_sweep(scale: str = "small", out_dir: str | Path | None = None,
                  schemes: Sequence[Series] | None = None) -> Any:
-    """Every run of the recipe as one sweep. Values of a point: study (main, mix, pfc, threshold), workload,
-    load, variant (the series label, with " no PFC" or the threshold for the studies of HyLine), seed."""
+    """Every run of the recipe as one sweep. Values of a point: study (main, mix, pfc, threshold, fabric),
+    workload, load (the paper's nominal load), variant (the series label, with " no PFC", the threshold or the
+    fabric for the studies of HyLine), seed."""
     sc: HylineScale = check_scale(scale, HYLINE_SCALES)
     series, notes = available(SCHEMES if schemes is None else schemes)
     if not engine_has_pfc():
@@ -178,7 +232,7 @@ def hyline_sweep(scale: str = "small", out_dir: str | Path | None = None,
             for load in sc.loads:
                 for s in series:
                     add("main", workload, load, s.label, seed, _raw(s, workload, load, sc, seed))
-        for workload in ("light", "heavy"):
+        for workload in ("light", "light_l1460", "heavy"):
             for s in series:
                 add("mix", workload, sc.mix_load, s.label, seed, _raw(s, workload, sc.mix_load, sc, seed))
         if hyline is not None and engine_has_pfc():
@@ -190,6 +244,10 @@ def hyline_sweep(scale: str = "small", out_dir: str | Path | None = None,
             for h in sc.thresholds:
                 add("threshold", "websearch", 0.6, f"HyLine H={h}", seed,
                     _raw(hyline, "websearch", 0.6, sc, seed, threshold=h))
+        for s in series:
+            if s.scheme in ("hyline", "pfabric"):
+                add("fabric", "websearch", 0.6, f"{s.label} (256 hosts)", seed,
+                    _raw(s, "websearch", 0.6, sc, seed, topology=FABRIC_256))
     record(out_dir, RECIPE_FILE, scale, series)
     return b.sweep(f"reproduce-hyline-{scale}", notes)
 
