@@ -212,13 +212,14 @@ impl Config {
             );
         }
         let sc = self.scheme.name;
-        if sc.rank_queue() {
+        if self.scheme.ranked_ports() {
             return err(
                 "switch.pfc",
                 format!(
-                    "is not supported with scheme {}: its rank queue has no priority queues to pause (PFC needs a \
+                    "is not supported with scheme {}{}: its rank queue has no priority queues to pause (PFC needs a \
                      strict-priority scheme)",
-                    sc.as_str()
+                    sc.as_str(),
+                    if sc.rank_queue() { "" } else { " and scheme.qjump_queue = \"ranked\"" }
                 ),
             );
         }
@@ -534,10 +535,20 @@ impl Config {
             }
         }
         let sc = &self.scheme;
-        if sc.name.rank_queue() && s.buffer == BufferMode::Shared {
+        if sc.ranked_ports() && s.buffer == BufferMode::Shared {
+            let with = if sc.name.rank_queue() { String::new() } else { " and scheme.qjump_queue = \"ranked\"".into() };
             return err(
                 "switch.buffer",
-                format!("\"shared\" is not supported with scheme {}: its rank queue has a per-port buffer", sc.name.as_str()),
+                format!(
+                    "\"shared\" is not supported with scheme {}{with}: its rank queue has a per-port buffer",
+                    sc.name.as_str()
+                ),
+            );
+        }
+        if sc.qjump_queue != QjumpQueue::PriorityFifos && sc.name != SchemeName::Qjump {
+            return err(
+                "scheme.qjump_queue",
+                format!("chooses QJump's switch queue: scheme {} does not read it (leave it out)", sc.name.as_str()),
             );
         }
         let th = &sc.thresholds_bytes;
