@@ -1,11 +1,14 @@
 //! QJump (`engine::family::qjump`) on whole runs: flows that fit their level's bucket leave unhindered, a flow
 //! larger than its bucket is held to the bucket's rate (what the limiter drops, TCP sends again), and every byte
-//! arrives, the same on one and two threads.
+//! arrives, the same on one and two threads; the authors' ns-2 queue (`scheme.qjump_queue = "ranked"`) drops a
+//! lower level's packet for a level-0 arrival at a full port and serves level 0 first, and the configs it
+//! cannot run with are refused.
 
 mod common;
 
 use common::{comparable, dumbbell, flows, random_flows};
-use fctlab_sim::config::{Config, SchemeName};
+use fctlab_sim::config::{Config, QjumpQueue, SchemeName};
+use fctlab_sim::validate::config_from_json;
 use fctlab_sim::{FlowSet, RunOutput};
 
 const US: u64 = 1_000_000;
@@ -75,4 +78,86 @@ fn every_byte_arrives_and_two_threads_agree() {
     assert_eq!(two.stats.threads, 2);
     assert_eq!(one.results, two.results);
     assert_eq!(comparable(&one.stats), comparable(&two.stats));
+}
+
+/// A level-7 flow (1.2 MB) from host 0 keeps the 1 Gbps core port of the left switch full (20 packets of
+/// buffer, a window of 100 packets from 10 Gbps hosts); 200 us later a level-0 flow of 5 packets (7,300 B) from
+/// host 1 to the same receiver reaches that full port.
+fn full_port_meets_level_0(queue: &str) -> (Config, FlowSet, RunOutput) {
+    let mut cfg = qjump(&format!(r#", "qjump_queue": "{queue}""#));
+    cfg.topology = dumbbell(2, 10.0, 1.0).topology;
+    cfg.switch.buffer_bytes = 20 * 1_500;
+    cfg.host.nic_buffer_bytes = Some(0);
+    cfg.transport.init_cwnd_packets = 100;
+    cfg.transport.max_cwnd_packets = 100;
+    let f = flows(&[(0, 2, 1_200_000, 0), (1, 2, 7_300, 200 * US)]);
+    let out = run(&cfg, &f);
+    assert_eq!(out.stats.flows_finished, 2, "{queue}");
+    (cfg, f, out)
+}
+
+/// The authors' queue: the level-0 packets push out level-7 packets (the newest of the lowest level) and lose
+/// none of their own; they are served first, so the short flow waits at most for the packet being sent at the
+/// bottleneck (12 us at 1 Gbps) beyond its ideal FCT. The strict-priority FIFOs (drop-tail on the port's
+/// buffer) drop the level-0 arrivals instead.
+#[test]
+fn ranked_queue_drops_a_lower_level_for_a_level_0_arrival_at_a_full_port() {
+    let (cfg, f, ranked) = full_port_meets_level_0("ranked");
+    assert_eq!(cfg.scheme.qjump_queue, QjumpQueue::Ranked);
+    let r = &ranked.results;
+    assert_eq!((r.bytes_dropped[1], r.retransmits[1], r.timeouts[1]), (0, 0, 0));
+    assert!(r.bytes_dropped[0] > 0, "the level-7 flow gave way");
+    // drops are counted at the dropped packet's level: all at 7 (ACKs are never dropped here)
+    assert_eq!(ranked.stats.drops_per_queue[7], ranked.stats.drops - ranked.stats.host_limiter_drops);
+    assert_eq!(ranked.stats.drops_per_queue[0], 0);
+    let fct = r.finish_ps[1] - f.start_ps[1];
+    assert!(fct >= r.ideal_fct_ps[1] && fct <= r.ideal_fct_ps[1] + 12 * US, "fct {fct} ideal {}", r.ideal_fct_ps[1]);
+
+    let (_, _, fifos) = full_port_meets_level_0("priority_fifos");
+    assert!(fifos.results.bytes_dropped[1] > 0, "drop-tail FIFOs drop the level-0 arrivals at a full port");
+    assert!(fifos.results.finish_ps[1] - f.start_ps[1] > fct);
+}
+
+/// The option at its default is the strict-priority FIFOs: the same results as a config that does not name it.
+#[test]
+fn priority_fifos_is_the_default() {
+    assert_eq!(Config::default().scheme.qjump_queue, QjumpQueue::PriorityFifos);
+    let f = random_flows(200, 5, 300_000, 20 * US, 3);
+    let (a, b) = (run(&qjump(""), &f), run(&qjump(r#", "qjump_queue": "priority_fifos""#), &f));
+    assert_eq!(a.results, b.results);
+}
+
+/// The ranked queue on many flows: every byte arrives, and two threads give the same results as one.
+#[test]
+fn ranked_queue_delivers_everything_on_one_and_two_threads() {
+    let mut cfg = qjump(r#", "qjump_queue": "ranked""#);
+    cfg.switch.buffer_bytes = 30_000;
+    let f = random_flows(400, 5, 300_000, 10 * US, 11);
+    let one = run(&cfg, &f);
+    assert_eq!(one.stats.flows_finished, 400);
+    assert!(one.stats.drops > 0);
+    for i in 0..400 {
+        assert!(one.results.bytes_delivered[i] >= f.size_bytes[i], "flow {i}");
+    }
+    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
+    assert_eq!(two.stats.threads, 2);
+    assert_eq!(one.results, two.results);
+    assert_eq!(comparable(&one.stats), comparable(&two.stats));
+}
+
+/// What the ranked queue cannot run with is refused, naming the key.
+#[test]
+fn ranked_queue_refusals_name_the_key() {
+    let refused = |json: &str, key: &str, words: &str| {
+        let e = config_from_json(json).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.message.contains(words), "{e}");
+    };
+    let q = r#""scheme": {"name": "qjump", "qjump_queue": "ranked"}"#;
+    refused(&format!(r#"{{{q}, "switch": {{"buffer": "shared", "shared_buffer_bytes": 1000000}}}}"#), "switch.buffer", "per-port buffer");
+    refused(&format!(r#"{{{q}, "switch": {{"pfc": true}}}}"#), "switch.pfc", "qjump_queue");
+    refused(&format!(r#"{{{q}, "run": {{"level": "flow"}}}}"#), "run.level", "no flow-level model");
+    refused(r#"{"scheme": {"name": "dctcp", "qjump_queue": "ranked"}}"#, "scheme.qjump_queue", "does not read it");
+    refused(r#"{"scheme": {"name": "qjump", "qjump_queue": "shared"}}"#, "scheme.qjump_queue", "unknown variant");
+    assert!(config_from_json(&format!("{{{q}}}")).is_ok());
 }

@@ -105,6 +105,27 @@ pub struct RunConfig {
     /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT, pias as MLFQ, d3 as
     /// first-come-first-served grants of desired rates, the pdq variants in criticality order).
     pub level: Level,
+    /// Where a flow's completion is measured (`finish_ps`, and so its FCT and slowdown): see [`FctAt`].
+    pub fct_at: FctAt,
+}
+
+/// Where a flow's completion is taken (`run.fct_at`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FctAt {
+    /// When the receiver holds every byte in order (the default; DESIGN.md's FCT). The ideal FCT is the last
+    /// byte's arrival with the flow alone in the idle fabric.
+    Receiver,
+    /// When the sender learns it is done: the cumulative ACK of the last byte reaches it (`sender_done_ps`), as
+    /// the ns-2 scripts of HyLine, pFabric, PIAS and QJump measure it (`TCP_pair`'s `fin_notify`, called from
+    /// the sending agent's `done_data`). The ideal FCT then adds that ACK's return on the idle reverse path (the
+    /// reverse ECMP path's serialization of `transport.ack_bytes` and propagation, hop by hop), so a lone flow's
+    /// slowdown stays 1; `finish_ps` equals `sender_done_ps`, and a flow whose last ACK never came back is
+    /// unfinished. The simulation itself is unchanged (flows that wait for another still start when the
+    /// receiver of the other holds its bytes). Built for the TCP family's schemes and HyLine and QJump (their
+    /// hosts run the TCP code); refused for the explicit-rate schemes, Homa (their senders learn of completion
+    /// from control packets of their own) and the flow level (no ACKs).
+    Sender,
 }
 
 /// The level of detail of a run.
@@ -117,7 +138,13 @@ pub enum Level {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { time_limit_ms: 60_000.0, monitor_host: None, monitor_interval_us: 100.0, level: Level::Packet }
+        RunConfig {
+            time_limit_ms: 60_000.0,
+            monitor_host: None,
+            monitor_interval_us: 100.0,
+            level: Level::Packet,
+            fct_at: FctAt::Receiver,
+        }
     }
 }
 
@@ -212,13 +239,14 @@ impl Config {
             );
         }
         let sc = self.scheme.name;
-        if sc.rank_queue() {
+        if self.scheme.ranked_ports() {
             return err(
                 "switch.pfc",
                 format!(
-                    "is not supported with scheme {}: its rank queue has no priority queues to pause (PFC needs a \
+                    "is not supported with scheme {}{}: its rank queue has no priority queues to pause (PFC needs a \
                      strict-priority scheme)",
-                    sc.as_str()
+                    sc.as_str(),
+                    if sc.rank_queue() { "" } else { " and scheme.qjump_queue = \"ranked\"" }
                 ),
             );
         }
@@ -534,10 +562,20 @@ impl Config {
             }
         }
         let sc = &self.scheme;
-        if sc.name.rank_queue() && s.buffer == BufferMode::Shared {
+        if sc.ranked_ports() && s.buffer == BufferMode::Shared {
+            let with = if sc.name.rank_queue() { String::new() } else { " and scheme.qjump_queue = \"ranked\"".into() };
             return err(
                 "switch.buffer",
-                format!("\"shared\" is not supported with scheme {}: its rank queue has a per-port buffer", sc.name.as_str()),
+                format!(
+                    "\"shared\" is not supported with scheme {}{with}: its rank queue has a per-port buffer",
+                    sc.name.as_str()
+                ),
+            );
+        }
+        if sc.qjump_queue != QjumpQueue::PriorityFifos && sc.name != SchemeName::Qjump {
+            return err(
+                "scheme.qjump_queue",
+                format!("chooses QJump's switch queue: scheme {} does not read it (leave it out)", sc.name.as_str()),
             );
         }
         let th = &sc.thresholds_bytes;
@@ -644,6 +682,27 @@ impl Config {
             return err("routing.mode", format!(
                 "scheme {}'s switches keep per-flow state on the flow's path: only \"ecmp\" is allowed",
                 sc.name.as_str()));
+        }
+        if self.run.fct_at == FctAt::Sender {
+            if self.run.level == Level::Flow {
+                return err(
+                    "run.fct_at",
+                    "\"sender\" needs the packet level: the flow level has no ACKs (run.level = \"flow\")",
+                );
+            }
+            let tcp_hosts = |f: FamilyName| matches!(f, FamilyName::Tcp | FamilyName::Hyline | FamilyName::Qjump);
+            if !tcp_hosts(sc.name.family()) {
+                let built: Vec<&str> = SCHEMES.iter().filter(|r| tcp_hosts(r.family)).map(|r| r.name).collect();
+                return err(
+                    "run.fct_at",
+                    format!(
+                        "\"sender\" is built for the schemes whose hosts run TCP ({}); scheme {} learns of \
+                         completion from control packets of its own: use \"receiver\"",
+                        built.join(", "),
+                        sc.name.as_str()
+                    ),
+                );
+            }
         }
         if self.run.level == Level::Flow {
             deeper(self, CheckPoint::FlowLevelScheme)?;

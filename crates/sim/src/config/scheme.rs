@@ -154,6 +154,10 @@ pub enum RankQueue {
     Pfabric,
     /// LAS: ranked by bytes sent.
     Las,
+    /// Ranked by the packet's priority field (data: its flow's level; ACKs: `transport.ack_priority`): QJump with
+    /// `scheme.qjump_queue = "ranked"` (no scheme's row has it: the option chooses it, see
+    /// [`SchemeConfig::switch_rank_queue`]).
+    Priority,
 }
 
 /// The flow level's allocation rules (`flowlevel`'s module docs describe each).
@@ -448,10 +452,56 @@ impl SchemeName {
         self.row().protocol == Protocol::Pdq
     }
 
-    /// Does the switch use pFabric's rank queue (instead of strict-priority FIFOs)?
+    /// Does the scheme's row give its switches pFabric's rank queue (instead of strict-priority FIFOs)? (What a
+    /// run's ports hold also depends on options: [`SchemeConfig::switch_rank_queue`].)
     pub fn rank_queue(self) -> bool {
         self.row().rank_queue != RankQueue::None
     }
+}
+
+impl SchemeConfig {
+    /// The rank queue a run's ports hold: the scheme row's, or for QJump the one `qjump_queue` chooses
+    /// ([`RankQueue::Priority`] for `"ranked"`); [`RankQueue::None`] for strict-priority FIFOs.
+    pub fn switch_rank_queue(&self) -> RankQueue {
+        match (self.name, self.qjump_queue) {
+            (SchemeName::Qjump, QjumpQueue::Ranked) => RankQueue::Priority,
+            (name, _) => name.row().rank_queue,
+        }
+    }
+
+    /// Do a run's ports hold a rank queue (see [`SchemeConfig::switch_rank_queue`])?
+    pub fn ranked_ports(&self) -> bool {
+        self.switch_rank_queue() != RankQueue::None
+    }
+}
+
+/// QJump's switch queue (`scheme.qjump_queue`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum QjumpQueue {
+    /// `switch.queues` strict-priority FIFOs sharing the port's buffer, drop-tail: a flow's level is its queue
+    /// (levels past the last queue share the last), an arrival that finds the port full is dropped whatever its
+    /// level. What the QJump paper's switches do (802.1Q priorities in commodity hardware), and fctlab's default.
+    PriorityFifos,
+    /// One queue per port ordered by priority, the QJump authors' ns-2 model (camsas/qjump-ns2 @deb0d63: its
+    /// `run_qjump.sh` sets `DROP_PRIO`, `DEQUE_PRIO` and `KEEP_ORDER` true for every DropTail queue, hosts' and
+    /// switches', over pFabric's ns-2 patch `queue/drop-tail.cc`): the packet's priority is its ns-2 `prio_`,
+    /// the flow's level for data (the QJUMP connector writes it), 0 for ACKs (never written: the agent's
+    /// default); fctlab gives ACKs `transport.ack_priority` (default 0, as theirs).
+    ///  - dequeue (`deque_prio_`): the earliest-arrived packet of the most urgent priority (lowest number), FIFO
+    ///    within a priority; `keep_order_` then sends that flow's earliest packet, which with one level per flow
+    ///    is the same packet;
+    ///  - full port (`drop_prio_`): the least urgent packet goes, the latest-arrived among equals, the arrival
+    ///    included: an arrival at the worst priority present is itself dropped, a more urgent one pushes out the
+    ///    newest packet of the worst level. Their code drops one packet, the worst of those whose removal alone
+    ///    makes room; fctlab's rank queue evicts worst-first until the arrival fits, all strictly less urgent
+    ///    (`net::rank_queue`), which differs only when packets of unequal sizes meet a full port.
+    ///
+    /// fctlab runs it on pFabric's rank queue (`net::rank_queue`) ranked by the priority field
+    /// ([`RankQueue::Priority`]): per-port buffer only (`switch.buffer = "port"`), no ECN marking, no PFC; the
+    /// hosts' NICs hold the same queue (`host.nic_buffer_bytes`), as the authors' host links do. Drops are counted
+    /// in `drops_per_queue` at the dropped packet's priority (capped at the last queue).
+    Ranked,
 }
 
 /// Which published parameter set fills the keys a config leaves out (see [`scheme_defaults`]).
@@ -681,6 +731,10 @@ pub struct SchemeConfig {
     /// QJump: the buckets' refill interval in us (0: the scripts' 1.05 ms at 10 Gbps, scaled to the host link rate,
     /// so that every level keeps its share of the link and its flows still fit one bucket: 10.5 ms at 1 Gbps).
     pub qjump_interval_us: f64,
+    /// QJump: the ports' queue, `"priority_fifos"` (the default: strict-priority FIFOs, drop-tail) or `"ranked"`
+    /// (one queue that drops the least urgent packet and serves the most urgent, the QJump authors' ns-2 model);
+    /// see [`QjumpQueue`].
+    pub qjump_queue: QjumpQueue,
 }
 
 /// What a Homa sender announces as its message's length (QCLIMB paper, App. D: Homa with imprecise sizes). The
@@ -767,6 +821,7 @@ impl Default for SchemeConfig {
             qjump_size_thresholds_bytes: vec![8_760, 18_980, 27_740, 48_180, 77_380, 194_180, 973_820],
             qjump_bucket_bytes: vec![9_000, 19_500, 28_500, 49_500, 79_500, 199_500, 1_000_500, 1_312_500],
             qjump_interval_us: 0.0,
+            qjump_queue: QjumpQueue::PriorityFifos,
         }
     }
 }

@@ -35,7 +35,7 @@ mod run;
 pub use run::two_threads_worthwhile;
 pub(crate) use run::{run_event_driven, run_threads};
 
-use crate::config::{Config, FamilyName, RoutingMode};
+use crate::config::{Config, FamilyName, RankQueue as RankQueueKind, RoutingMode};
 use crate::flows::{FlowResults, FlowSet};
 use crate::net::packet::{flags, Packet};
 use crate::net::port::{Admission, Dropped, HAND_OVER, LOSSY};
@@ -69,8 +69,12 @@ pub(crate) struct Sim<'a, F: Family> {
     results: FlowResults,
     spray: bool,
     rng: Xoshiro256PlusPlus,
-    /// pFabric / LAS: one rank queue per port (indexed by port id); empty for strict-priority schemes.
+    /// pFabric / LAS / QJump's `"ranked"` queue: one rank queue per port (indexed by port id); empty for
+    /// strict-priority FIFOs.
     rank_queues: Vec<RankQueue<F::Hdr>>,
+    /// The rank queues rank by priority (QJump's `"ranked"` queue): their drops count at the dropped packet's
+    /// priority in `drops_per_queue` (pFabric's and LAS's at 0).
+    ranked_drops_by_prio: bool,
     switch_buffer: u64,
     nic_buffer: u64,
     /// Header bytes of a data packet (for the delivered and dropped payload counts).
@@ -159,15 +163,16 @@ impl<'a, F: Family> Sim<'a, F> {
         }
         let queues = cfg.switch.queues as usize;
         let tiers: Vec<(String, u64)> = net.tier_names.iter().map(|&n| (n.to_string(), 0)).collect();
-        let rank_queues = if cfg.scheme.name.rank_queue() {
-            (0..net.ports.len()).map(|_| RankQueue::new()).collect()
-        } else {
-            Vec::new()
+        let rank_queues = match cfg.scheme.switch_rank_queue() {
+            RankQueueKind::None => Vec::new(),
+            RankQueueKind::Priority => (0..net.ports.len()).map(|_| RankQueue::by_priority()).collect(),
+            RankQueueKind::Pfabric | RankQueueKind::Las => (0..net.ports.len()).map(|_| RankQueue::new()).collect(),
         };
+        let ranked_drops_by_prio = cfg.scheme.switch_rank_queue() == RankQueueKind::Priority;
         let fam = F::state(cfg, flows, hosts_here, &net);
         // (`Config::validate` refuses PFC with rank queues and Homa, whose host timers use the ids past the flows')
         assert!(
-            !cfg.switch.pfc || !(cfg.scheme.name.rank_queue() || cfg.scheme.name.family() == FamilyName::Homa),
+            !cfg.switch.pfc || !(cfg.scheme.ranked_ports() || cfg.scheme.name.family() == FamilyName::Homa),
             "switch.pfc with scheme {}: a config that Config::validate refuses",
             cfg.scheme.name.as_str()
         );
@@ -188,6 +193,7 @@ impl<'a, F: Family> Sim<'a, F> {
             spray: cfg.routing.mode == RoutingMode::Spray,
             rng,
             rank_queues,
+            ranked_drops_by_prio,
             switch_buffer: cfg.switch.buffer_bytes,
             nic_buffer: cfg.host.nic_buffer(cfg.switch.buffer_bytes),
             header: F::header_bytes(&fam),
@@ -460,8 +466,8 @@ impl<F: Family> Sim<'_, F> {
 
 
 
-    /// pFabric and LAS: the port's discipline is a rank queue (see `net::rank_queue`); the port keeps its
-    /// transmitter and wire. No ECN.
+    /// pFabric, LAS, and QJump with `scheme.qjump_queue = "ranked"`: the port's discipline is a rank queue (see
+    /// `net::rank_queue`); the port keeps its transmitter and wire. No ECN.
     fn enqueue_ranked(&mut self, port: u32, pkt: Packet<F::Hdr>) {
         let now = self.now;
         let hosts = self.net.hosts;
@@ -497,10 +503,22 @@ impl<F: Family> Sim<'_, F> {
             self.events.push(at, Event::TxFree(port));
         }
         if rejected {
-            self.count_drop(port, 0, &pkt);
+            let q = self.ranked_drop_queue(&pkt);
+            self.count_drop(port, q, &pkt);
         }
         if !self.evicted.is_empty() {
             self.count_evicted(port);
+        }
+    }
+
+    /// The `drops_per_queue` index a rank queue's drop of `pkt` counts at: 0, or its priority (capped at the
+    /// last queue) when the queues rank by priority.
+    #[inline]
+    fn ranked_drop_queue(&self, pkt: &Packet<F::Hdr>) -> usize {
+        if self.ranked_drops_by_prio {
+            (pkt.prio as usize).min(self.stats.drops_per_queue.len() - 1)
+        } else {
+            0
         }
     }
 
@@ -510,7 +528,8 @@ impl<F: Family> Sim<'_, F> {
     fn count_evicted(&mut self, port: u32) {
         for k in 0..self.evicted.len() {
             let victim = self.evicted[k];
-            self.count_drop(port, 0, &victim);
+            let q = self.ranked_drop_queue(&victim);
+            self.count_drop(port, q, &victim);
         }
         self.evicted.clear();
     }

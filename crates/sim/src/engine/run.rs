@@ -54,7 +54,7 @@ fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
 /// switches (no rank queue), one fixed priority per flow (no PIAS demotion), and every flow's priority and
 /// the ACKs' priority land in one queue index min(prio, queues - 1) (every port has the same queues).
 fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
-    if cfg.scheme.name.rank_queue() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
+    if cfg.scheme.ranked_ports() || params.tagging != Tagging::Fixed || params.rank != Rank::None {
         return false;
     }
     let last = cfg.switch.queues as usize - 1;

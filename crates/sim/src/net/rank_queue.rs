@@ -18,6 +18,11 @@
 //!
 //! ACKs are the most urgent packets (rank 0), as in pFabric.
 //!
+//! Ranked by priority ([`RankQueue::by_priority`]; QJump's `scheme.qjump_queue = "ranked"`): a packet's rank is
+//! its priority field instead, data and ACKs alike (a QJump flow's level; ACKs at `transport.ack_priority`).
+//! The rules above are unchanged: the QJump authors' ns-2 queue (pFabric's `drop_prio_` and `deque_prio_` over
+//! the priority) serves the earliest packet of the most urgent priority and drops the newest of the least urgent.
+//!
 //! Layout: the packets sit in a slab (one buffer per port, slots reused through a free list) and are linked
 //! into one FIFO per flow and direction (a *group*). Each group also links its candidates for the minimum (a
 //! monotone queue: the packets that no later packet of the group beats), so it always knows its most urgent
@@ -81,6 +86,8 @@ pub struct RankQueue<H: Header = ()> {
     len: usize,
     bytes: u64,
     next_seq: u64,
+    /// Rank by the priority field ([`RankQueue::by_priority`]) instead of [`Packet::rank`].
+    by_prio: bool,
 }
 
 impl<H: Header> Default for RankQueue<H> {
@@ -98,7 +105,22 @@ fn key_of<H: Header>(p: &Packet<H>) -> u32 {
 impl<H: Header> RankQueue<H> {
     pub fn new() -> Self {
         let (slots, groups) = (Vec::with_capacity(16), Vec::with_capacity(4));
-        RankQueue { slots, free: NIL, groups, len: 0, bytes: 0, next_seq: 0 }
+        RankQueue { slots, free: NIL, groups, len: 0, bytes: 0, next_seq: 0, by_prio: false }
+    }
+
+    /// A queue that ranks every packet, data and ACKs, by its priority field (lower is more urgent).
+    pub fn by_priority() -> Self {
+        RankQueue { by_prio: true, ..Self::new() }
+    }
+
+    /// The rank this queue orders `p` by.
+    #[inline(always)]
+    fn rank_of(&self, p: &Packet<H>) -> u32 {
+        if self.by_prio {
+            p.prio as u32
+        } else {
+            p.rank()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -115,7 +137,7 @@ impl<H: Header> RankQueue<H> {
 
     #[inline]
     fn rank(&self, i: u32) -> u32 {
-        self.slots[i as usize].pkt.rank()
+        self.rank_of(&self.slots[i as usize].pkt)
     }
 
     /// Add `pkt` to a buffer of `limit` bytes (0 = unbounded), evicting less urgent packets if needed; each
@@ -139,11 +161,12 @@ impl<H: Header> RankQueue<H> {
     fn push_full(&mut self, pkt: Packet<H>, limit: u64, mut evicted: impl FnMut(Packet<H>)) -> RankAdmission {
         let need = self.bytes + pkt.wire as u64 - limit;
         let mut freeable = 0u64;
+        let rank = self.rank_of(&pkt);
         for g in &self.groups {
             let mut i = g.head;
             while i != NIL {
                 let s = &self.slots[i as usize];
-                if s.pkt.rank() > pkt.rank() {
+                if self.rank_of(&s.pkt) > rank {
                     freeable += s.pkt.wire as u64;
                 }
                 i = s.next;
@@ -155,7 +178,7 @@ impl<H: Header> RankQueue<H> {
         let mut count = 0;
         while self.bytes + pkt.wire as u64 > limit {
             let worst = self.least_urgent();
-            debug_assert!(worst != NIL && self.rank(worst) > pkt.rank());
+            debug_assert!(worst != NIL && self.rank(worst) > rank);
             evicted(self.remove(worst));
             count += 1;
         }
@@ -171,7 +194,7 @@ impl<H: Header> RankQueue<H> {
             let mut i = g.head;
             while i != NIL {
                 let s = &self.slots[i as usize];
-                let k = (s.pkt.rank(), s.seq);
+                let k = (self.rank_of(&s.pkt), s.seq);
                 if worst == NIL || k > worst_key {
                     worst = i;
                     worst_key = k;
@@ -244,7 +267,7 @@ impl<H: Header> RankQueue<H> {
     #[inline]
     fn set_candidates(&mut self, gi: usize, first: u32, last: u32) {
         let s = &self.slots[first as usize];
-        let (rank, seq) = (s.pkt.rank(), s.seq);
+        let (rank, seq) = (self.rank_of(&s.pkt), s.seq);
         let g = &mut self.groups[gi];
         g.cand_first = first;
         g.cand_last = last;
@@ -305,7 +328,7 @@ impl<H: Header> RankQueue<H> {
                 tail: x,
                 cand_first: x,
                 cand_last: x,
-                min_rank: pkt.rank(),
+                min_rank: self.rank_of(&pkt),
                 min_seq: seq,
             }),
         }
@@ -415,14 +438,83 @@ mod tests {
         assert!(q.pop().unwrap().is_ack());
     }
 
+    fn level(flow: u32, seq: u32, level: u8) -> Packet {
+        // (a rank field that disagrees with the level: the priority-ranked queue must not read it)
+        Packet { prio: level, sack: 1_000 - flow, ..data(flow, seq, 0) }
+    }
+
+    /// QJump's queue as its authors' ns-2 model has it: a full port that receives a level-0 packet drops the
+    /// newest packet of the lowest level (highest number) instead; an arrival at the lowest level present is
+    /// itself dropped.
+    #[test]
+    fn by_priority_a_full_port_drops_the_newest_packet_of_the_lowest_level() {
+        let mut q = RankQueue::by_priority();
+        let mut out = Vec::new();
+        let limit = 4 * 1500;
+        for p in [level(1, 0, 3), level(2, 0, 5), level(3, 0, 5), level(4, 0, 1)] {
+            assert_eq!(q.push(p, limit, |v| out.push(v)), RankAdmission::Queued);
+        }
+        assert_eq!(q.push(level(5, 0, 0), limit, |v| out.push(v)), RankAdmission::Evicted(1));
+        assert_eq!(out.iter().map(|p| (p.flow, p.prio)).collect::<Vec<_>>(), vec![(3, 5)]);
+        // an arrival at the lowest level present (5) loses to the packet already there
+        assert_eq!(q.push(level(6, 0, 5), limit, |v| out.push(v)), RankAdmission::Rejected);
+        // one above it pushes out the other level-5 packet
+        assert_eq!(q.push(level(7, 0, 4), limit, |v| out.push(v)), RankAdmission::Evicted(1));
+        assert_eq!(out.iter().map(|p| (p.flow, p.prio)).collect::<Vec<_>>(), vec![(3, 5), (2, 5)]);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|p| p.flow).collect();
+        assert_eq!(order, vec![5, 4, 1, 7]);
+    }
+
+    /// Service: the most urgent priority first, first come first served within a priority; ACKs at their own
+    /// priority (here 0, tied with level 0: they take their turn by arrival), whatever their rank field says.
+    #[test]
+    fn by_priority_serves_the_highest_level_first_in_arrival_order() {
+        let mut q = RankQueue::by_priority();
+        let ack = |flow: u32, prio: u8| Packet {
+            flow,
+            seq: 0,
+            sack: NO_SACK,
+            dst: 0,
+            wire: 40,
+            prio,
+            flags: flags::ACK,
+            ts: 0,
+            hdr: (),
+        };
+        for p in [level(1, 0, 2), level(2, 0, 0), level(3, 0, 2), ack(4, 0), level(2, 1, 0), ack(5, 3), level(1, 1, 2)] {
+            assert_eq!(q.push(p, 0, |_| panic!()), RankAdmission::Queued);
+        }
+        let order: Vec<(u32, u32, bool)> = std::iter::from_fn(|| q.pop()).map(|p| (p.flow, p.seq, p.is_ack())).collect();
+        assert_eq!(
+            order,
+            vec![(2, 0, false), (4, 0, true), (2, 1, false), (1, 0, false), (3, 0, false), (1, 1, false), (5, 0, true)]
+        );
+        // the same packets in pFabric's ranking (rank field; ACKs first) come out in another order
+        let mut p = RankQueue::new();
+        for x in [level(1, 0, 2), level(2, 0, 0), level(3, 0, 2), ack(4, 0), level(2, 1, 0), ack(5, 3), level(1, 1, 2)] {
+            p.push(x, 0, |_| ());
+        }
+        assert_ne!(std::iter::from_fn(|| p.pop()).map(|x| (x.flow, x.seq, x.is_ack())).collect::<Vec<_>>(), order);
+    }
+
     /// The straightforward implementation (one array in arrival order, linear scans), to check against.
     #[derive(Default)]
     struct Reference {
         pkts: Vec<Packet>,
         bytes: u64,
+        /// Rank by the priority field (`RankQueue::by_priority`).
+        by_prio: bool,
     }
 
     impl Reference {
+        fn rank(&self, p: &Packet) -> u32 {
+            if self.by_prio {
+                p.prio as u32
+            } else {
+                p.rank()
+            }
+        }
+
         fn push(&mut self, pkt: Packet, limit: u64, out: &mut Vec<Packet>) -> RankAdmission {
             let w = pkt.wire as u64;
             if limit == 0 || self.bytes + w <= limit {
@@ -432,13 +524,13 @@ mod tests {
             }
             // evict the least urgent (highest rank, latest among equals) while the arrival does not fit, all
             // strictly less urgent than it; all or nothing
-            let less: u64 = self.pkts.iter().filter(|p| p.rank() > pkt.rank()).map(|p| p.wire as u64).sum();
+            let less: u64 = self.pkts.iter().filter(|p| self.rank(p) > self.rank(&pkt)).map(|p| p.wire as u64).sum();
             if self.bytes + w - limit > less {
                 return RankAdmission::Rejected;
             }
             let mut n = 0;
             while self.bytes + w > limit {
-                let j = (0..self.pkts.len()).max_by_key(|&i| (self.pkts[i].rank(), i)).unwrap();
+                let j = (0..self.pkts.len()).max_by_key(|&i| (self.rank(&self.pkts[i]), i)).unwrap();
                 let victim = self.pkts.remove(j);
                 self.bytes -= victim.wire as u64;
                 out.push(victim);
@@ -451,7 +543,7 @@ mod tests {
 
         fn pop(&mut self) -> Option<Packet> {
             // most urgent: lowest rank, earliest among equals; then that flow's (and direction's) earliest
-            let b = (0..self.pkts.len()).min_by_key(|&i| (self.pkts[i].rank(), i))?;
+            let b = (0..self.pkts.len()).min_by_key(|&i| (self.rank(&self.pkts[i]), i))?;
             let first = self.pkts.iter().position(|p| key_of(p) == key_of(&self.pkts[b])).unwrap();
             let out = self.pkts.remove(first);
             self.bytes -= out.wire as u64;
@@ -464,8 +556,10 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
         for round in 0..400 {
-            let mut q = RankQueue::new();
-            let mut r = Reference::default();
+            // every fifth round ranks by the priority field (QJump's levels; ACKs at a priority of their own)
+            let by_prio = round % 5 == 4;
+            let mut q = if by_prio { RankQueue::by_priority() } else { RankQueue::new() };
+            let mut r = Reference { by_prio, ..Reference::default() };
             // few flows and few distinct ranks (ties), mixed sizes; bounded or unbounded buffers; ranks random,
             // or growing along each flow (LAS) or shrinking (pFabric), with a few out of line (retransmissions)
             let flows = rng.gen_range(1..8u32);
@@ -494,9 +588,14 @@ mod tests {
                             [0, s, 1_000_000 - s][trend]
                         },
                         dst: 0,
-                       
                         wire,
-                        prio: 0,
+                        prio: if !by_prio {
+                            0
+                        } else if ack {
+                            rng.gen_range(0..3)
+                        } else {
+                            (flow % 8) as u8
+                        },
                         flags: if ack { flags::ACK } else { 0 },
                         ts: 0,
                         hdr: (),

@@ -122,16 +122,18 @@ impl Tagging {
 }
 
 impl Rank {
-    /// The rank the scheme's rank queue orders by (`SchemeRow::rank_queue`); `None` for strict-priority FIFOs.
+    /// The rank the scheme's rank queue orders by (`SchemeRow::rank_queue`); `None` for strict-priority FIFOs,
+    /// and for a queue ranked by the priority field (QJump's `"ranked"` queue reads the priority the packet
+    /// carries anyway: `net::rank_queue`).
     pub fn from_config(cfg: &Config) -> Self {
-        match cfg.scheme.name.row().rank_queue {
+        match cfg.scheme.switch_rank_queue() {
             RankQueue::Pfabric => match cfg.scheme.rank {
                 RankBy::RemainingSize => Rank::RemainingSize,
                 RankBy::Estimate => Rank::RemainingEstimate,
                 RankBy::RemainingTime => Rank::RemainingTime,
             },
             RankQueue::Las => Rank::BytesSent,
-            RankQueue::None => Rank::None,
+            RankQueue::None | RankQueue::Priority => Rank::None,
         }
     }
 

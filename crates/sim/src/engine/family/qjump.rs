@@ -15,6 +15,10 @@
 //!   interval: from 0.7% of the link for the smallest flows to line rate for the largest). The interval is the
 //!   scripts' 1.05 ms at 10 Gbps scaled to the host link rate (10.5 ms at HyLine's 1 Gbps), which keeps every
 //!   level's share of the link.
+//! - **Switch queue** (`scheme.qjump_queue`, see [`crate::config::QjumpQueue`]): the strict-priority FIFOs of
+//!   the TCP family by default (a level is a queue); `"ranked"` gives every port the authors' ns-2 queue, one
+//!   queue that serves the most urgent priority first and drops the least urgent packet when full (pFabric's
+//!   rank queue ranked by the priority field, set up by the engine: nothing here changes).
 //! - **Choices** (the design the QJump paper describes differs, and HyLine's paper does not say which it ran):
 //!   the limiter is per flow, not per host and level (the ns-2 model's `activate-fid`); the QJump paper's
 //!   throughput factors f_i and network epoch are not derived from the fabric here: set the buckets and the

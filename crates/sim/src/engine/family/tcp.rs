@@ -3,7 +3,7 @@
 //! out-of-order accounting. Its header is `()`: its packets are the 24-byte common packet.
 
 use super::Family;
-use crate::config::{Config, Connections, QclimbInfo, SchemeName};
+use crate::config::{Config, Connections, FctAt, QclimbInfo, SchemeName};
 use crate::engine::queue::Event;
 use crate::engine::Sim;
 use crate::flows::{FlowSet, NO_RATE};
@@ -33,6 +33,9 @@ pub(crate) struct TcpState {
     /// over once they had sent everything (they close without returning it to the pool).
     open_on: HashMap<u64, Vec<u32>>,
     handed_over: Vec<bool>,
+    /// `run.fct_at = "sender"`: a flow completes when its sender has every byte acknowledged; its ideal FCT
+    /// includes the last ACK's return (see [`Sim::open_conn`] and [`Sim::finish_tcp`]).
+    fct_at_sender: bool,
 }
 
 /// What the TCP code (`impl Sim<F: TcpHosts>` below) needs of a family whose hosts run the TCP state machine:
@@ -125,6 +128,7 @@ impl TcpState {
             } else {
                 Vec::new()
             },
+            fct_at_sender: cfg.run.fct_at == FctAt::Sender,
         }
     }
 }
@@ -247,6 +251,10 @@ impl<F: TcpHosts> Sim<'_, F> {
             let after_gen = time_to_generate(size - cached, rate)
                 + crate::net::ideal::ideal_fct(&hops, last, F::tcp(&self.fam).params.mss, F::tcp(&self.fam).params.header);
             self.results.ideal_fct_ps[i] = self.results.ideal_fct_ps[i].max(after_gen);
+        }
+        if F::tcp(&self.fam).fct_at_sender {
+            // completion at the sender: the last byte's ACK comes back, alone on the idle reverse path
+            self.results.ideal_fct_ps[i] += self.ack_return(dst, src, rev);
         }
         conn.set_app(F::params(&self.fam, id), rate, cached, self.now);
         self.open_flows += 1;
@@ -404,6 +412,12 @@ impl<F: TcpHosts> Sim<'_, F> {
         }
         let end = self.now;
         F::tcp_mut(&mut self.fam).ooo.write(end, &mut self.stats);
+        if F::tcp(&self.fam).fct_at_sender && !self.results.finish_ps.is_empty() {
+            // `run.fct_at = "sender"`: the completion reported is the sender's (a flow whose last ACK never
+            // came back is unfinished)
+            self.results.finish_ps.clone_from(&self.results.sender_done_ps);
+            self.stats.flows_finished = self.results.finish_ps.iter().filter(|&&t| t != NEVER).count() as u64;
+        }
     }
 
     /// The sender has every byte acknowledged: copy its counters out and free its state; a reusable connection
@@ -470,6 +484,13 @@ impl<F: TcpHosts> Sim<'_, F> {
             self.stats.rax_priority_rises += c.counters.priority_rises as u64;
             self.stats.rax_reorderings += c.counters.reorderings as u64;
         }
+    }
+
+    /// The time an ACK takes from `from` back to `to` on the idle ECMP path of hash `hash`: at every hop its
+    /// serialization (`transport.ack_bytes`) and the link's propagation delay, store and forward.
+    pub(super) fn ack_return(&self, from: u32, to: u32, hash: u32) -> Ps {
+        let ack = F::tcp(&self.fam).params.ack_bytes;
+        self.net.path_hops(from, to, hash).iter().map(|&(rate, delay)| tx_time(ack, rate) + delay).sum()
     }
 
     /// The flow alone in the idle fabric, sending at line rate from its first packet, on its ECMP path; with
