@@ -54,7 +54,10 @@ def test_points_carry_the_authors_fabric_traffic_and_scripts():
     assert by[("main", "websearch", 0.5, "DCTCP")].engine["switch"]["ecn_threshold_bytes"] == 15 * 1460
     # a new connection, with its handshake, per flow for every scheme
     assert all(p.experiment.engine["transport"]["handshake"] for p in sweep.points)
-    assert by[("main", "datamining", 0.7, "Qjump")].engine["scheme"]["name"] == "qjump"
+    qj = by[("main", "datamining", 0.7, "Qjump")].engine["scheme"]
+    assert (qj["name"], qj["qjump_queue"]) == ("qjump", "ranked")
+    # FCT where the scripts take it: the last byte's ACK at the sender
+    assert all(p.experiment.engine["run"]["fct_at"] == "sender" for p in sweep.points)
     assert {k[1] for k in by if k[0] == "mix"} == {"light", "light_l1460", "heavy"}
     ths = {k[3] for k in by if k[0] == "threshold"}
     assert len(ths) == 5 and "HyLine H=1000000" in ths

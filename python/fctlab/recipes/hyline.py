@@ -37,7 +37,11 @@ difference is written here. fctlab's choices where both are silent are marked "c
   - TCP (``tcp.tcl``): as DCTCP without ECN;
   - Qjump: the authors ship no script for it: Table I (225-packet ports, initial window 25, RTO floor 4 ms), and
     the QJump authors' ns-2 model (``engine::family::qjump``): eight levels by flow size, per-flow token buckets
-    refilled every 10.5 ms at 1 Gbps.
+    refilled every 10.5 ms at 1 Gbps, and their switch queue (``scheme.qjump_queue = "ranked"``: one queue per
+    port that serves the most urgent level first and, when full, drops the least urgent packet; fctlab's
+    default is eight strict-priority FIFOs with drop-tail).
+* **FCT** where the scripts measure it: when the ACK of a flow's last byte reaches its sender (``fin_notify``;
+  ``run.fct_at = "sender"``); the ideal FCT then includes that ACK's return, so a lone flow's slowdown is 1.
 * **Workloads**: web search and data mining (the paper's [9] and [7]), and the synthetic Light and Heavy (bounded
   Pareto; the paper's Fig. 4b is lost, see the CDF files' headers). Light's lower bound is not given: the recipe
   runs L = 5,000 B (``hyline_light``, as Heavy needs) and shows L = 1,460 B (``hyline_light_l1460``, 47% of bytes
@@ -46,7 +50,7 @@ difference is written here. fctlab's choices where both are silent are marked "c
   :attr:`HylineScale.span_ms` of simulated time (at least ``min_flows``, at most ``max_flows``); ``paper`` runs
   the scripts' 40,000 flows per run. A fixed 3,000 flows of Light arrived within 3.3 ms, a start-up transient.
 * **Metrics** as the paper's: FCT normalised to the flow's ideal (alone in the fabric at line rate, its
-  handshake included), mean (AFCT) and 99th percentile, per size range (0, 100 KB], (100 KB, 1 MB],
+  handshake and last ACK included), mean (AFCT) and 99th percentile, per size range (0, 100 KB], (100 KB, 1 MB],
   (1, 10 MB], > 10 MB and overall; application throughput, the share of flows that finish within 4 x their ideal
   FCT (the paper's deadlines; no scheme here reads deadlines, so they are applied to the results); the manager's
   statistics (time to the first CTS, time preempted, preemptions per flow, by size range); warm-up and cool-down
@@ -120,7 +124,7 @@ SCHEMES: tuple[Series, ...] = (
     Series("HyLine", "hyline", 226 * RPQ_PACKET, (("dupack_threshold", 0),)),
     Series("pFabric", "pfabric", 50 * PACKET,
            (("init_cwnd_packets", 25), ("max_cwnd_packets", 49), ("rto_min_us", 1000.0)), (("preset", "native"),)),
-    Series("Qjump", "qjump", 225 * PACKET),
+    Series("Qjump", "qjump", 225 * PACKET, keys=(("qjump_queue", "ranked"),)),
     Series("DCTCP", "dctcp", 226 * RPQ_PACKET, _SCRIPT_TCP,
            switch=(("queues", 1), ("ecn", "port"), ("ecn_threshold_bytes", 15 * RPQ_PACKET))),
     Series("TCP", "tcp", 226 * RPQ_PACKET, _SCRIPT_TCP, switch=(("queues", 1), ("ecn", "off"))),
@@ -195,6 +199,7 @@ def _raw(series: Series, workload: str, load: float, sc: HylineScale, seed: int,
     raw["switch"] = {"buffer_bytes": series.buffer_bytes, **dict(series.switch)}
     raw["host"] = {"nic_buffer_bytes": series.buffer_bytes}
     raw["transport"] = {"handshake": True, **dict(series.transport)}
+    raw["run"] = {"fct_at": "sender"}
     raw["scheme"] = {"name": series.scheme, **dict(series.keys)}
     if series.scheme == "hyline":
         raw["switch"]["queues"] = 2
