@@ -95,3 +95,26 @@ def test_rax_measures_the_copy_rate():
     assert long.any()
     assert f.loc[long, "copy_rate_bps"].to_numpy() == pytest.approx(2e9, rel=0.05)
     assert "rax_reorderings" in res.stats
+
+
+def test_chunked_writes_write_the_first_chunk_at_once():
+    """``write_chunk_bytes``: the traffic generator's first 64 KB write happens at the flow's start, the rest is
+    generated at the rate, so the application finishes (size - chunk) x 8 / rate after the start; a flow of at most
+    one chunk is written at once whatever its rate."""
+    chunk = 65_536
+    res = fctlab.simulate(exp(gen_rate_dist="fixed", gen_rate_bps=1e9, write_chunk_bytes=chunk, flows=6,
+                              size_uniform_mean_bytes=80_000))
+    f = res.flows
+    assert np.array_equal(f["cached_bytes"], np.minimum(f["size_bytes"], chunk))
+    small = f["size_bytes"] <= chunk
+    assert small.any() and (~small).any()
+    assert (f.loc[small, "app_done_ns"] == f.loc[small, "start_ns"]).all()
+    gen_ns = (f["size_bytes"] - chunk).clip(lower=0) * 8.0
+    assert np.allclose(f["app_done_ns"] - f["start_ns"], gen_ns, atol=1.0)
+    # with cached_fraction as well, the larger of the two is written at once
+    both = fctlab.simulate(exp(gen_rate_dist="fixed", gen_rate_bps=1e9, write_chunk_bytes=chunk, flows=6,
+                               cached_fraction=0.9, size_uniform_mean_bytes=80_000)).flows
+    want = np.maximum(np.floor(both["size_bytes"] * 0.9), np.minimum(both["size_bytes"], chunk))
+    assert np.array_equal(both["cached_bytes"], want.astype(np.int64))
+    with pytest.raises(ConfigError, match="workload.write_chunk_bytes"):
+        exp(write_chunk_bytes=chunk)

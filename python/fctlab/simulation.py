@@ -133,9 +133,12 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
             )
             flows = FlowColumns({**{c: column(flows, c) for c in flows.columns},
                                  "gen_rate_bps": rates.astype(np.float64)})
-        if w.cached_fraction is not None and "gen_rate_bps" in flows.columns:
+        if (w.cached_fraction is not None or w.write_chunk_bytes is not None) and "gen_rate_bps" in flows.columns:
             size = column(flows, "size_bytes", np.float64)
-            cached = np.floor(size * w.cached_fraction).astype(np.int64)
+            cached = np.floor(size * (w.cached_fraction or 0.0)).astype(np.int64)
+            if w.write_chunk_bytes is not None:
+                # the chunked writer's first write (see WorkloadConfig.write_chunk_bytes)
+                cached = np.maximum(cached, np.minimum(size, w.write_chunk_bytes).astype(np.int64))
             flows = FlowColumns({**{c: column(flows, c) for c in flows.columns}, "cached_bytes": cached})
         workloads.check_hosts(flows, exp.hosts)
     except ValueError as e:

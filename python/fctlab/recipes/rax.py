@@ -17,12 +17,32 @@ Two settings, as the paper has them:
   duplicate-ACK recovery under spraying), the file-server rates x 10, web search and data mining, 2 MB send
   buffers (the paper does not give the simulation's; the testbed's value).
 
+The testbed's traffic is the authors' generator's (HKUST-SING/TrafficGenerator, which the paper says it modified
+to draw the rates): the load is its ``-b`` bandwidth, counted on the wire (``load_bytes = "wire"``; the generator
+spaces requests by mean size / (bandwidth x 1448 / 1538)), and a rate-limited flow is written in 64 KB chunks with
+a sleep of chunk / rate after each (``workload.write_chunk_bytes``: the first chunk at once, so a flow of at most
+64 KB is never rate-limited). Its persistent connections (5 per pair, RAX's flow table keyed by 5-tuple) are
+engine options the recipe does not use (``transport.connections = "per_host_pair"`` with ``scheme.rax_state =
+"per_connection"``): the paper describes RAX's state per flow; docs/reproduce-rax.md gives what they change.
+
 Schemes: DCTCP, PIAS (8 queues, thresholds by the PIAS paper's method for the workload and load), RAX (8
 queues, Q_1 = 1,280 us at 1 GbE and 160 us at 10 GbE, E = 2; DCTCP underneath, as the prototype runs on
-DCTCP/PIAS hosts), and in the simulation also RAX+ and pFabric by remaining time (the paper's Fig. 15).
+DCTCP/PIAS hosts), and in the simulation also RAX+ (the paper's Fig. 15). pFabric by remaining time runs in both
+settings: in the simulation as the paper's Fig. 15 baseline; on the testbed (where the paper has none) as fctlab's
+reference for the headroom, DCTCP's mean FCT over the near-optimal scheduler's, which bounds what any
+scheduler can gain on the run's rates (the tables give every scheme's mean over pFabric's).
 
-Scales: ``tiny`` (one load, 150 flows: a smoke test), ``small`` (two loads per setting, 1,500 testbed and 2,000
-simulation flows per run: minutes on 2 cores), ``paper`` (loads 0.5-0.9 and 0.5-0.8, 10,000 / 20,000 flows).
+**RAX's thresholds** (``scheme.rax_thresholds``, ``RaxThresholds`` in the engine): Eq. 3 as printed,
+Q_i = Q_1 E^(i-1) for the 7 thresholds of 8 queues, stops at 64 Q_1 = 81.92 ms with E = 2 at 1 GbE, although the
+text sizes the levels for "a slow flow [that] may take more than 200 ms to complete, which is 154x longer than
+the fast ones". The recipe runs RAX under the reading in which E = 2 spans that range, ``"span"``: Q_1 is the fast
+flows' time and queue i holds flows up to E^i times slower (thresholds Q_1 E .. Q_1 E^7: 2.56 ms to 164 ms). The
+**E study** (the paper's Fig. 13: Q_1 from 960 to 1,920 us, E from 2 to 5, web search on the testbed) runs at the
+scale's highest testbed load under that reading, and with Eq. 3 as printed (``"literal"``) at Q_1 = 1,280 us.
+
+Scales: ``tiny`` (one load, 150 flows, E 2 and 3 only: a smoke test), ``small`` (two loads per setting, 1,500
+testbed and 2,000 simulation flows per run: minutes on 2 cores), ``paper`` (loads 0.5-0.9 and 0.5-0.8, 10,000 /
+20,000 flows).
 """
 
 from __future__ import annotations
@@ -42,6 +62,18 @@ RAX_WORKLOADS = ("websearch", "datamining")
 TESTBED_SENDERS = 9
 
 
+#: The reading of Eq. 3 the recipe's RAX runs under (``scheme.rax_thresholds``; see the module docstring).
+RAX_THRESHOLDS = "span"
+#: The authors' traffic generator writes a rate-limited flow in chunks of this size (TG_MIN_WRITE, 64 KB).
+TG_WRITE_CHUNK_BYTES = 65_536
+#: The E study (the paper's Fig. 13): its bases and first thresholds, under RAX_THRESHOLDS; and the bases run
+#: with Eq. 3 as printed (at the paper's Q_1).
+E_STUDY_BASES = (2.0, 3.0, 4.0, 5.0)
+E_STUDY_Q1_US = (960.0, 1_280.0, 1_920.0)
+#: Labels of the E study's runs start with this.
+E_STUDY_PREFIX = "RAX E="
+
+
 @dataclass(frozen=True)
 class RaxScale:
     testbed_loads: tuple[float, ...]
@@ -49,6 +81,8 @@ class RaxScale:
     testbed_flows: int
     sim_flows: int
     workloads: tuple[str, ...] = RAX_WORKLOADS
+    e_bases: tuple[float, ...] = E_STUDY_BASES
+    e_q1_us: tuple[float, ...] = E_STUDY_Q1_US
 
     def warmup(self, flows: int) -> int:
         return flows // 10
@@ -56,21 +90,23 @@ class RaxScale:
 
 RAX_SCALES = {
     "tiny": RaxScale(testbed_loads=(0.7,), sim_loads=(0.6,), testbed_flows=150, sim_flows=150,
-                     workloads=("websearch",)),
+                     workloads=("websearch",), e_bases=(2.0, 3.0), e_q1_us=(1_280.0,)),
     "small": RaxScale(testbed_loads=(0.5, 0.9), sim_loads=(0.5, 0.8), testbed_flows=1_500, sim_flows=2_000),
     "paper": RaxScale(testbed_loads=(0.5, 0.6, 0.7, 0.8, 0.9), sim_loads=(0.5, 0.6, 0.7, 0.8),
                       testbed_flows=10_000, sim_flows=20_000),
 }
 
+PFABRIC = Variant("pFabric (rem. time)", "pfabric", preset="pias")
 TESTBED_VARIANTS = (
     Variant("DCTCP", "dctcp"),
     Variant("PIAS", "pias", thresholds="derived"),
     Variant("RAX", "rax"),
+    PFABRIC,
 )
 SIM_VARIANTS = (
-    *TESTBED_VARIANTS,
+    *TESTBED_VARIANTS[:3],
     Variant("RAX+", "rax-plus"),
-    Variant("pFabric (rem. time)", "pfabric", preset="pias"),
+    PFABRIC,
 )
 
 
@@ -100,7 +136,15 @@ def sim_base() -> dict[str, Any]:
     return raw
 
 
-def _point(setting: str, variant: Variant, workload: str, load: float, sc: RaxScale) -> dict[str, Any]:
+def e_study_label(base: float, q1_us: float, reading: str) -> str:
+    """The label of one run of the E study."""
+    return f"{E_STUDY_PREFIX}{base:g} Q1={q1_us:g}us ({reading})"
+
+
+def _point(setting: str, variant: Variant, workload: str, load: float, sc: RaxScale,
+           rax: tuple[float, float, str] | None = None) -> dict[str, Any]:
+    """One run; ``rax`` = (E, Q_1 in us, reading) for the E study (default: the paper's E and Q_1, under
+    :data:`RAX_THRESHOLDS`)."""
     from fctlab import thresholds
 
     raw = testbed_base() if setting == "testbed" else sim_base()
@@ -116,6 +160,10 @@ def _point(setting: str, variant: Variant, workload: str, load: float, sc: RaxSc
             raw["transport"].pop(key, None)
         raw["host"] = {"nic_buffer_bytes": 210_000}
         raw["scheme"]["rank"] = "remaining_time"
+    if variant.scheme in ("rax", "rax-plus"):
+        raw["scheme"]["rax_thresholds"] = RAX_THRESHOLDS
+        if rax is not None:
+            raw["scheme"].update(rax_base=rax[0], rax_q1_us=rax[1], rax_thresholds=rax[2])
     if variant.thresholds is not None:
         raw["scheme"]["thresholds_bytes"] = thresholds.select(workload, load, 8, variant.thresholds)
     flows = sc.testbed_flows if setting == "testbed" else sc.sim_flows
@@ -126,7 +174,9 @@ def _point(setting: str, variant: Variant, workload: str, load: float, sc: RaxSc
     }
     if setting == "testbed":
         # every flow to the receiver; the load is the receiver's
-        w.update(load=load / TESTBED_SENDERS, senders=list(range(1, 1 + TESTBED_SENDERS)), receivers=[0])
+        # the generator's load is its bandwidth on the wire, and it writes rate-limited flows in 64 KB chunks
+        w.update(load=load / TESTBED_SENDERS, senders=list(range(1, 1 + TESTBED_SENDERS)), receivers=[0],
+                 load_bytes="wire", write_chunk_bytes=TG_WRITE_CHUNK_BYTES)
     else:
         w.update(load=load, load_bytes="wire", gen_rate_scale=10.0)
     raw["workload"] = w
@@ -145,6 +195,16 @@ def rax_sweep(scale: str = "small"):
                     raw = _point(setting, variant, workload, load, sc)
                     b.add({"setting": setting, "variant": variant.label, "workload.cdf": workload, "load": load},
                           raw)
+    # the E study (Fig. 13): web search on the testbed at the highest load
+    load = max(sc.testbed_loads)
+    rax = TESTBED_VARIANTS[2]
+    runs = [(e, q1, RAX_THRESHOLDS) for e in sc.e_bases for q1 in sc.e_q1_us]
+    runs += [(e, 1_280.0, "literal") for e in sc.e_bases]
+    for e, q1, reading in runs:
+        label = e_study_label(e, q1, reading)
+        raw = _point("testbed", rax, "websearch", load, sc, rax=(e, q1, reading))
+        raw["label"] = label
+        b.add({"setting": "testbed", "variant": label, "workload.cdf": "websearch", "load": load}, raw)
     return b.sweep(f"reproduce-rax-{scale}")
 
 
@@ -223,21 +283,98 @@ def rax_claims(results_dir: str | Path) -> list[Any]:
     return percent_claims(rows, src)
 
 
-def rax_tables(results_dir: str | Path) -> list[tuple[str, str]]:
-    """Per setting, workload and load: the schemes' mean FCT per bin (plain text)."""
-    from fctlab.analyze import compare_table
-
-    groups: dict[tuple[str, str, float], dict[str, Any]] = {}
+def _summaries(results_dir: str | Path) -> list[tuple[str, str, float, str, dict[str, Any]]]:
+    """(setting, workload, load, label, summary) of every finished run."""
+    out = []
     for path in sorted(Path(results_dir).glob("runs/*/summary.json")):
         s = json.loads(path.read_text())
         cfg = s.get("config") or {}
         w = cfg.get("workload") or {}
         testbed = (cfg.get("topology") or {}).get("kind") == "single_switch"
         load = round(w.get("load", 0) * (TESTBED_SENDERS if testbed else 1), 6)
-        key = ("testbed" if testbed else "simulation", w.get("cdf"), load)
-        groups.setdefault(key, {})[cfg.get("label") or path.parent.name] = s
-    return [(f"{st}: {w} at load {load}", compare_table(runs)) for (st, w, load), runs in sorted(groups.items(),
-                                                                                                  key=str)]
+        out.append(("testbed" if testbed else "simulation", w.get("cdf"), load, cfg.get("label") or path.parent.name,
+                    s))
+    return out
+
+
+def headroom_table(runs: dict[str, Any]) -> str:
+    """The schemes' mean FCT per bin, each also over pFabric by remaining time's (the near-optimal scheduler on the
+    same flows and rates): DCTCP's ratio is the headroom, what any scheduler could gain over DCTCP here."""
+    from fctlab.analyze import SUMMARY_BINS, fmt_scaled, format_table
+
+    ref = runs.get(PFABRIC.label)
+    header = ["bin", "run", "flows", "mean FCT (us)", "p99 FCT (us)", "mean slowdown", "mean / pFabric (rem. time)"]
+    rows = []
+    for name in SUMMARY_BINS:
+        for i, (label, s) in enumerate(runs.items()):
+            b = s["bins"][name]
+            r = (ref or {}).get("bins", {}).get(name, {}).get("mean_fct_ns")
+            m = b.get("mean_fct_ns")
+            rows.append([name if i == 0 else "", label, f"{b['count']:,}", fmt_scaled(m, 1000.0),
+                         fmt_scaled(b.get("p99_fct_ns"), 1000.0), fmt_scaled(b.get("mean_slowdown"), digits=2),
+                         f"{m / r:.2f}x" if m and r else "-"])
+    lines = [format_table(header, rows, "llrrrrr")]
+    dc = runs.get("DCTCP")
+    if dc and ref:
+        h = {n: dc["bins"][n]["mean_fct_ns"] / ref["bins"][n]["mean_fct_ns"] for n in ("all", "medium")
+             if dc["bins"][n].get("mean_fct_ns") and ref["bins"][n].get("mean_fct_ns")}
+        if h:
+            lines.append("headroom (DCTCP / pFabric (rem. time), mean FCT): "
+                         + ", ".join(f"{n} {v:.2f}x" for n, v in h.items())
+                         + "; a reduction of 1 - 1/headroom is the most any scheduler can have over DCTCP")
+    return "\n".join(lines)
+
+
+def e_study_table(results_dir: str | Path) -> tuple[str, str] | None:
+    """The E study (Fig. 13): RAX's mean FCT (all flows, medium bin) per E, Q_1 and reading, and its reduction
+    over DCTCP and PIAS at the same load (1 - RAX / other)."""
+    from fctlab.analyze import format_table
+
+    rows = [r for r in _summaries(results_dir) if r[0] == "testbed" and r[1] == "websearch"]
+    study = [r for r in rows if r[3].startswith(E_STUDY_PREFIX)]
+    if not study:
+        return None
+    load = study[0][2]
+    other = {r[3]: r[4] for r in rows if r[2] == load and not r[3].startswith(E_STUDY_PREFIX)}
+
+    def mean(s: dict[str, Any] | None, b: str) -> float | None:
+        return None if s is None else s["bins"][b].get("mean_fct_ns")
+
+    def red(s: dict[str, Any], o: str, b: str) -> str:
+        a, x = mean(s, b), mean(other.get(o), b)
+        return f"{1 - a / x:+.1%}" if a and x else "-"
+
+    out = []
+    for _, _, _, label, s in sorted(study, key=lambda r: (r[4]["config"]["scheme"].get("rax_thresholds", ""),
+                                                          r[4]["config"]["scheme"]["rax_base"],
+                                                          r[4]["config"]["scheme"]["rax_q1_us"])):
+        sc = s["config"]["scheme"]
+        q1, e = sc["rax_q1_us"], sc["rax_base"]
+        first = 1 if sc.get("rax_thresholds") == "span" else 0
+        last_ms = q1 * e ** (first + 6) / 1000.0
+        out.append([sc.get("rax_thresholds", "literal"), f"{e:g}", f"{q1:g}", f"{q1 * e ** first / 1000:g}",
+                    f"{last_ms:,.0f}", f"{mean(s, 'all') / 1e3:,.0f}", f"{mean(s, 'medium') / 1e3:,.0f}",
+                    red(s, "DCTCP", "all"), red(s, "DCTCP", "medium"), red(s, "PIAS", "all"), red(s, "PIAS", "medium")])
+    header = ["reading", "E", "Q1 (us)", "first threshold (ms)", "last threshold (ms)", "mean FCT all (us)",
+              "medium (us)", "vs DCTCP all", "vs DCTCP medium", "vs PIAS all", "vs PIAS medium"]
+    title = f"E study (Fig. 13): RAX on the testbed, websearch at load {load:g}"
+    note = ("paper: RAX's overall mean FCT 'relatively stable' for Q1 960-1,920 us and E 2-5; at E = 2, 8 queues, "
+            "14.9% / 7.8% below DCTCP / PIAS overall and 41.8% / 22.9% on medium flows (up to, over loads)")
+    return title, "\n".join([format_table(header, out, "lrrrrrrrrrr"), note])
+
+
+def rax_tables(results_dir: str | Path) -> list[tuple[str, str]]:
+    """Per setting, workload and load: the schemes' mean FCT per bin and over pFabric by remaining time's (the
+    headroom); then the E study."""
+    groups: dict[tuple[str, str, float], dict[str, Any]] = {}
+    for setting, workload, load, label, s in _summaries(results_dir):
+        if label.startswith(E_STUDY_PREFIX):
+            continue
+        groups.setdefault((setting, workload, load), {})[label] = s
+    out = [(f"{st}: {w} at load {load}", headroom_table(runs)) for (st, w, load), runs in sorted(groups.items(),
+                                                                                                   key=str)]
+    study = e_study_table(results_dir)
+    return out + ([study] if study else [])
 
 
 RECIPE = Recipe(

@@ -721,6 +721,10 @@ impl Config {
             return err("scheme.rax_base", format!("must be > 1 and <= 1000 (got {})", sc.rax_base));
         }
         check_pos("scheme.rax_alpha", sc.rax_alpha, 1.0)?;
+        if sc.rax_state == RaxState::PerConnection && self.transport.connections == Connections::PerFlow {
+            return err("scheme.rax_state", "\"per_connection\" needs connections that carry several flows: set \
+                transport.connections (per_host_pair or trace)");
+        }
         check_pos("scheme.rax_rate_interval_us", sc.rax_rate_interval_us, 1e9)?;
         if sc.rank == RankBy::RemainingTime && sc.name != SchemeName::Pfabric {
             return err("scheme.rank", format!(
@@ -788,6 +792,21 @@ mod tests {
         assert_eq!(e.key, "transport.connections");
         // spraying is fine: the receiver takes segments in any order
         Config::from_json(r#"{"scheme": {"name": "homa"}, "routing": {"mode": "spray"}}"#).unwrap();
+    }
+
+    #[test]
+    fn rax_threshold_readings_are_named() {
+        let c = Config::from_json(r#"{"scheme": {"name": "rax", "rax_thresholds": "span"}}"#).unwrap();
+        assert_eq!(c.scheme.rax_thresholds, RaxThresholds::Span);
+        assert_eq!(Config::from_json(r#"{"scheme": {"name": "rax"}}"#).unwrap().scheme.rax_thresholds,
+                   RaxThresholds::Literal);
+        let e = Config::from_json(r#"{"scheme": {"name": "rax", "rax_thresholds": "wide"}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.rax_thresholds", "{e}");
+        assert!(e.to_string().contains("span"), "{e}");
+        let e = Config::from_json(r#"{"scheme": {"name": "rax", "rax_state": "per_connection"}}"#).unwrap_err();
+        assert_eq!(e.key, "scheme.rax_state", "{e}");
+        Config::from_json(r#"{"scheme": {"name": "rax", "rax_state": "per_connection"},
+                              "transport": {"connections": "per_host_pair"}}"#).unwrap();
     }
 
     #[test]

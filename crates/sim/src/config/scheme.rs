@@ -695,8 +695,13 @@ pub struct SchemeConfig {
     /// RAX's first threshold Q_1 in us: a flow whose estimated remaining time is below it is in the top queue.
     /// 0 (the default) takes the paper's value for the host link rate: 1,280 us up to 1 Gbps, 160 us above.
     pub rax_q1_us: f64,
-    /// RAX's threshold base E: Q_i = Q_1 E^(i-1) for i = 1 .. switch.queues - 1 (the paper's 2).
+    /// RAX's threshold base E (the paper's 2): consecutive thresholds differ by the factor E; where the series
+    /// starts is `rax_thresholds`.
     pub rax_base: f64,
+    /// How RAX lays Eq. 3's exponential series on the queues (see [`RaxThresholds`]).
+    pub rax_thresholds: RaxThresholds,
+    /// What RAX's flow table is keyed by (see [`RaxState`]).
+    pub rax_state: RaxState,
     /// RAX's EWMA gain for the copy rate (the paper's alpha = 0.25): r_c <- alpha sample + (1 - alpha) r_c.
     pub rax_alpha: f64,
     /// RAX's copy-rate sampling interval in us. The paper's kernel hook takes a sample at each call that copies
@@ -750,6 +755,46 @@ pub enum HomaSizes {
     Lower,
     /// The trace's `upper_bytes`.
     Upper,
+}
+
+/// Two readings of the RAX paper's Eq. 3, Q_i = Q_1 E^(i-1), on a switch with K = `switch.queues` queues
+/// (K - 1 thresholds between them). The paper's text is not consistent with itself on the last threshold: it
+/// defines priority i as Q_(i-1) <= T < Q_i with Q_0 = 0 and Q_K = infinite, so with Q_1 = 1,280 us and E = 2 the
+/// last finite threshold is Q_7 = 64 Q_1 = 81.92 ms at 1 GbE; yet it motivates the choice with "a slow flow may
+/// take more than 200 ms to complete, which is 154x longer than the fast ones" (200 ms / 154 = Q_1), a span that
+/// E = 2 covers in seven steps of E (Q_1 E^7 = 164 ms), not six.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RaxThresholds {
+    /// Eq. 3 as printed: the thresholds are Q_1, Q_1 E, ..., Q_1 E^(K-2); the top queue holds T < Q_1 (the
+    /// reading of the paper's parameter study, "Q_1, the threshold for the first priority"). 1 GbE, E = 2:
+    /// 1.28 ms to 81.92 ms. The default.
+    #[default]
+    Literal,
+    /// Q_1 is the fast flows' remaining time and E how much slower a flow may be in each queue down (the text
+    /// beside Eq. 3, "E is the base that determines how much slower a flow can be in this priority queue"): the
+    /// thresholds are Q_1 E, Q_1 E^2, ..., Q_1 E^(K-1), so that E = 2 spans the 154x the text asks for with 8
+    /// queues. 1 GbE, E = 2: 2.56 ms to 163.84 ms (the same thresholds as `literal` with Q_1 doubled).
+    Span,
+}
+
+/// What RAX's per-flow state belongs to when connections carry several flows (`transport.connections` other than
+/// "per_flow"). The prototype keeps its flow table by 5-tuple (section IV-B: "the hook queries the flow table to
+/// get its flow entry with the protocol, the IPs and ports"), so on a persistent connection, as the authors'
+/// traffic generator keeps them (5 per host pair, reused request after request), the copy rate r_c and the
+/// bytes counted in b_s + b_b run on from one response to the next; the paper says nothing of resetting them.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RaxState {
+    /// Every flow starts afresh: r_c at the line rate, b_s + b_b from 0 (a new connection per flow, or a table
+    /// that forgets a connection between its messages). The default.
+    #[default]
+    PerFlow,
+    /// Keyed by connection: a flow on a reused connection starts from the r_c its previous flow left, and Eq. 2
+    /// counts every byte the connection has carried (b_s + b_b over its flows; b_b is the flow's own backlog,
+    /// since the previous flow's bytes were all acknowledged before it was reused). Needs
+    /// `transport.connections` other than "per_flow"; RAX+ ignores it (it knows each flow's true remainder).
+    PerConnection,
 }
 
 /// How a PDQ sender states its flow's criticality (PDQ paper, section 5.6, "Resilience to Inaccurate Flow
@@ -810,6 +855,8 @@ impl Default for SchemeConfig {
             homa_sizes: HomaSizes::Exact,
             rax_q1_us: 0.0,
             rax_base: 2.0,
+            rax_thresholds: RaxThresholds::Literal,
+            rax_state: RaxState::PerFlow,
             rax_alpha: 0.25,
             rax_rate_interval_us: 100.0,
             hyline_threshold_bytes: 1_000_000,

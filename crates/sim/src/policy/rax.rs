@@ -11,9 +11,11 @@
 //! - Copy rate: a sample tau = bytes copied / elapsed time; r_c <- alpha tau + (1 - alpha) r_c (alpha = 0.25),
 //!   starting from the line rate.
 //! - Priorities (Eq. 3): priority i (0-based here: the number of thresholds at or below T) when
-//!   Q_{i-1} <= T < Q_i, Q_i = Q_1 E^(i-1), one threshold fewer than the switch has queues.
+//!   Q_{i-1} <= T < Q_i, Q_i = Q_1 E^(i-1), one threshold fewer than the switch has queues
+//!   (`scheme.rax_thresholds = "literal"`), or the same series started one step later, Q_1 E .. Q_1 E^(K-1)
+//!   (`"span"`: the reading under which E = 2 spans the paper's 154x; see [`RaxThresholds`]).
 
-use crate::config::Config;
+use crate::config::{Config, RaxState, RaxThresholds};
 use crate::units::{Ps, PS_PER_US};
 
 /// RAX's parameters, shared by every flow of a run.
@@ -21,6 +23,8 @@ use crate::units::{Ps, PS_PER_US};
 pub struct RaxParams {
     /// RAX+: the true remaining time instead of the estimate.
     pub plus: bool,
+    /// The state runs on over a reused connection's flows (`scheme.rax_state = "per_connection"`).
+    pub per_connection: bool,
     /// Thresholds Q_1 < Q_2 < ... in picoseconds (`switch.queues - 1` of them).
     pub thresholds_ps: Vec<f64>,
     pub alpha: f64,
@@ -41,9 +45,15 @@ impl RaxParams {
             160.0
         };
         let k = cfg.switch.queues.saturating_sub(1) as i32;
+        // the exponent of the first threshold: Q_1 itself (Eq. 3 as printed) or Q_1 E (see `RaxThresholds`)
+        let first = match sc.rax_thresholds {
+            RaxThresholds::Literal => 0,
+            RaxThresholds::Span => 1,
+        };
         RaxParams {
             plus,
-            thresholds_ps: (0..k).map(|i| q1_us * PS_PER_US as f64 * sc.rax_base.powi(i)).collect(),
+            per_connection: sc.rax_state == RaxState::PerConnection,
+            thresholds_ps: (first..first + k).map(|i| q1_us * PS_PER_US as f64 * sc.rax_base.powi(i)).collect(),
             alpha: sc.rax_alpha,
             interval_ps: ((sc.rax_rate_interval_us * PS_PER_US as f64).round() as Ps).max(1),
             line_rate_bps: gbps * 1e9,
@@ -110,6 +120,25 @@ mod tests {
         assert_eq!(p.priority(us(1_280.0)), 1, "Q_1 <= T < Q_2: the second queue");
         assert_eq!(p.priority(us(2_560.0)), 2);
         assert_eq!(p.priority(1e30), 7);
+    }
+
+    #[test]
+    fn the_span_reading_reaches_the_papers_200_ms_with_e_2() {
+        let topology = TopologyConfig::SingleSwitch(SingleSwitch { hosts: 2, host_link_gbps: 1.0, host_link_delay_ns: 0.0 });
+        let mut cfg = Config { topology, ..Config::default() };
+        cfg.scheme.rax_thresholds = RaxThresholds::Span;
+        let p = RaxParams::from_config(&cfg, false);
+        let ms: Vec<f64> = p.thresholds_ps.iter().map(|q| q / 1e9).collect();
+        // 1.28 ms x 2, 4, ..., 128: the last is 163.84 ms, the text's "more than 200 ms, 154x the fast ones" (to
+        // within one step of E), where Eq. 3 as printed stops at 81.92 ms
+        assert_eq!(ms, vec![2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84]);
+        assert!(ms[6] / 1.28 > 100.0 && params(1.0).thresholds_ps[6] / 1.28e9 < 100.0);
+        // the same thresholds as Eq. 3 as printed with Q_1 doubled
+        cfg.scheme.rax_thresholds = RaxThresholds::Literal;
+        cfg.scheme.rax_q1_us = 2_560.0;
+        assert_eq!(RaxParams::from_config(&cfg, false).thresholds_ps, p.thresholds_ps);
+        // a flow at 100 ms is in the second-lowest queue under the span reading, in the lowest as printed
+        assert_eq!((p.priority(100e9), params(1.0).priority(100e9)), (6, 7));
     }
 
     #[test]

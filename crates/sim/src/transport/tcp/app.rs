@@ -27,6 +27,8 @@ pub struct App {
     pub(super) rc_written: u64,
     /// RAX: new segments below this were sent before the latest rise of the flow's priority.
     pub(super) rise_upto: u32,
+    /// RAX with its state per connection: the bytes the connection's earlier flows wrote (0 otherwise).
+    pub(super) carried: u64,
 }
 
 /// Bytes generated in `dt` ps at `rate_bps` bit/s (rounded down).
@@ -55,6 +57,9 @@ pub struct ConnState {
     /// PIAS per connection: the bytes counted when the last flow ended, and when that flow was written.
     pias_count: u64,
     last_write: Ps,
+    /// RAX per connection: the copy rate the last flow left, and the bytes the connection's flows have written.
+    rax_rate: f64,
+    rax_bytes: u64,
 }
 
 impl Conn {
@@ -75,6 +80,11 @@ impl Conn {
         // (the send buffer being empty: the connection is idle) starts counting from 0
         if p.pias_per_connection && now.saturating_sub(st.last_write) <= p.pias_idle {
             self.pias_base = st.pias_count;
+        }
+        // RAX's flow table keyed by 5-tuple: the entry, copy rate and byte count, runs on
+        if p.rax.as_ref().is_some_and(|r| r.per_connection) {
+            self.app.copy_rate_bps = st.rax_rate;
+            self.app.carried = st.rax_bytes;
         }
     }
 
@@ -206,6 +216,8 @@ impl Conn {
             have_rtt: self.have_rtt,
             pias_count: self.pias_base + hwm.saturating_sub(self.pias_reset_at),
             last_write: started,
+            rax_rate: self.app.copy_rate_bps,
+            rax_bytes: self.app.carried.saturating_add(self.app.written),
         }
     }
 

@@ -437,6 +437,7 @@ impl Conn {
                 rc_t: 0,
                 rc_written: 0,
                 rise_upto: 0,
+                carried: 0,
             },
             prio,
             snd_una: 0,

@@ -40,7 +40,8 @@ impl Conn {
         let t = if r.plus {
             r.true_remaining_ps(self.size, a.written, sent, a.rate_bps)
         } else {
-            r.estimate_ps(a.written, sent, a.copy_rate_bps)
+            // (`carried`: the connection's earlier flows' bytes, with the state per connection; 0 otherwise)
+            r.estimate_ps(a.written + a.carried, sent + a.carried, a.copy_rate_bps)
         };
         let prio = r.priority(t);
         if prio < self.prio && self.snd_nxt > 0 {

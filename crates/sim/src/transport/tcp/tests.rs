@@ -586,3 +586,42 @@ fn conn_keeps_its_cache_layout() {
     assert_eq!(offset_of!(Conn, counters), 376);
     assert_eq!(offset_of!(Conn, app), 456);
 }
+
+#[test]
+fn rax_state_per_connection_runs_on_over_a_reused_connection() {
+    use crate::config::RaxState;
+    let rax = |state: RaxState| {
+        let mut cfg = Config::default();
+        cfg.scheme.name = SchemeName::Rax;
+        cfg.scheme.rax_state = state;
+        cfg.switch.queues = 8;
+        cfg.transport.init_cwnd_packets = 4;
+        TcpParams::from_config(&cfg)
+    };
+    for (state, carried) in [(RaxState::PerFlow, false), (RaxState::PerConnection, true)] {
+        let p = rax(state);
+        let mut first = conn(&p, 40);
+        first.set_app(&p, 0, 0, 0);
+        run_to_end(&p, &mut first, 0);
+        assert_eq!(first.app().written, 40 * 1460);
+        first.app.copy_rate_bps = 3e8; // as if its application had written at 300 Mbit/s
+        let st = first.carry(&p, 0);
+        let mut next = conn(&p, 10);
+        next.resume(&p, &st, 300 * PS_PER_US);
+        next.set_app(&p, 0, 0, 300 * PS_PER_US);
+        let mut out = Vec::new();
+        next.start(&p, 300 * PS_PER_US, &mut out);
+        let r = p.rax.as_ref().unwrap();
+        // the second flow's first packet: all 10 segments written, none sent; per connection Eq. 2 also counts the
+        // 40 segments of the first flow, at the 300 Mbit/s copy rate it left
+        let t = if carried {
+            assert_eq!((next.app().copy_rate_bps, next.app.carried), (3e8, 40 * 1460));
+            50.0 * 1460.0 * 8e12 / 3e8 + 10.0 * 1460.0 * 8e12 / r.line_rate_bps
+        } else {
+            assert_eq!((next.app().copy_rate_bps, next.app.carried), (r.line_rate_bps, 0));
+            2.0 * 10.0 * 1460.0 * 8e12 / r.line_rate_bps
+        };
+        assert_eq!(out[0].prio, r.priority(t), "{state:?}");
+        assert!(carried == (out[0].prio > 0), "{state:?}: {}", out[0].prio);
+    }
+}
