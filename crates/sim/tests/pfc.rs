@@ -418,3 +418,42 @@ fn bad_pfc_settings_are_refused_naming_the_key() {
         Config::from_json(&json).unwrap_or_else(|e| panic!("{scheme}: {e}"));
     }
 }
+
+/// A paused NIC: host 0 sends one protected flow into an incast at host 8 (which pauses the NICs feeding it,
+/// in "next_queue" mode) and four unprotected flows to host 9 at the same time, through a 60,000 B NIC, every
+/// window capped at 60 packets. While
+/// its protected queue is held, the unprotected queue fills the NIC's shared buffer, and the protected packets
+/// the host's TCP keeps handing down are dropped at their own NIC; with headroom (the HyLine scripts give every
+/// port's protected queue its own longer limit, the hosts' included), none of them is.
+#[test]
+fn headroom_at_a_paused_nic_keeps_the_hosts_protected_packets() {
+    let mut list = Vec::new();
+    for s in 0..6u32 {
+        list.push((s, 8, 600_000, s as u64 * 1_000));
+    }
+    for k in 0..4u64 {
+        list.push((0, 9, 600_000, 20_000 + k));
+    }
+    let mut f = flows(&list);
+    f.priority = (0..list.len()).map(|i| if i < 6 { 1 } else { 0 }).collect();
+    let run_with = |headroom| {
+        let mut cfg = next_queue(one_switch(true));
+        cfg.host.nic_buffer_bytes = Some(60_000);
+        // windows of at most 60 packets (90,000 B): what a paused NIC must hold of one flow, as HyLine's second
+        // class (225 packets) fits the scripts' 326-packet protected queue
+        cfg.transport.max_cwnd_packets = 60;
+        cfg.switch.pfc_headroom_bytes = headroom;
+        let out = run(&cfg, &f, None, 1).unwrap();
+        all_delivered(&f, &out);
+        out
+    };
+    let nic_drops = |o: &RunOutput| o.stats.drops_per_tier.iter().find(|p| p.0 == "host_nic").map(|p| p.1).unwrap();
+    let shared = run_with(0);
+    let headroom = run_with(90_000);
+    eprintln!(
+        "drops per queue: shared {:?} (NIC {}), headroom {:?} (NIC {})",
+        shared.stats.drops_per_queue, nic_drops(&shared), headroom.stats.drops_per_queue, nic_drops(&headroom)
+    );
+    assert!(nic_drops(&shared) > 0 && shared.stats.drops_per_queue[1] > 0, "protected packets dropped at the NIC");
+    assert_eq!(headroom.stats.drops_per_queue[1], 0, "the protected class is lossless, its own NIC included");
+}

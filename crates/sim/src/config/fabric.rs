@@ -69,10 +69,11 @@ pub struct SwitchConfig {
     pub pfc_queues: Option<Vec<u32>>,
     /// Size of a PAUSE or RESUME frame on the wire (an Ethernet control frame: 64 bytes).
     pub pfc_frame_bytes: u32,
-    /// Bytes a protected queue of a switch port may hold beyond `buffer_bytes` (per-port buffers only): the
-    /// lossless class's headroom, which the other queues cannot take, so that a full port still admits what
-    /// the upstream sends before a pause reaches it. 0 by default (all queues share the port's buffer); the
-    /// HyLine authors' ns-2 scripts give the protected queue 100 packets more with PFC on.
+    /// Bytes a protected queue of a switch port or a bounded host NIC may hold beyond its buffer (per-port
+    /// buffers only): the lossless class's headroom, which the other queues cannot take, so that a full port
+    /// still admits what the upstream sends before a pause reaches it, and a paused NIC keeps its host's
+    /// protected packets. 0 by default (all queues share the port's buffer); the HyLine authors' ns-2 scripts
+    /// give the protected queue of every port, the hosts' too, 100 packets more with PFC on.
     pub pfc_headroom_bytes: u64,
 }
 

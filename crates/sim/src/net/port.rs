@@ -325,10 +325,16 @@ impl<H: Header> Port<H> {
         (self.nonempty | self.paused_or_dropped) == 0 && now >= self.busy_until
     }
 
+    /// Is the port's buffer its own and bounded (what headroom extends)?
+    pub fn bounded_own_buffer(&self) -> bool {
+        self.pool().is_none() && self.buffer_limit != 0
+    }
+
     /// PFC: let queue `q` hold `bytes` beyond the port's buffer (`switch.pfc_headroom_bytes`, a protected queue
-    /// of a switch port with its own bounded buffer; `net::pfc`): the other queues still stop at the buffer.
+    /// of a switch port or a host's NIC with its own bounded buffer; `net::pfc`): the other queues still stop at
+    /// the buffer.
     pub fn add_headroom(&mut self, q: usize, bytes: u64) {
-        assert!(self.pool().is_none() && self.buffer_limit != 0, "headroom extends a port's own bounded buffer");
+        assert!(self.bounded_own_buffer(), "headroom extends a port's own bounded buffer");
         self.queues[q].limit = self.buffer_limit + bytes;
     }
 
