@@ -23,8 +23,23 @@ def test_recipe_is_registered():
 
 
 def test_series_are_one_constant_in_the_papers_order():
-    assert [s.label for s in rp.SCHEMES] == ["PDQ(Full)", "PDQ(ES+ET)", "PDQ(ES)", "PDQ(Basic)", "D3", "RCP", "TCP"]
-    assert [s.scheme for s in rp.SCHEMES] == ["pdq", "pdq-es-et", "pdq-es", "pdq-basic", "d3", "rcp", "tcp"]
+    assert [s.label for s in rp.SCHEMES] == ["PDQ(Full)", "PDQ(ES+ET)", "PDQ(ES)", "PDQ(Basic)", "D3", "RCP", "TCP",
+                                            "TCP (2012)"]
+    assert [s.scheme for s in rp.SCHEMES] == ["pdq", "pdq-es-et", "pdq-es", "pdq-basic", "d3", "rcp", "tcp", "tcp"]
+
+
+def test_tcp_2012_runs_with_the_eras_handshake_window_and_rtomin():
+    """The "TCP (2012)" series: a handshake, an initial window of 2 segments and RTOmin 200 ms in its runs'
+    [transport]; the engine's TCP series keeps the engine's defaults."""
+    series = {s.label: s for s in rp.SCHEMES}
+    sweep = rp.pdq_sweep("tiny", schemes=[series["TCP"], series["TCP (2012)"]])
+    by_variant = {}
+    for point in sweep.points:
+        by_variant.setdefault(point.values["variant"], point.experiment.engine["transport"])
+    old = by_variant["TCP (2012)"]
+    assert (old["handshake"], old["init_cwnd_packets"], old["rto_min_us"]) == (True, 2, 200_000.0)
+    new = by_variant["TCP"]
+    assert (new["handshake"], new["init_cwnd_packets"], new["rto_min_us"]) != (True, 2, 200_000.0)
 
 
 def test_schemes_the_engine_lacks_are_left_out_with_a_note():

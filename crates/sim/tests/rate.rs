@@ -188,15 +188,22 @@ fn every_rate_scheme_delivers_everything_and_is_deterministic() {
 }
 
 /// A flow alone on an idle path gets line rate after one round trip of set-up: its FCT is the ideal (data at
-/// line rate from the first packet) plus about one RTT.
+/// line rate from the first packet) plus about one RTT. RCP's routers start at R(0) = 0.05 C (its reference
+/// code's `init_rate_fact_`), so a lone RCP flow first climbs to C by at most 1 + alpha = 1.4 per round trip
+/// (about 9 round trips: measured 5.77 ms against an ideal of 4.20 for 500 KB); from R(0) = C
+/// (`rcp_init_rate_fraction = 1`) it runs at line rate after its request like the others.
 #[test]
 fn a_lone_flow_runs_at_line_rate_after_its_request() {
-    for scheme in ["rcp", "d3", "pdq"] {
-        let cfg = star(scheme, 2, 37_500.0);
+    let rtt = 150.0 * US as f64;
+    let mut rcp = star("rcp", 2, 37_500.0);
+    let ramp = run(&rcp, &flows(&[(0, 1, 500_000, 0)]));
+    let (fct, ideal) = (ramp.results.finish_ps[0] as f64, ramp.results.ideal_fct_ps[0] as f64);
+    assert!(fct > ideal + 2.5 * rtt && fct < ideal + 12.0 * rtt, "rcp from 0.05 C: fct {fct}, ideal {ideal}");
+    rcp.scheme.rcp_init_rate_fraction = 1.0;
+    for (scheme, cfg) in [("rcp", rcp), ("d3", star("d3", 2, 37_500.0)), ("pdq", star("pdq", 2, 37_500.0))] {
         let out = run(&cfg, &flows(&[(0, 1, 500_000, 0)]));
         let fct = out.results.finish_ps[0] as f64;
         let ideal = out.results.ideal_fct_ps[0] as f64;
-        let rtt = 150.0 * US as f64;
         assert!(fct > ideal, "{scheme}");
         assert!(
             fct < ideal + 2.5 * rtt,
@@ -277,4 +284,59 @@ fn tcp_on_lossy_links_is_deterministic_and_counts_its_losses() {
     cfg.link_loss.probability = 0.0;
     let clean = run(&cfg, &f);
     assert_eq!(clean.stats.link_losses, 0);
+}
+
+/// RCP with two 1 MB flows that arrive together on one 1 Gbps bottleneck (150 us round trips): each should get
+/// half the link, so both finish about when 2 MB of wire bytes have crossed it (16.4 ms), plus the set-up.
+/// R(0) = 0.05 C, as RCP's reference code starts its routers (`init_rate_fact_`): the update then raises R to
+/// the fair share within a few round trips. Starting at C (`rcp_init_rate_fraction = 1`, fctlab's earlier
+/// choice) both flows were sent at line rate, the queue drove R to its floor, and R climbed back by at most
+/// 1 + alpha per round trip: 28.6 ms.
+#[test]
+fn rcp_two_simultaneous_flows_share_the_link_fairly() {
+    let f = flows(&[(0, 2, 1_000_000, 0), (1, 2, 1_000_000, 0)]);
+    let fair_ms = 2.0 * (1_000_000f64 / 1460.0).ceil() * 1500.0 * 8.0 / 1e9 * 1e3;
+    let out = run(&star("rcp", 3, 37_500.0), &f);
+    for i in 0..2 {
+        let t = fct_ms(&out, i);
+        assert!(t < 1.2 * fair_ms, "flow {i}: {t:.2} ms, fair share {fair_ms:.2} ms");
+    }
+}
+
+/// The PDQ recipe's tree (4 leaves of 3 hosts under one root, 1 Gbps, 10 us per link) with Figure 7's burst
+/// across the root: a 6 MB flow from host 1 at t = 0 and 50 flows of 20,000 + 10 k bytes from hosts 2-11 in
+/// turn at 10 ms, all to host 0. Returns the probes the short flows sent.
+fn tree_burst_probes(scheme: &str, nic_agents: bool) -> u64 {
+    let text = format!(
+        r#"{{"scheme": {{"name": "{scheme}", "rate_nic_agents": {nic_agents}}},
+            "topology": {{"kind": "leaf_spine", "leaves": 4, "hosts_per_leaf": 3, "spines": 1,
+                          "host_link_gbps": 1.0, "core_link_gbps": 1.0,
+                          "host_link_delay_ns": 10000.0, "core_link_delay_ns": 10000.0}},
+            "switch": {{"queues": 1, "buffer_bytes": 150000}}}}"#
+    );
+    let cfg = Config::from_json(&text).unwrap();
+    let mut list = vec![(1u32, 0u32, 6_000_000u64, 0u64)];
+    for k in 0..50u64 {
+        list.push((2 + (k % 10) as u32, 0, 20_000 + 10 * k, 10 * MS));
+    }
+    let out = run(&cfg, &flows(&list));
+    assert_eq!(out.stats.flows_finished, 51);
+    assert_eq!(out.stats.drops, 0);
+    (1..51).map(|i| out.results.probes[i] as u64).sum()
+}
+
+/// Switches arbitrate, senders obey: with agents only at switch ports (the default), the flows a host's NIC
+/// sends reach the switches' lists, those lists grow past a few entries, and Suppressed Probing spaces the
+/// probes of the flows far back. So PDQ(Full) probes less than PDQ(ES+ET) on Figure 7's burst across the root
+/// (measured: 1,750 against 1,919 probes of the short flows). With an agent at every sender's NIC
+/// (`rate_nic_agents`, the earlier model) a host paused its own less critical flows before any switch saw
+/// them, the lists stayed short, I_H stayed at one RTT, and the two probed alike (1,837 and 1,825).
+#[test]
+fn pdq_suppressed_probing_engages_when_switches_alone_arbitrate() {
+    let full = tree_burst_probes("pdq", false) as f64;
+    let es_et = tree_burst_probes("pdq-es-et", false) as f64;
+    assert!(full < 0.95 * es_et, "probes: PDQ(Full) {full}, PDQ(ES+ET) {es_et}");
+    let full_nic = tree_burst_probes("pdq", true) as f64;
+    let es_et_nic = tree_burst_probes("pdq-es-et", true) as f64;
+    assert!((full_nic - es_et_nic).abs() < 0.02 * es_et_nic, "with NIC agents: {full_nic} vs {es_et_nic}");
 }

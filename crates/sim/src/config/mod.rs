@@ -625,6 +625,7 @@ impl Config {
         check_int("scheme.pdq_list_min", sc.pdq_list_min as u64, 1, 1 << 16)?;
         check_int("scheme.pdq_list_max", sc.pdq_list_max as u64, sc.pdq_list_min as u64, 1 << 16)?;
         check_pos("scheme.rcp_min_packets_per_rtt", sc.rcp_min_packets_per_rtt, 1e6)?;
+        check_pos("scheme.rcp_init_rate_fraction", sc.rcp_init_rate_fraction, 1.0)?;
         check_pos("scheme.rate_rto_rtts", sc.rate_rto_rtts, 1e6)?;
         check_int("scheme.homa_rtt_bytes", sc.homa_rtt_bytes, 0, 1 << 40)?;
         // (at least one level is left for scheduled packets)

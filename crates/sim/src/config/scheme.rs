@@ -649,7 +649,13 @@ pub struct SchemeConfig {
     /// its input rate and updates its rate; 0 (the default) means the average RTT the port reads from the
     /// headers of the flows that cross it (RCP's d0; PDQ updates its rate controller every 2 such RTTs).
     pub rate_interval_us: f64,
-    /// RCP's gains (Dukkipati, "Rate Control Protocol", 2007: alpha = 0.1, beta = 1).
+    /// RCP's gains alpha and beta. 0.4 and 0.4: RCP's ns-2 reference code (`alpha_`, `beta_` in its
+    /// ns-default.tcl), as its initial rate and floor. The RCP papers' analysis and simulations use 0.1 and 1
+    /// (fctlab's earlier default, kept as an option): with beta = 1 a queue of one bandwidth-delay product
+    /// makes the update's step -1 or less, so R falls to its floor, and datacenter BDPs are a dozen packets
+    /// (measured on the PDQ recipe's tree, Poisson all-to-all at load 0.25, 100 KB mean: mean FCT 385 ms with
+    /// 0.1 and 1 against 6.5 ms with 0.4 and 0.4, both from R(0) = 0.05 C; two 1 MB flows arriving together on
+    /// one 1 Gbps link: 21.3 ms against 17.7, their fair share 16.4).
     pub rcp_alpha: f64,
     pub rcp_beta: f64,
     /// PDQ's three optimizations; the scheme names pdq-basic, pdq-es, pdq-es-et and pdq set them (explicit
@@ -659,6 +665,10 @@ pub struct SchemeConfig {
     pub pdq_suppressed_probing: bool,
     /// PDQ's Early Start threshold K in RTTs: flows that will finish within K RTTs do not hold back the next.
     pub pdq_early_start_k: f64,
+    /// How Early Start counts the nearly completed flows ahead of a flow (see [`EarlyStartRule`]).
+    pub pdq_early_start_rule: EarlyStartRule,
+    /// What a PDQ switch gives a flow its flow list has no room for (see [`OutsideList`]).
+    pub pdq_outside_list: OutsideList,
     /// What PDQ's criticality is computed from (see [`Criticality`]).
     pub pdq_criticality: Criticality,
     /// Criticality `bytes_sent`: the sender updates its estimate every this many bytes (the paper's 50 KB).
@@ -672,6 +682,19 @@ pub struct SchemeConfig {
     pub pdq_list_max: u32,
     /// RCP's lowest rate, in full-size packets per average RTT (0.01, as RCP's reference code's `min_pprtt_`).
     pub rcp_min_packets_per_rtt: f64,
+    /// RCP's rate R(0) of a port before its first update, as a fraction of the link rate. 0.05: RCP's ns-2
+    /// reference code (`init_rate_fact_` in its ns-default.tcl; the router sets R = init_rate_fact_ x C when its
+    /// capacity is configured). 1.0 starts at line rate (fctlab's choice before): flows that arrive together
+    /// then all get C, the queue they build drives R to the floor, and R recovers by at most 1 + alpha per RTT
+    /// (two 1 MB flows on one 1 Gbps link: 28.6 ms instead of about 16.6).
+    pub rcp_init_rate_fraction: f64,
+    /// Explicit-rate schemes: whether a host's NIC port runs an agent too (RCP's rate, D3's counters, PDQ's flow
+    /// list) besides the switch ports. false (the default): only switches compute rates, as the three papers
+    /// place their rate computation in routers and switches, and senders obey the path's answer; a host's own
+    /// flows share its NIC through its queue. true: fctlab's earlier model, in which a sender's NIC arbitrates
+    /// among the host's flows like a switch port (PDQ then pauses a host's less critical flows at the host,
+    /// which keeps the switches' flow lists short, so Suppressed Probing's I_H stays at 1).
+    pub rate_nic_agents: bool,
     /// Explicit-rate senders' retransmission timeout, in smoothed RTTs (at least `transport.rto_min_us`; 3).
     pub rate_rto_rtts: f64,
     /// Homa (`transport::homa`): RTTbytes, the unscheduled bytes of every message and how far ahead of arrivals a
@@ -797,6 +820,44 @@ pub enum RaxState {
     PerConnection,
 }
 
+/// How PDQ's Early Start leaves nearly completed flows out of Availbw (PDQ paper, section 3.3.1 and its Availbw
+/// algorithm).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EarlyStartRule {
+    /// The paper's rule: walking the flows ahead in criticality order, a flow whose expected transmission time
+    /// is under K of its RTTs (T_j / RTT_j < K) is not counted while the sum X of those ratios so far is under
+    /// K (checked before it adds its ratio to X); every other flow ahead counts its rate. The next flow is
+    /// granted the capacity the nearly completed flows hold, and the rate controller drains the overlap's
+    /// queue. Not the default: any flow behind the nearly completed ones is granted that capacity, not only the
+    /// next one, and at a bottleneck whose more critical flows were paused upstream (Algorithm 1 drops them
+    /// from its list) that includes a long, least critical flow. Measured on Figure 7's burst across the
+    /// recipe's tree (switch agents only): the long flow kept sending through the burst, the short flows'
+    /// bytes used 55% of the bottleneck until the last one finished (25.0 ms) with up to 87 packets queued,
+    /// against 83% (20.0 ms) and 14 packets with the projection; counting a flow only while X plus its ratio
+    /// stays under K, or taking its least RTT, gave 61-65% and 53-68 packets.
+    Paper,
+    /// fctlab's projection (the default): each nearly completed flow ahead is projected from its bits left and
+    /// its current rate, and the flow gets the share of the span one to two loop delays from now that they leave
+    /// free (see `transport::rate`'s agent); the flows behind a flow not sending yet count its claim, so a less
+    /// critical flow does not slip in. On a multi-port path the least share wins, and the bottleneck can
+    /// under-fill (Figure 7 on the recipe's tree: 83% utilization by the short flows' bytes).
+    Projection,
+}
+
+/// What a PDQ switch grants a flow its flow list has no room for (the list holds the 2 kappa most critical flows).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OutsideList {
+    /// A fair share of what the list's flows leave of the capacity, as RCP would give it: the capacity minus the
+    /// rates of every flow in the list (Early Start exempts none here), split among the flows outside the list
+    /// that requested over the last control period (each request weighted by its RTT over the period, so a
+    /// flow counts about once). With a busy list that is nothing, and the flow is paused as before.
+    FairShare,
+    /// Paused (fctlab's earlier choice: the flow is less critical than every flow the list holds).
+    Pause,
+}
+
 /// How a PDQ sender states its flow's criticality (PDQ paper, section 5.6, "Resilience to Inaccurate Flow
 /// Information").
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -833,12 +894,14 @@ impl Default for SchemeConfig {
             pias_timeout_reset: 3,
             l2dct_increase: L2dctIncrease::Weight,
             rate_interval_us: 0.0,
-            rcp_alpha: 0.1,
-            rcp_beta: 1.0,
+            rcp_alpha: 0.4,
+            rcp_beta: 0.4,
             pdq_early_start: true,
             pdq_early_termination: true,
             pdq_suppressed_probing: true,
             pdq_early_start_k: 2.0,
+            pdq_early_start_rule: EarlyStartRule::Projection,
+            pdq_outside_list: OutsideList::FairShare,
             pdq_criticality: Criticality::Size,
             pdq_criticality_update_bytes: 50_000,
             pdq_probe_factor: 0.2,
@@ -846,6 +909,8 @@ impl Default for SchemeConfig {
             pdq_list_min: 8,
             pdq_list_max: 64,
             rcp_min_packets_per_rtt: 0.01,
+            rcp_init_rate_fraction: 0.05,
+            rate_nic_agents: false,
             rate_rto_rtts: 3.0,
             homa_rtt_bytes: 0,
             homa_unscheduled_levels: 0,

@@ -17,6 +17,9 @@ Setup (what the paper gives, and what fctlab chose where it is silent):
   the RTT of its era's 1 Gbps racks;
 * one FIFO queue per port of 150,000 B (100 full-size packets; the paper gives none), the engine's TCP defaults
   otherwise (1460 B payload, 40 B headers, RTOmin 200 us);
+* TCP twice: the engine's TCP (today's datacenter settings) and "TCP (2012)", TCP as the paper's era ran it
+  (:data:`~fctlab.recipes.pdq.series.TCP_2012`: a handshake, an initial window of 2 segments, RTOmin 200 ms;
+  the paper gives none of these);
 * query aggregation (§5.2, after D3): ``flows`` flows start at t = 0 from the 11 other hosts to host 0 (each
   sender has floor(f/11) or ceil(f/11) of them); sizes uniform on [0.02, 1.98] x the mean (D3's [2 KB, 198 KB] at
   the 100 KB default; Figures 3b and 3e vary the mean from 100 to 350 KB); deadlines, where there are any,
@@ -233,6 +236,8 @@ def _raw(series: Series, workload: dict[str, Any], seed: int, extra: Sequence[tu
     raw["label"] = series.label
     raw["seed"] = int(seed)
     raw["scheme"] = {"name": series.scheme, **dict(series.keys)}
+    if series.transport:
+        raw["transport"] = dict(series.transport)
     raw["workload"] = dict(workload)
     for key, value in extra:
         set_key_path(raw, key.split("."), value, key)

@@ -10,16 +10,26 @@ from typing import Any
 from fctlab.recipes.common import RunRow, available
 from fctlab.recipes.common import load_runs as recipe_runs
 
-__all__ = ["DEADLINE_MS", "LINK_DELAY_NS", "MEAN_KB", "SCHEMES", "RunRow", "Series", "available", "load_runs"]
+__all__ = ["DEADLINE_MS", "LINK_DELAY_NS", "MEAN_KB", "SCHEMES", "TCP_2012", "RunRow", "Series", "available",
+           "load_runs"]
 
 
 @dataclass(frozen=True)
 class Series:
-    """One line of a figure: a scheme, with its own ``[scheme]`` keys."""
+    """One line of a figure: a scheme, with its own ``[scheme]`` keys and ``[transport]`` keys."""
 
     label: str
     scheme: str
     keys: tuple[tuple[str, Any], ...] = ()
+    transport: tuple[tuple[str, Any], ...] = ()
+
+
+#: TCP as the PDQ paper's era ran it, beside the engine's TCP: a handshake before the data, an initial window of
+#: 2 segments (ns-2's ``windowInit_`` default of the time; Linux used 3, RFC 3390, until 2.6.39 in 2011) and an
+#: RTOmin of 200 ms (ns-2's ``minrto_`` and Linux's ``TCP_RTO_MIN``), which the incast the paper names for TCP's
+#: many-flow slowdown comes from. The paper gives none of these; the engine's own TCP (no handshake, 10
+#: segments, 200 us RTOmin) is today's datacenter TCP.
+TCP_2012: tuple[tuple[str, Any], ...] = (("handshake", True), ("init_cwnd_packets", 2), ("rto_min_us", 200_000.0))
 
 
 #: The schemes of Figures 3, 4 and 9, in the paper's order; the first is the reference of the normalised figures.
@@ -31,6 +41,7 @@ SCHEMES: tuple[Series, ...] = (
     Series("D3", "d3"),
     Series("RCP", "rcp"),
     Series("TCP", "tcp"),
+    Series("TCP (2012)", "tcp", transport=TCP_2012),
 )
 #: Every link's propagation delay (ns): base RTT 129 us across the root switch.
 LINK_DELAY_NS = 10_000

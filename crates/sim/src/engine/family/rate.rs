@@ -1,9 +1,10 @@
 //! The explicit-rate family in the engine: RCP, D3 and PDQ (`transport::rate`). Hosts run one `RateFlow` per
-//! flow (a paced sender and its receiver); every egress port, host NICs included, runs a `RateAgent` that sees
+//! flow (a paced sender and its receiver); every switch egress port (and every host NIC with
+//! `scheme.rate_nic_agents`) runs a `RateAgent` that sees
 //! each packet the port is offered (`RateAgent::forward`: the switch's forward-path processing, which may
 //! rewrite the header), and the agent of the port a flow's data leaves by also sees the flow's ACKs as they
 //! pass on their way back (`RateAgent::reverse`: PDQ's reverse-path update): at every switch on the reverse
-//! path, and at the sender for its own NIC.
+//! path, and at the sender for its own NIC when NICs run agents.
 //!
 //! Symmetric routing: PDQ's reverse pass (and the tentative grants its preemption takes back as the answer passes
 //! a port) assumes the ACKs retrace the data's path, as D3's and PDQ's papers draw it. Under ECMP an ACK's own
@@ -149,6 +150,10 @@ impl Family for Rate {
         let now = sim.now;
         let p = &sim.net.ports[port as usize];
         let (owner, queued) = (p.owner, p.bytes);
+        if !sim.fam.params.nic_agents && sim.net.is_host(owner) {
+            // switches alone compute rates: a host's NIC only queues and sends
+            return;
+        }
         let agent = &mut sim.fam.agents[port as usize];
         if agent.uses_d3_entry(pkt) {
             // D3: this port's entry of the flow's allocation vector
@@ -227,7 +232,7 @@ impl Sim<'_, Rate> {
             }
             return;
         };
-        if pkt.is_ack() && host == c.src {
+        if pkt.is_ack() && host == c.src && self.fam.params.nic_agents {
             // the sender's own NIC is the first link of the flow's path: its agent sees the ACK too
             let nic = self.net.host_port[host as usize] as usize;
             self.fam.agents[nic].reverse(&self.fam.params, now, &mut pkt);

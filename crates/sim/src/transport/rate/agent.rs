@@ -1,5 +1,5 @@
-//! Per egress-port state of the explicit-rate schemes, one [`RateAgent`] per port (host NICs included, see
-//! the module docs of `transport::rate`).
+//! Per egress-port state of the explicit-rate schemes, one [`RateAgent`] per switch port (and per host NIC with
+//! `scheme.rate_nic_agents`, see the module docs of `transport::rate`).
 //!
 //! RCP (Dukkipati 2007): one rate R for every flow of the link, updated every
 //! control interval T:
@@ -7,8 +7,10 @@
 //! y the input rate over the interval (every byte that enters the port, any flow, ACKs included), q the
 //! queue in bits at the update, d0 the moving average of the RTTs the packets carry, C the link rate. T is
 //! `scheme.rate_interval_us`, or d0 when that is 0 (the paper's T <= d0 at its largest). Each forward packet's
-//! rate field is lowered to R. Chosen where the paper leaves it open: R starts at C; it is kept within
-//! [floor, C], the floor being `rcp_min_pprtt` full-size packets per d0 (as RCP's reference code clips it,
+//! rate field is lowered to R. R starts at `rcp_init_frac` x C (RCP's reference code's `init_rate_fact_`,
+//! 0.05: a burst of flows arriving together starts below the link's rate and the update raises R; starting at
+//! C, every flow of such a burst was sent at C, the queue drove R to the floor and R climbed back by at most
+//! 1 + alpha per RTT). Chosen where the paper leaves it open: R is kept within [floor, C], the floor being `rcp_min_pprtt` full-size packets per d0 (as RCP's reference code clips it,
 //! `min_pprtt_`); the update runs at the first packet after T has elapsed (T / d0 capped at 1); when packets
 //! are so sparse that n >= 2 whole intervals passed, an increase is compounded n times (at most 64), as the
 //! router's periodic timer would have done with the same input rate, and a decrease is applied once; before
@@ -132,6 +134,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::header::{kind, RPacket, RateHdr, BIT_DONE};
 use super::{from_kbps, to_kbps, RateParams, RateScheme};
+use crate::config::{EarlyStartRule, OutsideList};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_S};
 
 /// Ids of agents (PDQ's P_H names one): unique within the process, never 0.
@@ -223,6 +226,11 @@ pub struct RateAgent {
     /// `list_max`; `u32::MAX`: an empty slot): their answers still become pauses as they pass back.
     dropped: Vec<u32>,
     dropped_next: usize,
+    /// Flows outside the full list: the sum of their requests' RTTs since `out_win_start`, and the count that
+    /// sum gave over the last control period (see `OutsideList::FairShare`).
+    out_win: f64,
+    out_win_start: Ps,
+    out_flows: f64,
 }
 
 impl RateAgent {
@@ -235,7 +243,7 @@ impl RateAgent {
             avg_rtt: 0.0,
             cap: c,
             ctrl_next: 0,
-            rcp_rate: c,
+            rcp_rate: c * p.rcp_init_frac,
             rcp_bytes: 0,
             rcp_last: NEVER,
             d3_alloc: 0.0,
@@ -251,6 +259,9 @@ impl RateAgent {
             next_expiry: NEVER,
             dropped: if p.scheme == RateScheme::Pdq { vec![u32::MAX; p.list_max.max(1)] } else { Vec::new() },
             dropped_next: 0,
+            out_win: 0.0,
+            out_win_start: NEVER,
+            out_flows: 0.0,
         }
     }
 
@@ -315,7 +326,14 @@ impl RateAgent {
                 self.d3_forward(&mut pkt.hdr);
             }
             RateScheme::Pdq => {
-                self.ctrl_update(p, now, queue_bytes);
+                if self.ctrl_update(p, now, queue_bytes) {
+                    // the flows outside the list over the period that ended (see `OutsideList::FairShare`)
+                    if self.out_win_start != NEVER && now > self.out_win_start {
+                        self.out_flows = (self.out_win / (now - self.out_win_start) as f64).ceil();
+                    }
+                    self.out_win_start = now;
+                    self.out_win = 0.0;
+                }
                 self.pdq_forward(p, now, queue_bytes, pkt.flow, &mut pkt.hdr);
             }
         }
@@ -501,6 +519,48 @@ impl RateAgent {
 
     /// Availbw(i): the capacity left for the flow at position i (see the module docs).
     fn availbw(&self, p: &RateParams, now: Ps, queue_bytes: u64, i: usize) -> f64 {
+        match p.early_start_rule {
+            EarlyStartRule::Paper => self.availbw_paper(p, i),
+            EarlyStartRule::Projection => self.availbw_projection(p, now, queue_bytes, i),
+        }
+    }
+
+    /// What flow `e` ahead of another counts as using here: its rate, or what it asked for if this port holds
+    /// it back (paused here, or granted less than it asked for here), and at least its claim.
+    #[inline]
+    fn counted(e: &PdqEntry) -> f64 {
+        if e.held_here {
+            e.req_bps.max(e.rate_bps).max(e.claim_bps)
+        } else {
+            e.rate_bps.max(e.claim_bps)
+        }
+    }
+
+    /// Availbw(i) with the paper's Early Start: walking the flows ahead, one with a rate here whose expected
+    /// transmission time is under K of its RTTs is left out while the sum X of those ratios is under K (X grows
+    /// by its ratio); every other flow counts (see [`RateAgent::counted`]).
+    fn availbw_paper(&self, p: &RateParams, i: usize) -> f64 {
+        let k = p.early_start_k;
+        let (mut x, mut a) = (0.0f64, 0.0f64);
+        for e in &self.list[..i] {
+            let rtt = self.rtt_of(e);
+            if p.early_start && e.rate_bps > 0.0 && e.t_known && rtt > 0 {
+                let ratio = e.crit as f64 * 1e3 / rtt as f64;
+                if ratio < k && x < k {
+                    x += ratio;
+                    continue;
+                }
+            }
+            a += Self::counted(e);
+            if a >= self.cap {
+                return 0.0;
+            }
+        }
+        self.cap - a
+    }
+
+    /// Availbw(i) with fctlab's projection of the nearly completed flows ahead (`EarlyStartRule::Projection`).
+    fn availbw_projection(&self, p: &RateParams, now: Ps, queue_bytes: u64, i: usize) -> f64 {
         let k = p.early_start_k;
         let mut a = 0.0;
         // Early Start: how long (ps from now) the nearly completed flows ahead keep the link busy
@@ -537,7 +597,7 @@ impl RateAgent {
             // asked for: bandwidth freed here goes to the most critical flow waiting for it, whichever probe
             // arrives first, and no less critical flow slips in with the crumbs (it would then count as
             // sending, and its criticality would overtake the paused flow's)
-            a += if e.held_here { e.req_bps.max(e.rate_bps).max(e.claim_bps) } else { e.rate_bps.max(e.claim_bps) };
+            a += Self::counted(e);
             if a >= self.cap {
                 return 0.0;
             }
@@ -663,6 +723,18 @@ impl RateAgent {
                 let bound = self.bound(p);
                 let room = self.list.len() < bound || self.list.last().is_some_and(|l| fresh.key() < l.key());
                 if !room {
+                    if p.outside_list == OutsideList::FairShare {
+                        // a fair share of what the list's flows leave, among the flows outside it
+                        let r = if h.rtt_ns > 0 { h.rtt_ns as f64 * 1000.0 } else { self.avg_rtt };
+                        self.out_win += r;
+                        let used: f64 = self.list.iter().map(Self::counted).sum();
+                        let share = (self.cap - used).max(0.0) / self.out_flows.max(1.0);
+                        let w = to_kbps(share.min(from_kbps(h.rate) as f64) as u64);
+                        if w > 0 {
+                            h.rate = w;
+                            return;
+                        }
+                    }
                     let ahead = self.list.len();
                     self.pause(p, h, ahead, None);
                     return;

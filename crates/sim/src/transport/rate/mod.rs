@@ -9,11 +9,15 @@
 //!   controller). It sees every packet entering the port ([`RateAgent::forward`]) and the ACKs of the flows whose
 //!   data leaves through it ([`RateAgent::reverse`]).
 //!
-//! Host NIC ports get an agent like any switch port: a sender's NIC is the first link of all its flows, so
-//! its agent arbitrates among the host's own flows exactly as a switch arbitrates among the flows of a link
-//! (PDQ pauses the host's less critical flows, RCP shares the NIC's rate among them, D3 grants them from the
-//! NIC's capacity). The PDQ paper models end hosts as part of the path in the same way (the sender's link is
-//! a bottleneck like any other). At a receiver's NIC no agent is needed: its ACKs carry no rate request.
+//! Switches compute the rates; senders obey. By default only switch ports run an agent: RCP's rate is computed
+//! at routers (Dukkipati's router, `Queue/DropTail/RCP` in its ns-2 code), D3's allocations at routers, and
+//! PDQ's arbitration at switches (the sender only states its criticality and obeys the path's answer). A
+//! host's own flows share its NIC through the NIC's queue, each paced at the rate the path granted it. With
+//! `scheme.rate_nic_agents` a host's NIC port runs an agent like a switch port (fctlab's earlier model): the
+//! NIC arbitrates among the host's flows (PDQ pauses the host's less critical flows before any switch sees
+//! them, RCP shares the NIC's rate among them, D3 grants them from the NIC's capacity). That kept the PDQ
+//! switches' lists to a few flows, so Suppressed Probing never slowed a probe (measured: PDQ(Full) and
+//! PDQ(ES+ET) within 0.5% of each other at every point of the PDQ paper's Figures 3, 4 and 9).
 //!
 //! Rates travel in headers in kbit/s (u32: up to 4.29 Tbit/s) and are wire rates (headers included): a rate
 //! of R lets the sender put R bits per second on the wire, so the pacing gap is wire bits / R and a link's
@@ -84,11 +88,20 @@ pub struct RateParams {
     /// below at `min_pprtt_` packets per RTT, and a port of it to ns-3 defaults that to 0.01). RCP never stops
     /// a flow, and the rate must stay positive for the multiplicative update to recover.
     pub rcp_min_pprtt: f64,
+    /// RCP's R(0) as a fraction of the link rate (`scheme.rcp_init_rate_fraction`, RCP's reference code's
+    /// `init_rate_fact_`, 0.05).
+    pub rcp_init_frac: f64,
+    /// Host NICs run an agent too (`scheme.rate_nic_agents`; default false: switches alone compute rates).
+    pub nic_agents: bool,
     /// PDQ's Early Start, Early Termination and Suppressed Probing, and Early Start's K (in RTTs).
     pub early_start: bool,
     pub early_termination: bool,
     pub suppressed_probing: bool,
     pub early_start_k: f64,
+    /// How Early Start leaves nearly completed flows out (`scheme.pdq_early_start_rule`), and what a flow the
+    /// full list has no room for gets (`scheme.pdq_outside_list`).
+    pub early_start_rule: crate::config::EarlyStartRule,
+    pub outside_list: crate::config::OutsideList,
     pub criticality: Criticality,
     /// Criticality `bytes_sent`: the estimate is refreshed every this many bytes sent.
     pub crit_update_bytes: u64,
@@ -133,10 +146,14 @@ impl RateParams {
             rcp_alpha: s.rcp_alpha,
             rcp_beta: s.rcp_beta,
             rcp_min_pprtt: s.rcp_min_packets_per_rtt,
+            rcp_init_frac: s.rcp_init_rate_fraction,
+            nic_agents: s.rate_nic_agents,
             early_start: s.pdq_early_start,
             early_termination: s.pdq_early_termination,
             suppressed_probing: s.pdq_suppressed_probing,
             early_start_k: s.pdq_early_start_k,
+            early_start_rule: s.pdq_early_start_rule,
+            outside_list: s.pdq_outside_list,
             criticality: s.pdq_criticality,
             crit_update_bytes: s.pdq_criticality_update_bytes.max(1),
             probe_factor: s.pdq_probe_factor,

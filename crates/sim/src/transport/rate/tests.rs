@@ -273,6 +273,14 @@ fn params(name: SchemeName) -> RateParams {
     p
 }
 
+/// [`params`] with RCP's routers starting at R(0) = C (`rcp_init_rate_fraction = 1`) instead of RCP's 0.05 C:
+/// for the tests of pacing and loss recovery, which follow a flow at line rate from its first packet.
+fn params_at_line(name: SchemeName) -> RateParams {
+    let mut p = params(name);
+    p.rcp_init_frac = 1.0;
+    p
+}
+
 const WIRE: u32 = 1500;
 
 // ---------------------------------------------------------------------- single flow, idle path
@@ -280,7 +288,7 @@ const WIRE: u32 = 1500;
 #[test]
 fn a_single_flow_gets_line_rate_on_an_idle_path() {
     for name in [SchemeName::Rcp, SchemeName::D3, SchemeName::Pdq, SchemeName::PdqBasic] {
-        let mut c = Chain::new(params(name), &[G10, G10, G10], 5 * US);
+        let mut c = Chain::new(params_at_line(name), &[G10, G10, G10], 5 * US);
         let f = c.add(100 * 1460, NO_DEADLINE, 0, 7);
         c.run(NEVER);
         let e = c.ends[f];
@@ -325,13 +333,15 @@ fn pacing_spacing_is_wire_bits_over_the_granted_rate() {
         assert_eq!(w[1].0 - w[0].0, tx_time(WIRE, g1));
     }
     // RCP: R hovers around the link rate (it measures the input rate over an interval), the gaps with it
-    let mut c = Chain::new(params(SchemeName::Rcp), &[G10, g1], 5 * US);
+    // (with the reference code's alpha = 0.4 an update corrects four times as much as with the paper's 0.1:
+    // the gaps measured within 10.3% of 12 us, within 5% with 0.1 and 1)
+    let mut c = Chain::new(params_at_line(SchemeName::Rcp), &[G10, g1], 5 * US);
     let f = c.add(20 * 1460, NO_DEADLINE, 0, 0);
     c.run(NEVER);
     let sends = c.data_sends(f);
     for w in sends.windows(2) {
         let gap = (w[1].0 - w[0].0) as f64;
-        assert!((gap - 12e6).abs() < 0.05 * 12e6, "gap {gap}");
+        assert!((gap - 12e6).abs() < 0.12 * 12e6, "gap {gap}");
     }
 }
 
@@ -648,7 +658,7 @@ fn rcp_rate_converges_to_the_fair_share() {
 fn a_lost_data_packet_is_repaired() {
     for name in [SchemeName::Rcp, SchemeName::D3, SchemeName::Pdq] {
         // drop the first transmission of segment 5 (found by SACKs) and of the last segment (found by the timer)
-        let mut c = Chain::new(params(name), &[G10, G10], 5 * US);
+        let mut c = Chain::new(params_at_line(name), &[G10, G10], 5 * US);
         let f = c.add(50 * 1460, NO_DEADLINE, 0, 0);
         let mut seen = [false; 2];
         c.drop = Box::new(move |pkt| {
@@ -992,4 +1002,52 @@ fn d3_commits_on_the_forward_path_per_port() {
     a1.forward_d3(&p, 0, 0, &mut fin, &mut vec[1]);
     assert!(a0.d3_state().0.abs() < 1.0 && a1.d3_state().0.abs() < 1.0 && vec == [0, 0]);
     assert!(a0.d3_state().2 == 0 && a1.d3_state().2 == 0);
+}
+
+/// Early Start as the PDQ paper's Availbw states it (`EarlyStartRule::Paper`), worked by hand at one 10 Gbps port
+/// with 10 us RTTs. SYNs arrive in criticality order with expected transmission times of 0.5, 1, 1, 3 and 5 RTTs
+/// (A to E). Walking the flows ahead, a flow under K = 2 RTTs is left out while the sum X of the ratios so far is
+/// under K: B sees A left out (X = 0.5) and gets the link; C sees A and B left out (X = 1.5); D sees A, B and C
+/// left out (C is checked at X = 1.5 < 2, so X becomes 2.5) and gets the link too; E sees A, B and C left out but
+/// D counted (3 RTTs is not nearly completed), so it gets nothing and is paused here.
+#[test]
+fn pdq_early_start_paper_rule_worked_example() {
+    let mut p = params(SchemeName::Pdq);
+    p.early_start_rule = crate::config::EarlyStartRule::Paper;
+    let mut a = RateAgent::new(&p, G10);
+    let crit = [5_000u32, 10_000, 10_000, 30_000, 50_000];
+    let got: Vec<(u64, bool)> = crit
+        .iter()
+        .enumerate()
+        .map(|(f, &c)| {
+            let mut s = pdq_syn(f as u32, c);
+            a.forward(&p, f as Ps * US, 0, &mut s);
+            (from_kbps(s.hdr.rate), s.hdr.pauseby == a.id)
+        })
+        .collect();
+    assert_eq!(got, vec![(G10, false), (G10, false), (G10, false), (G10, false), (0, true)]);
+}
+
+/// A flow the full list has no room for gets a fair share of what the list's flows leave (`OutsideList::FairShare`,
+/// the default), not a pause: a list of one entry holds flow A, which asked for and got 4 of the port's 10 Gbps;
+/// less critical flow B, outside the list and the only such flow, gets the other 6. With `OutsideList::Pause` it
+/// is paused.
+#[test]
+fn pdq_flows_outside_the_list_get_a_fair_share_of_what_it_leaves() {
+    for (outside, want) in [(crate::config::OutsideList::FairShare, 6 * G10 / 10), (crate::config::OutsideList::Pause, 0)] {
+        let mut p = params(SchemeName::Pdq);
+        p.list_min = 1;
+        p.list_max = 1;
+        p.outside_list = outside;
+        let mut a = RateAgent::new(&p, G10);
+        let mut sa = pdq_syn(0, 100_000);
+        sa.hdr.rate = to_kbps(4 * G10 / 10);
+        a.forward(&p, 0, 0, &mut sa);
+        assert_eq!(from_kbps(sa.hdr.rate), 4 * G10 / 10);
+        let mut sb = pdq_syn(1, 200_000);
+        a.forward(&p, US, 0, &mut sb);
+        assert_eq!(from_kbps(sb.hdr.rate), want, "{outside:?}");
+        assert_eq!(sb.hdr.pauseby == a.id, want == 0, "{outside:?}");
+        assert_eq!(a.pdq_list().len(), 1);
+    }
 }
