@@ -77,6 +77,12 @@ def near(target: float, tol: float, *, relative: bool = False) -> dict[str, Any]
     return {"kind": "near", "target": target, "tol": tol, "relative": relative}
 
 
+def percent_near(target: float) -> dict[str, Any]:
+    """A percentage the paper gives (a reduction, a gap): within 5 points of it, or half of it when that is
+    smaller, so that a claimed gain is never reproduced by no gain (``|target| / 2`` keeps the sign)."""
+    return near(target, min(5.0, abs(target) / 2))
+
+
 def in_range(lo: float, hi: float, tol: float = 0.0) -> dict[str, Any]:
     """Inside ``[lo - tol, hi + tol]``."""
     return {"kind": "in_range", "lo": lo, "hi": hi, "tol": tol}
