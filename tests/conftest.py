@@ -27,3 +27,13 @@ def assert_claims_file(results_dir, recipe: str, scale: str = "tiny") -> dict:
     assert (doc["recipe"], doc["scale"]) == (recipe, scale)
     assert [r["id"] for r in doc["claims"]] == [c.id for c in recipes.get(recipe).claims(results_dir)]
     return doc
+
+
+def assert_claims_valid(results_dir, recipe: str, claims) -> dict:
+    """``claims`` (recipe's claims of ``results_dir``) written as claims.json and read back: schema-valid, unique
+    ids, every verdict the numbers'."""
+    from fctlab.claims import read_claims, write_claims
+
+    doc = read_claims(write_claims(results_dir, recipe, "test", claims))
+    assert len(doc["claims"]) == len(claims)
+    return doc

@@ -159,14 +159,6 @@ def median(xs: Sequence[float]) -> float | None:
     return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
 
 
-def percent_claims(rows: Iterable[tuple[str, str, tuple[float | None, str]]], source: str) -> list[Any]:
-    """Paper claims from (statement, how fctlab measures it, (fraction or None, note)) rows, in percent."""
-    from fctlab.report import PaperClaim
-
-    return [PaperClaim(statement=st, recipe=rc, value=None if v is None else 100 * v, source=source, unit="%",
-                       note=note) for st, rc, (v, note) in rows]
-
-
 def figure(figsize: tuple[float, float] = (6.4, 4.0)) -> Any:
     """A matplotlib figure drawn without a display (constrained layout)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
