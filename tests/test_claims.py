@@ -49,7 +49,7 @@ def claim(value, check, **kw) -> Claim:
     ([20.0, 15.0], cl.all_of(cl.on(0, cl.below(26.4, 0)), cl.on(1, cl.above(20.0, 0))), "differs"),
     ([20.0, 30.0], cl.all_of(cl.on(0, cl.below(26.4, 0)), cl.on(1, cl.above(20.0, 0))), "reproduced"),
     (float("nan"), cl.near(0, 1), "not_run"),  # no number: nothing to check
-    ([1.0, float("nan")], cl.near(1, 1), "differs"),  # a missing entry fails the check
+    ([1.0, float("nan")], cl.near(1, 1), "not_run"),  # a missing entry: part of the study did not run
 ])
 def test_verdict_is_computed_from_the_numbers(value, check, verdict):
     c = claim(value, check)
@@ -61,6 +61,8 @@ def test_missing_value_is_not_run():
     assert claim(None, cl.near(1, 1)).verdict == "not_run"
     assert claim([], cl.near(1, 1)).verdict == "not_run"
     assert claim([None, None], cl.near(1, 1)).verdict == "not_run"
+    assert claim([1.0, None], cl.near(1, 1)).verdict == "not_run"
+    assert claim([[1.0, 2.0], [None, 1.0]], cl.order(["a", "b"], 0)).verdict == "not_run"
     c = claim(None, cl.above(0, 0), not_run_reason="the recipe does not measure this")
     d = c.to_dict()
     assert d["verdict"] == "not_run" and d["mechanism"] == "the recipe does not measure this" and d["cause"] == ""

@@ -6,7 +6,8 @@ text for a qualitative statement), fctlab's value (a number, a list of numbers w
 loads or series, or None when the study was not run), how fctlab's value is computed, and a small typed *check*.
 The verdict is computed from the value and the check, never written by hand:
 
-* ``not_run`` when there is no value (the series or study is missing, or the recipe does not measure it);
+* ``not_run`` when there is no value, or a list value misses an entry (a series or part of the study did not
+  run), or the recipe does not measure it;
 * ``reproduced`` when the check passes; ``differs`` otherwise.
 
 Check kinds (each a dict, made by the functions below; a list value is checked element by element, every element
@@ -81,6 +82,12 @@ def percent_near(target: float) -> dict[str, Any]:
     """A percentage the paper gives (a reduction, a gap): within 5 points of it, or half of it when that is
     smaller, so that a claimed gain is never reproduced by no gain (``|target| / 2`` keeps the sign)."""
     return near(target, min(5.0, abs(target) / 2))
+
+
+def percent_range(lo: float, hi: float) -> dict[str, Any]:
+    """A range of percentages the paper gives: inside it, widened by 5 points, or by half the lower end when that
+    is positive and smaller (so a claimed gain is never met by none)."""
+    return in_range(lo, hi, min(5.0, lo / 2) if lo > 0 else 5.0)
 
 
 def in_range(lo: float, hi: float, tol: float = 0.0) -> dict[str, Any]:
@@ -209,8 +216,8 @@ class Claim:
     def verdict(self) -> str:
         if self.value is None or self.not_run_reason or (not isinstance(self.value, list) and not _num(self.value)):
             return "not_run"
-        if isinstance(self.value, list) and not any(_num(x) for x in _leaves(self.value)):
-            return "not_run"  # no number at all (a partly missing list fails its check instead)
+        if isinstance(self.value, list) and not (_leaves(self.value) and all(_num(x) for x in _leaves(self.value))):
+            return "not_run"  # an entry is missing: part of the study did not run
         return "reproduced" if passes(self.check, self.value) else "differs"
 
     # the old PaperClaim's names, for the CLI's printout

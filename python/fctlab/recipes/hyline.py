@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.claims import Claim, above, all_of, in_range, near, on, percent_near
+from fctlab.claims import Claim, above, all_of, near, on, percent_near, percent_range
 from fctlab.recipes.common import (
     Points, Recipe, RunRow, available, check_scale, figure, fmt, order, record, save_figure,
 )
@@ -357,12 +357,6 @@ def _range_text(r: list[tuple[float, float]]) -> str:
     return ", ".join(f"{x:g}: {100 * v:+.0f}%" for x, v in r) or "no runs"
 
 
-def _range_check(lo: float, hi: float) -> dict[str, Any]:
-    """A range of reductions the paper gives, in percent: every load inside it, widened by 5 points or by half the
-    lower end when that is smaller (so a claimed gain is never met by none)."""
-    return in_range(lo, hi, min(5.0, lo / 2))
-
-
 #: Band of H the paper's section IV-E derives for web search at load 0.6 (bytes).
 H_BAND = (400_000, 1_600_000)
 
@@ -388,14 +382,14 @@ def hyline_claims(results_dir: str | Path) -> list[Claim]:
             value=(vals or None) if lo is not None else max(vals, default=None), unit="%",
             how=f"1 - HyLine's mean normalised FCT / {other}'s, " + ("per load" if lo is not None else
                                                                    "the largest over the loads"),
-            check=_range_check(lo, hi) if lo is not None else percent_near(hi),
+            check=percent_range(lo, hi) if lo is not None else percent_near(hi),
             mechanism=mechanism, cause="paper_omission" if mechanism else "",
             note="per load: " + _range_text(r)))
     r = _reductions(data, "datamining", "Qjump")
     claims.append(Claim(
         id="datamining-vs-qjump", statement="On data mining, HyLine's AFCT is 18-30% below Qjump's",
         source=SRC + "-B", paper_value=[18.0, 30.0], value=[100 * v for _, v in r] or None, unit="%",
-        how="1 - HyLine's mean normalised FCT / Qjump's, per load", check=_range_check(18.0, 30.0),
+        how="1 - HyLine's mean normalised FCT / Qjump's, per load", check=percent_range(18.0, 30.0),
         cause="unexplained", note="per load: " + _range_text(r)))
     r = _reductions(data, "datamining", "pFabric")
     claims.append(Claim(
