@@ -137,7 +137,7 @@ def test_the_report_shows_the_paper_value_verdict_and_mechanism():
                         claim(50.0, cl.near(50, 5), id="close")])
     assert 'id="claim-far"' in html and "because of X" in html and "(paper omission)" in html
     assert 'class="verdict differs"' in html and 'class="verdict reproduced"' in html
-    assert "within ±5% of 50%" in html
+    assert "within ±5 points of 50%" in html
 
 
 def test_docs_claims_files_are_valid_and_the_docs_tables_match_them():

@@ -166,23 +166,26 @@ def _g(x: float) -> str:
 
 
 def check_text(check: Mapping[str, Any], unit: str = "") -> str:
-    """The check in words, e.g. "within ±5 % of 50"."""
-    u = f" {unit}" if unit and unit not in ("%",) else unit
+    """The check in words, e.g. "within ±5 points of 50%" (a tolerance or margin on a percentage is in points)."""
+    u = f" {unit}" if unit and unit != "%" else unit
+
+    def amount(x: float) -> str:
+        return f"{_g(x)} points" if unit == "%" else f"{_g(x)}{u}"
+
     kind = check["kind"]
     where = f"{check['label']}: " if check.get("label") else (f"entry {check['item']}: " if "item" in check else "")
     if kind == "near":
-        tol = f"±{_g(100 * check['tol'])}% (relative)" if check["relative"] else f"±{_g(check['tol'])}{u}"
+        tol = f"±{_g(100 * check['tol'])}% (relative)" if check["relative"] else f"±{amount(check['tol'])}"
         text = f"within {tol} of {_g(check['target'])}{u}"
     elif kind == "in_range":
-        widen = f" widened by {_g(check['tol'])}{u}" if check["tol"] else ""
+        widen = f" widened by {amount(check['tol'])}" if check["tol"] else ""
         text = f"inside [{_g(check['lo'])}, {_g(check['hi'])}]{u}{widen}"
-    elif kind == "above":
-        text = f"> {_g(check['bound'])}{u}" + (f" by more than {_g(check['margin'])}{u}" if check["margin"] else "")
-    elif kind == "below":
-        text = f"< {_g(check['bound'])}{u}" + (f" by more than {_g(check['margin'])}{u}" if check["margin"] else "")
+    elif kind in ("above", "below"):
+        text = f"{'>' if kind == 'above' else '<'} {_g(check['bound'])}{u}" + (
+            f" by more than {amount(check['margin'])}" if check["margin"] else " (strictly)")
     elif kind == "order":
-        gap = f"{_g(100 * check['margin'])}%" if check["relative"] else f"{_g(check['margin'])}{u}"
-        text = " > ".join(check["labels"]) + f", each gap > {gap}"
+        gap = f"{_g(100 * check['margin'])}% (relative)" if check["relative"] else amount(check["margin"])
+        text = " > ".join(check["labels"]) + (f", each gap > {gap}" if check["margin"] else " (strictly)")
     else:
         text = " and ".join(check_text(c, unit) for c in check["checks"])
     return where + text
@@ -574,20 +577,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: python -m fctlab.claims docs | check | write RESULTS_DIR RECIPE SCALE [DOCS_JSON]",
               file=sys.stderr)
         return 2
-    root = _repo_root()
+    # run as ``python -m fctlab.claims`` this file is __main__, a second copy of the module: use the one the
+    # recipes import, so that their Claim records are this module's
+    import fctlab.claims as mod
+
+    root = mod._repo_root()
     if args[0] == "write":
         # the claims of an existing results folder (no runs): <results>/report/claims.json, and optionally a copy
         from fctlab import recipes
 
         results, name, scale = args[1], args[2], args[3]
-        path = write_claims(results, name, scale, recipes.get(name).claims(results))
+        path = mod.write_claims(results, name, scale, recipes.get(name).claims(results))
         if len(args) > 4:
             Path(args[4]).write_text(path.read_text())
         print(path)
         return 0
-    for path in sorted((root / DOCS_CLAIMS).glob("*.json")):
-        read_claims(path)
-    changed = docs_tables(root)
+    for path in sorted((root / mod.DOCS_CLAIMS).glob("*.json")):
+        mod.read_claims(path)
+    changed = mod.docs_tables(root)
     if args[0] == "check":
         for page in changed:
             print(f"{page}: its claims tables are out of date (python -m fctlab.claims docs)", file=sys.stderr)
