@@ -1091,8 +1091,8 @@ THRESHOLDS = ("the paper does not give the PIAS thresholds it compared with: wit
 
 class _Claims:
     """Collects a QCLIMB recipe's claims: reductions (1 - a/b, or a/b - 1 with ``sign=-1``) as percentages, each
-    against the paper's number (``paper``: "up to" X is the largest of the values near X; a [lo, hi] range holds
-    every value; a list of numbers holds one value each, in order)."""
+    against the paper's number (``paper``: "up to" X is the largest of the values near X; a [lo, hi] list is a
+    range holding every value; a tuple holds one target per value, in order)."""
 
     def __init__(self, runs: list[RunInfo], source: str):
         self.runs = runs
@@ -1110,28 +1110,29 @@ class _Claims:
         return _reduction(ra.stat(bin_name, stat), rb.stat(bin_name, stat))
 
     def add(self, cid: str, statement: str, how: str, where: str, vals: list[tuple[str, float | None]],
-            paper: float | list[float], *, upto: bool = False, sign: float = 1.0, mechanism: str = "",
-            cause: str = "", note: str = "") -> None:
+            paper: float | list[float] | tuple[float, ...], *, upto: bool = False, sign: float = 1.0,
+            mechanism: str = "", cause: str = "", note: str = "") -> None:
         vals2 = [(w, None if v is None else 100 * sign * v) for w, v in vals]
         present = [(w, v) for w, v in vals2 if v is not None]
         each = "; ".join(f"{w}: {'-' if v is None else f'{v:+.1f}%'}" for w, v in vals2) or "no runs"
         value: Any
+        paper_value: Any = paper
         if upto:
             value = max((v for _, v in present), default=None)
             check = percent_near(float(paper))  # type: ignore[arg-type]
             how = f"{how}; the largest of them"
-        elif isinstance(paper, list) and len(paper) == 2 and not isinstance(paper[0], list) and len(vals) != 2:
-            value = [v for _, v in vals2] or None
-            check = percent_range(paper[0], paper[1])
-        elif isinstance(paper, list):
+        elif isinstance(paper, tuple):  # one target per entry, in order
             value = [v for _, v in vals2] or None
             check = all_of(*(on(i, percent_near(t), w) for i, ((w, _), t) in enumerate(zip(vals, paper))))
+            paper_value = ", ".join(f"{t:g}%" for t in paper)
+        elif isinstance(paper, list):  # a [lo, hi] range holding every entry
+            value = [v for _, v in vals2] or None
+            check = percent_range(paper[0], paper[1])
         else:
             value = [v for _, v in vals2] or None
             check = percent_near(paper)
         self.items.append(Claim(
-            id=cid, statement=statement, source=f"{self.source}, {where}",
-            paper_value=paper if not isinstance(paper, list) or len(paper) == 2 else ", ".join(f"{t:g}%" for t in paper),
+            id=cid, statement=statement, source=f"{self.source}, {where}", paper_value=paper_value,
             value=value, unit="%", how=how, check=check, mechanism=mechanism,
             cause=cause or ("unexplained" if not mechanism else "paper_omission"),
             note=each + (f"; {note}" if note else "")))
@@ -1164,7 +1165,7 @@ def qclimb_testbed_claims(results_dir: str | Path) -> list[Claim]:
     c.add("medium-mean-vs-pias-05", "QCLIMB vs PIAS at load 0.5, medium flows (100 KB, 10 MB], average FCT: 8%, "
           "24%, 8% lower (K-Means, PageRank, SGD)", "per workload: 1 - QCLIMB/PIAS, mean FCT, medium bin, load 0.5",
           "§5.1, Fig. 9", [(PROFILE_NAMES[p], c.red("QCLIMB", "PIAS", p, 0.5, "medium", m)) for p in MAIN_PROFILES],
-          [8.0, 24.0, 8.0], mechanism=THRESHOLDS)
+          (8.0, 24.0, 8.0), mechanism=THRESHOLDS)
 
     def best_over_loads(p: str, bin_name: str) -> float | None:
         vs = [v for l in c.loads("main", p) if (v := c.red("QCLIMB", "PIAS", p, l, bin_name, m)) is not None]
@@ -1172,7 +1173,7 @@ def qclimb_testbed_claims(results_dir: str | Path) -> list[Claim]:
 
     c.add("all-mean-vs-pias", "QCLIMB vs PIAS, overall average FCT: up to 6%, 15%, 23% lower (K-Means, PageRank, "
           "SGD)", "per workload: the largest over loads of 1 - QCLIMB/PIAS, mean FCT, all flows", "§5.1, Fig. 11",
-          [(PROFILE_NAMES[p], best_over_loads(p, "all")) for p in MAIN_PROFILES], [6.0, 15.0, 23.0],
+          [(PROFILE_NAMES[p], best_over_loads(p, "all")) for p in MAIN_PROFILES], (6.0, 15.0, 23.0),
           mechanism=THRESHOLDS)
     tf = c.loads("main", "tensorflow")
     c.add("tensorflow-all-mean-vs-pias", "TensorFlow: QCLIMB vs PIAS, overall average FCT up to 81.1% lower",

@@ -67,7 +67,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fctlab.claims import Claim, above, below, in_range, near, order
+from fctlab.claims import Claim, above, below, in_range, near
+from fctlab.claims import order as strict_order
 from fctlab.recipes.common import Points, Recipe, RunRow, check_scale, figure, record, save_figure
 from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
 from fctlab.recipes.pdq.scale import scale_claims, scale_series, scale_sweep, scale_tables
@@ -873,7 +874,7 @@ def pdq_claims(results_dir: str | Path) -> list[Claim]:
         value=ratios[::-1] if len(ratios) > 1 else None, unit="x",
         how="PDQ(Full)'s / D3's flows at 99%, from the longest mean deadline to the shortest: each strictly larger "
             "than the next (a tie breaks it)",
-        check=order([f"{x:g} ms" for x in xs[::-1]] if len(xs) > 1 else ["longest", "shortest"], 0.0),
+        check=strict_order([f"{x:g} ms" for x in xs[::-1]] if len(xs) > 1 else ["longest", "shortest"], 0.0),
         cause="unexplained", note=note))
     # Figure 3d: close to optimal, the largest gap with one flow
     d = series("3d", "PDQ(Full)")
@@ -893,7 +894,7 @@ def pdq_claims(results_dir: str | Path) -> list[Claim]:
         "(flow initialisation) (Fig. 3d)", source=f"{SRC}.2.2, Fig. 3d", paper_value="largest at one flow",
         value=None if one is None or not rest else [one, max(rest)], unit="%",
         how="[one flow, the largest at any other flow count]: PDQ(Full)'s mean FCT / the optimum's - 1; the first "
-            "must exceed the second by more than 0.5 points", check=order(["one flow", "any other count"], 0.5),
+            "must exceed the second by more than 0.5 points", check=strict_order(["one flow", "any other count"], 0.5),
         mechanism=START, cause="paper_omission", note=note))
     # Figure 3c: the variants in order, at every deadline, strictly
     names = ["PDQ(Full)", "PDQ(ES+ET)", "PDQ(ES)", "PDQ(Basic)"]
@@ -905,11 +906,11 @@ def pdq_claims(results_dir: str | Path) -> list[Claim]:
         "application throughput (Fig. 3c)", source=f"{SRC}.2.1, Fig. 3c", paper_value="in this order",
         value=[[c[x] for c in cols] for x in common] or None, unit="flows",
         how="per mean deadline: the four variants' most flows at 99% application throughput; each strictly more "
-            "than the next at every deadline (a tie breaks the order)", check=order(names, 0.0),
+            "than the next at every deadline (a tie breaks the order)", check=strict_order(names, 0.0),
         mechanism="with the same flows and few flow counts searched, the variants often reach the same count (the "
                   "binary search's answer is a whole number of flows)", cause="fctlab_option",
-        note="; ".join(f"{x:g} ms: " + " / ".join(f"{c[x]:.0f}" for c in cols) for x in common)  # type: ignore[str-format]
-        or "no runs of the four PDQ variants"))
+        note="; ".join(f"{x:g} ms: " + " / ".join(f"{c[x]:.0f}" for c in cols)  # type: ignore[str-format]
+                       for x in common) or "no runs of the four PDQ variants"))
     # Figure 3a: RCP and TCP trail PDQ
     a = data.get("3a", {})
     pdq_a = a.get("PDQ(Full)", {})
@@ -950,7 +951,7 @@ def pdq_claims(results_dir: str | Path) -> list[Claim]:
         value=None if pdq4.get(worst) is None or not rest4 else [pdq4[worst], max(rest4.values())], unit="ms",
         how="[Staggered Prob(0.7), the worst other pattern]: PDQ(Full)'s absolute mean FCT (no deadlines, the "
             "same flow sizes on every pattern); the first must be strictly larger",
-        check=order([worst, "worst other pattern"], 0.0),
+        check=strict_order([worst, "worst other pattern"], 0.0),
         mechanism="the paper ties it to RTT variance (non-local flows' RTTs 3-5x the local ones); on the recipe's "
                   "tree the patterns that cross the root carry more hops and may be slower in absolute terms; the "
                   "paper does not say which quantity ranks the patterns", cause="paper_omission",
