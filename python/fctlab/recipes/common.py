@@ -31,13 +31,14 @@ class Recipe:
     trace files there, or records its scale); ``phases(scale, out_dir)`` yields the sweeps to run after it, one
     at a time, each made from what the previous ones wrote (binary searches); ``tables(results_dir)`` gives the
     recipe's own (title, plain-text table) pairs (None: the generic :func:`comparison_tables`, which the report
-    leaves out); ``claims(results_dir)`` sets the paper's statements beside fctlab's numbers. ``options`` names
+    leaves out); ``claims(results_dir)`` gives the paper's claims as :class:`fctlab.claims.Claim` records (each
+    with the paper's value, fctlab's and a check; the runner writes them to ``report/claims.json``). ``options`` names
     the keyword options ``sweep`` takes beyond the scale (recipe pias: ``thresholds``)."""
 
     name: str
     summary: str
     sweep: Callable[..., Any]
-    claims: Callable[[str | Path], list[Any]]
+    claims: Callable[[str | Path], list[Any]]  # list[fctlab.claims.Claim]
     tables: Callable[[str | Path], list[tuple[str, str]]] | None = None
     phases: Callable[[str, str | Path], Iterable[Any]] | None = None
     needs_out_dir: bool = False
