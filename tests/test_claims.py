@@ -114,7 +114,7 @@ def test_differs_needs_a_cause_and_its_mechanism():
 
 def test_file_round_trip_and_duplicate_ids(tmp_path):
     cs = [claim(52.0, cl.near(50, 5), id="a"), claim(None, cl.near(50, 5), id="b")]
-    path = cl.write_claims(tmp_path, "rax", "tiny", cs)
+    path = cl.write_claims(tmp_path, "rax", "tiny", cs, "Wang et al., RAX")
     assert path == tmp_path / "report" / "claims.json"
     doc = cl.read_claims(path)
     assert (doc["recipe"], doc["scale"], doc["schema"]) == ("rax", "tiny", cl.SCHEMA_VERSION)

@@ -50,21 +50,6 @@ VERDICTS = ("reproduced", "differs", "not_run")
 CAUSES = ("paper_omission", "fctlab_option", "unexplained", "")
 CHECK_KINDS = ("near", "in_range", "above", "below", "order", "all_of")
 
-#: The paper each recipe reproduces (written into claims.json).
-PAPERS: dict[str, str] = {
-    "pias": "Bai et al., \"PIAS: Practical Information-Agnostic Flow Scheduling for Data Center Networks\", "
-            "HotNets 2014",
-    "demo": "",
-    "qclimb-testbed": "QCLIMB (testbed, sections 5.1-5.2 and App. D)",
-    "qclimb-sim": "QCLIMB (simulation, section 5.3 and App. A/D)",
-    "pdq": "Hong, Caesar, Godfrey, \"Finishing Flows Quickly with Preemptive Scheduling\", SIGCOMM 2012",
-    "homa": "Montazeri et al., \"Homa: A Receiver-Driven Low-Latency Transport Protocol Using Network Priorities\", "
-            "SIGCOMM 2018",
-    "rax": "Wang et al., \"RAX: Rate-Aware Flow Scheduling\"",
-    "hyline": "HyLine, IFIP Networking 2018",
-}
-
-
 class ClaimsError(ValueError):
     """A claims record or file that does not follow the schema (the message names the record and the field)."""
 
@@ -466,25 +451,26 @@ def validate(doc: Any, where: str = "claims.json") -> None:
         seen.add(rec["id"])
 
 
-def claims_doc(recipe: str, scale: str, claims: Iterable[Claim]) -> dict[str, Any]:
-    """The content of claims.json (validated)."""
+def claims_doc(recipe: str, scale: str, claims: Iterable[Claim], paper: str = "") -> dict[str, Any]:
+    """The content of claims.json (validated); ``paper`` cites the paper the recipe reproduces."""
     from fctlab import __version__
 
-    doc = {"schema": SCHEMA_VERSION, "recipe": recipe, "scale": scale, "paper": PAPERS.get(recipe, ""),
+    doc = {"schema": SCHEMA_VERSION, "recipe": recipe, "scale": scale, "paper": paper,
            "fctlab_version": str(__version__),
            "claims": [as_claim(c, i).to_dict() for i, c in enumerate(claims)]}
     validate(doc, f"{recipe} claims")
     return doc
 
 
-def write_claims(out_dir: str | Path, recipe: str, scale: str, claims: Iterable[Claim],
+def write_claims(out_dir: str | Path, recipe: str, scale: str, claims: Iterable[Claim], paper: str = "",
                  report_dir: str = "report") -> Path:
-    """Write ``<out_dir>/report/claims.json`` (next to the report's index.html); returns its path."""
+    """Write ``<out_dir>/report/claims.json`` (next to the report's index.html) for recipe ``recipe`` at
+    ``scale``, citing ``paper``; returns its path."""
     from fctlab.results import write_json
 
     path = Path(out_dir) / report_dir / CLAIMS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, claims_doc(recipe, scale, claims))
+    write_json(path, claims_doc(recipe, scale, claims, paper))
     return path
 
 
@@ -587,7 +573,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fctlab import recipes
 
         results, name, scale = args[1], args[2], args[3]
-        path = mod.write_claims(results, name, scale, recipes.get(name).claims(results))
+        recipe = recipes.get(name)
+        path = mod.write_claims(results, name, scale, recipe.claims(results), recipe.paper)
         if len(args) > 4:
             Path(args[4]).write_text(path.read_text())
         print(path)

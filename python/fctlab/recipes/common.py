@@ -33,7 +33,7 @@ class Recipe:
     recipe's own (title, plain-text table) pairs (None: the generic :func:`comparison_tables`, which the report
     leaves out); ``claims(results_dir)`` gives the paper's claims as :class:`fctlab.claims.Claim` records (each
     with the paper's value, fctlab's and a check; the runner writes them to ``report/claims.json``). ``options`` names
-    the keyword options ``sweep`` takes beyond the scale (recipe pias: ``thresholds``)."""
+    the keyword options ``sweep`` takes beyond the scale (recipe pias: ``thresholds``); ``paper`` cites the paper."""
 
     name: str
     summary: str
@@ -44,6 +44,8 @@ class Recipe:
     needs_out_dir: bool = False
     scales: tuple[str, ...] = SCALES
     options: tuple[str, ...] = ()
+    #: The paper the recipe reproduces (cited in its claims.json).
+    paper: str = ""
 
     def build(self, scale: str, out_dir: str | Path, **options: Any) -> Any:
         """The first sweep at ``scale``, writing into ``out_dir``; ``options``: see :attr:`options`."""

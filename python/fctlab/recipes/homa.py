@@ -476,6 +476,8 @@ def homa_claims(results_dir: str | Path) -> list[Claim]:
 
 RECIPE = Recipe(
     name="homa",
+    paper="Montazeri et al., \"Homa: A Receiver-Driven Low-Latency Transport Protocol Using Network Priorities\", "
+          "SIGCOMM 2018",
     summary="Homa (SIGCOMM 2018) section 5.2: Homa, pFabric, PIAS, DCTCP on W1-W5 at 80% load on the 144-host "
             "fabric; slowdown by message size, and against load",
     sweep=homa_sweep,

@@ -314,6 +314,7 @@ def _gap(runs, loads, label="PIAS"):
 
 RECIPE = Recipe(
     name="pias",
+    paper="Bai et al., \"PIAS: Practical Information-Agnostic Flow Scheduling for Data Center Networks\", HotNets 2014",
     summary="PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric",
     sweep=pias_sweep,
     claims=pias_claims,

@@ -1388,7 +1388,8 @@ def qclimb_sim_claims(results_dir: str | Path) -> list[Claim]:
     small_ports = homa_red("QCLIMB", HOMA.label, "all", m)
     c.add("homa-all-mean", "PageRank: QCLIMB's overall average FCT up to 12.5% higher than Homa's",
           f"per load: QCLIMB/{h} - 1, mean FCT, all flows", "App. D, Fig. 28", homa_red("QCLIMB", h, "all", m, -1.0),
-          12.5, upto=True, mechanism=homa_why, note="Homa on the fabric's 360 KB ports (fctlab's addition: its blind first RTTbytes "
+          12.5, upto=True, mechanism=homa_why,
+          note="Homa on the fabric's 360 KB ports (fctlab's addition: its blind first RTTbytes "
           "overflow them), 1 - QCLIMB/Homa: " + ("; ".join(f"{w}: {'-' if v is None else f'{100 * v:+.1f}%'}"
                                                            for w, v in small_ports) or "no runs"))
     c.add("homa-medium-mean", "PageRank: Homa's medium flows up to 24.6% lower average FCT than QCLIMB's",
@@ -1438,6 +1439,7 @@ def qclimb_sim_claims(results_dir: str | Path) -> list[Claim]:
 
 TESTBED_RECIPE = Recipe(
     name="qclimb-testbed",
+    paper="QCLIMB: flow scheduling with imprecise flow information (testbed: sections 5.1-5.2, App. D)",
     summary="QCLIMB section 5.1-5.2 and App. D: QCLIMB vs PIAS vs QCLIMB-PS on 8 hosts at 25 Gbps, Memcached, "
             "TensorFlow, design variants, queues, depth, slack, mismatch, mixing, Table 3",
     sweep=qclimb_testbed_sweep,
@@ -1447,6 +1449,7 @@ TESTBED_RECIPE = Recipe(
 )
 SIM_RECIPE = Recipe(
     name="qclimb-sim",
+    paper="QCLIMB: flow scheduling with imprecise flow information (simulation: section 5.3, App. A and D)",
     summary="QCLIMB section 5.3 and App. A/D: QCLIMB, PIAS, QCLIMB-PS, pFabric (precise and estimated sizes) on 144 "
             "hosts at 40/100 Gbps, Table 4",
     sweep=qclimb_sim_sweep,

@@ -280,6 +280,7 @@ def rax_tables(results_dir: str | Path) -> list[tuple[str, str]]:
 
 RECIPE = Recipe(
     name="rax",
+    paper="Wang et al., \"RAX: Rate-Aware Flow Scheduling\"",
     summary="RAX section V: DCTCP, PIAS, RAX (and RAX+, pFabric by remaining time) with application data generation "
             "rates, on the 1 GbE testbed and the 144-host 10/40 Gbps simulation",
     sweep=rax_sweep,

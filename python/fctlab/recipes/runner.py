@@ -58,7 +58,8 @@ def write_outputs(name: str, scale: str, out_dir: str | Path, tables: Any = ()) 
     from fctlab.claims import Claim, read_claims, write_claims
     from fctlab.report import write_report
 
-    path = write_claims(out_dir, name, scale, recipes.get(name).claims(out_dir))
+    recipe = recipes.get(name)
+    path = write_claims(out_dir, name, scale, recipe.claims(out_dir), recipe.paper)
     claims = [Claim.from_dict(r) for r in read_claims(path)["claims"]]
     files = write_report(out_dir, claims=claims, normalize_to=None, tables=tables)
     return files, claims, path

@@ -1014,6 +1014,7 @@ def pdq_claims(results_dir: str | Path) -> list[Claim]:
 
 RECIPE = Recipe(
     name="pdq",
+    paper="Hong, Caesar, Godfrey, \"Finishing Flows Quickly with Preemptive Scheduling\", SIGCOMM 2012",
     summary="PDQ (SIGCOMM 2012) section 5: PDQ and its variants, D3, RCP, TCP on query aggregation and sending "
             "patterns; application throughput, FCT against the optimum, loss, inaccurate sizes",
     sweep=pdq_sweep,
