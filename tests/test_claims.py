@@ -63,7 +63,7 @@ def test_missing_value_is_not_run():
     assert claim([None, None], cl.near(1, 1)).verdict == "not_run"
     assert claim([1.0, None], cl.near(1, 1)).verdict == "not_run"
     assert claim([[1.0, 2.0], [None, 1.0]], cl.order(["a", "b"], 0)).verdict == "not_run"
-    c = claim(None, cl.above(0, 0), not_run_reason="the recipe does not measure this")
+    c = claim(None, cl.unmeasured(), not_run_reason="the recipe does not measure this")
     d = c.to_dict()
     assert d["verdict"] == "not_run" and d["mechanism"] == "the recipe does not measure this" and d["cause"] == ""
 
@@ -94,6 +94,7 @@ def good_record() -> dict:
     (lambda r: r.update(check=cl.above(0, -1)), "margin must be >= 0"),
     (lambda r: r.update(cause="paper_omission"), "cause is for a claim that differs"),
     (lambda r: r.update(statement=""), "statement must not be empty"),
+    (lambda r: r.update(check=cl.unmeasured()), "unmeasured"),
 ])
 def test_schema_refuses_a_bad_record_clearly(change, message):
     rec = good_record()

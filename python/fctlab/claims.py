@@ -18,7 +18,8 @@ must pass):
 * :func:`above` / :func:`below`: ``value > bound + margin`` / ``value < bound - margin``, strictly;
 * :func:`order`: the value is one number per series (or a list of such lists, one per point) and each is strictly
   greater than the next by more than ``margin`` (relative to the smaller when ``relative``);
-* :func:`all_of`: every sub-check passes, each on ``value[item]`` when the sub-check names an ``item``.
+* :func:`all_of`: every sub-check passes, each on ``value[item]`` when the sub-check names an ``item``;
+* :func:`unmeasured`: the recipe does not measure the claim (its value must be null: always ``not_run``).
 
 Strict comparisons mean a tie never passes an ordering or a comparison. For ``differs`` the record carries the
 mechanism (why fctlab's number differs, as far as it is known) and its cause: ``paper_omission`` (the paper leaves
@@ -48,7 +49,7 @@ SCHEMA_VERSION = 1
 CLAIMS_FILE = "claims.json"
 VERDICTS = ("reproduced", "differs", "not_run")
 CAUSES = ("paper_omission", "fctlab_option", "unexplained", "")
-CHECK_KINDS = ("near", "in_range", "above", "below", "order", "all_of")
+CHECK_KINDS = ("near", "in_range", "above", "below", "order", "all_of", "unmeasured")
 
 class ClaimsError(ValueError):
     """A claims record or file that does not follow the schema (the message names the record and the field)."""
@@ -106,6 +107,11 @@ def on(item: int, check: dict[str, Any], label: str = "") -> dict[str, Any]:
     return {**check, "item": item, **({"label": label} if label else {})}
 
 
+def unmeasured() -> dict[str, Any]:
+    """No check: the recipe does not measure this claim (the value must be None; the verdict is ``not_run``)."""
+    return {"kind": "unmeasured"}
+
+
 def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -117,6 +123,8 @@ def _leaves(value: Any) -> list[float]:
 def passes(check: Mapping[str, Any], value: Any) -> bool:
     """Does ``value`` pass ``check``? (A value with a missing or non-finite number never passes.)"""
     kind = check["kind"]
+    if kind == "unmeasured":
+        return False
     if kind == "all_of":
         return all(passes(c, value if "item" not in c else value[c["item"]]) for c in check["checks"])
     if kind == "order":
@@ -152,12 +160,14 @@ def _g(x: float) -> str:
 
 def check_text(check: Mapping[str, Any], unit: str = "") -> str:
     """The check in words, e.g. "within ±5 points of 50%" (a tolerance or margin on a percentage is in points)."""
-    u = f" {unit}" if unit and unit != "%" else unit
+    u = _unit(unit)
 
     def amount(x: float) -> str:
         return f"{_g(x)} points" if unit == "%" else f"{_g(x)}{u}"
 
     kind = check["kind"]
+    if kind == "unmeasured":
+        return "none (not measured)"
     where = f"{check['label']}: " if check.get("label") else (f"entry {check['item']}: " if "item" in check else "")
     if kind == "near":
         tol = f"±{_g(100 * check['tol'])}% (relative)" if check["relative"] else f"±{amount(check['tol'])}"
@@ -325,6 +335,7 @@ _CHECK_FIELDS = {
     "below": {"bound": "number", "margin": "number"},
     "order": {"labels": "labels", "margin": "number", "relative": "bool"},
     "all_of": {"checks": "checks"},
+    "unmeasured": {},
 }
 _RECORD_TYPES = {"id": str, "statement": str, "source": str, "unit": str, "how": str, "check_text": str,
                  "mechanism": str, "note": str}
@@ -405,6 +416,8 @@ def validate_record(rec: Any, where: str = "claim") -> None:
         raise ClaimsError(f"{where}: paper_value must be a number, a [lo, hi] range or text (got {pv!r})")
     _check_tree(rec["value"], where)
     _check_check(rec["check"], where)
+    if rec["check"]["kind"] == "unmeasured" and rec["value"] is not None:
+        raise ClaimsError(f"{where}: a claim with no check (unmeasured) must have no value")
     if rec["verdict"] not in VERDICTS:
         raise ClaimsError(f"{where}: verdict must be one of {', '.join(VERDICTS)} (got {rec['verdict']!r})")
     if rec["cause"] not in CAUSES:
