@@ -907,8 +907,8 @@ def pdq_claims(results_dir: str | Path) -> list[Claim]:
         value=[[c[x] for c in cols] for x in common] or None, unit="flows",
         how="per mean deadline: the four variants' most flows at 99% application throughput; each strictly more "
             "than the next at every deadline (a tie breaks the order)", check=strict_order(names, 0.0),
-        mechanism="with the same flows and few flow counts searched, the variants often reach the same count (the "
-                  "binary search's answer is a whole number of flows)", cause="fctlab_option",
+        mechanism="with the same flows the variants often reach the same count (the binary search's answer is a "
+                  "whole number of flows); why Suppressed Probing adds no flows here is not known", cause="unexplained",
         note="; ".join(f"{x:g} ms: " + " / ".join(f"{c[x]:.0f}" for c in cols)  # type: ignore[str-format]
                        for x in common) or "no runs of the four PDQ variants"))
     # Figure 3a: RCP and TCP trail PDQ
