@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import assert_claims_valid
 from typer.testing import CliRunner
 
 from fctlab import reproduce, thresholds
@@ -128,13 +129,18 @@ def test_claims_are_computed_as_documented(tmp_path):
             _fake_run(tmp_path, "pFabric", w, load, 1.6, 100.0, 10.0)
             # PIAS gets better with load on web search, to check that "up to" takes the maximum
             _fake_run(tmp_path, "PIAS", w, load, 2.0 if (w, load) != ("websearch", 0.8) else 1.0, 150.0, 8.0)
-    claims = {c.statement.split(":")[0]: c.value for c in reproduce.pias_claims(tmp_path)}
+    records = reproduce.pias_claims(tmp_path)
+    claims = {c.statement.split(":")[0]: c.value for c in records}
+    doc = assert_claims_valid(tmp_path, "pias", records)
+    # a 75% gain on a paper's 50% differs; 33% on 40% is not within the 5 points either
+    assert [r["verdict"] for r in doc["claims"]][:2] == ["differs", "differs"]
     assert claims["PIAS vs DCTCP, small flows (0,100KB], average normalized FCT"] == pytest.approx(75.0)
     assert claims["PIAS vs L2DCT, small flows, average normalized FCT"] == pytest.approx(100 * (1 - 1 / 3))
     assert claims["PIAS vs LAS, overall average FCT, web search, load 0.8"] == pytest.approx(25.0)
     assert claims["PIAS vs LAS, large flows (10MB,inf), web search, load 0.8"] == pytest.approx(80.0)
     assert claims["PIAS vs DCTCP, large flows, data mining"] == pytest.approx(20.0)
-    assert claims["PIAS vs pFabric, small flows, data mining"] == pytest.approx(25.0)
+    # [DCTCP's gap to pFabric, PIAS's]: 4/1.6 - 1 and 2/1.6 - 1
+    assert claims["PIAS vs pFabric, small flows, data mining"] == pytest.approx([150.0, 25.0])
     assert claims["PIAS 8 queues vs 2 queues, small flows"] == pytest.approx(60.0)
 
 
@@ -146,7 +152,8 @@ def test_claims_with_only_the_ns2_series_use_it_and_say_so(tmp_path):
     dctcp = claims["PIAS vs DCTCP, small flows (0,100KB], average normalized FCT"]
     assert dctcp.value == pytest.approx(50.0) and "PIAS here is PIAS (ns-2 thresholds)" in dctcp.note
     queues = claims["PIAS 8 queues vs 2 queues, small flows"]
-    assert queues.value is None and "8 queues only" in queues.note
+    assert queues.value is None and "8 queues only" in queues.note and queues.verdict == "not_run"
+    assert_claims_valid(tmp_path, "pias", list(claims.values()))
 
 
 def test_bad_recipe_or_scale_fails_before_running(tmp_path):

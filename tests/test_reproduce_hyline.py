@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from fctlab.recipes import hyline as rh
 from fctlab.cli import app
+from conftest import assert_claims_file
 from fctlab.reproduce import RECIPES
 
 TWO = (rh.SCHEMES[0], rh.SCHEMES[3])  # HyLine and DCTCP
@@ -94,6 +95,8 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
     claims = {c.statement: c for c in rh.hyline_claims(out)}
     assert any("Qjump" in s and claims[s].value is None for s in claims)  # no Qjump series here
     assert isinstance(next(c for s, c in claims.items() if "DCTCP" in s).value, float)
+    doc = assert_claims_file(out, "hyline")
+    assert {r["id"]: r["verdict"] for r in doc["claims"]}["websearch-vs-qjump"] == "not_run"
 
 
 def test_bad_scale_fails_before_running(tmp_path):

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from fctlab.recipes.pdq import recipe as rp
 from fctlab.recipes.pdq import scale as ps
 from fctlab.cli import app
+from conftest import assert_claims_file
 from fctlab.reproduce import RECIPES
 
 #: The schemes the test engine has, under the paper's labels.
@@ -118,15 +119,25 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
             assert v >= 1.0 - 1e-9
         assert 0 <= data["3c"][label][20.0] <= rp.PDQ_SCALES["tiny"].search_max
     assert data["3c"]["Optimal"][20.0] >= max(data["3c"][x][20.0] for x in ("PDQ(Full)", "D3"))
-    claims = {c.statement.split(" (Fig")[0]: c for c in rp.pdq_claims(out)}
-    assert len(claims) == 9
+    claims = {c.id: c for c in rp.pdq_claims(out)}
+    assert len(claims) == 14
+    doc = assert_claims_file(out, "pdq")
+    verdicts = {r["id"]: r["verdict"] for r in doc["claims"]}
     # figure 8 ran on the 16-server fat-tree at both levels, with a table and a plot
     scale = ps.scale_data(out)
     assert set(scale[("fat_tree", "no")]) == {"PDQ(Full) (flow)", "PDQ(Full) (packet)", "D3 (flow)", "D3 (packet)"}
     assert (out / "report" / "figures" / "pdq-8-fat_tree-fct.png").is_file()
     # figures 6 and 7 need scheme pdq: left out with a note, their claims without a value
     assert not any(r.values["figure"] in rp.DYNAMICS for r in rp.load_runs(out))
-    assert [claims[s].value for s in claims if "PDQ switches" in s or "burst" in s] == [None, None]
+    assert [verdicts[i] for i in ("fig6-seamless-42ms", "fig7-utilization", "fig7-queue")] == ["not_run"] * 3
+    # Figure 4 is read from the absolute FCTs: PDQ(Full)'s on Staggered Prob(0.7) against its worst other pattern
+    worst = claims["fig4-staggered-worst"]
+    fct = data["4b"]["PDQ(Full)"]
+    if "Staggered Prob(0.7)" in fct and len(fct) > 1:
+        assert worst.value == [fct["Staggered Prob(0.7)"],
+                               max(v for p, v in fct.items() if p != "Staggered Prob(0.7)")]
+    else:
+        assert worst.verdict == "not_run"
     assert "figures 6 and 7" in result.output
     assert "PDQ" in result.output and "Figure 3c" in result.output
     # resumable: a second run runs nothing again
@@ -211,9 +222,9 @@ def test_dynamics_figures_with_pdq(tmp_path):
     assert rp.DYNAMICS_TITLES["7"] in tables
     for fig in rp.DYNAMICS:
         assert (tmp_path / "report" / "figures" / f"pdq-{fig}.png").is_file()
-    claims = {c.statement: c for c in rp.pdq_claims(tmp_path)}
-    c6 = next(c for s, c in claims.items() if "Fig. 6" in s)
-    c7 = next(c for s, c in claims.items() if "Fig. 7" in s)
+    claims = {c.id: c for c in rp.pdq_claims(tmp_path)}
+    c6, c7 = claims["fig6-seamless-42ms"], claims["fig7-utilization"]
+    assert claims["fig7-queue"].value == [hi]
     assert c6.value == pytest.approx(six["done_ms"]) and "0-1-2-3-4" in c6.note
     assert c7.value == pytest.approx(100 * seven["utilization"]) and "packets" in c7.note
 

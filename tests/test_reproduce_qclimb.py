@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from fctlab import reproduce, workloads
 from fctlab.recipes import qclimb as rq
 from fctlab.cli import app
+from conftest import assert_claims_file
 
 
 def _trace(n: int = 500, seed: int = 3) -> pd.DataFrame:
@@ -178,6 +179,7 @@ def test_testbed_tiny_end_to_end(tmp_path):
     tf = claims["TensorFlow: QCLIMB vs PIAS, overall average FCT up to 81.1% lower"]
     assert isinstance(tf.value, float) and math.isfinite(tf.value)
     assert claims["Memcached: QCLIMB vs PIAS, overall average QCT 70%-97% lower"].value is not None
+    assert_claims_file(out, "qclimb-testbed")
 
 
 def test_sim_tiny_end_to_end(tmp_path):
@@ -208,3 +210,4 @@ def test_sim_tiny_end_to_end(tmp_path):
     assert ev["all"]["priority"] == 0  # pFabric has no priority-based detection
     claims = rq.qclimb_sim_claims(out)
     assert any(c.value is not None for c in claims)
+    assert_claims_file(out, "qclimb-sim")

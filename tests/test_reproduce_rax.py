@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from fctlab.recipes import rax as rr
 from fctlab.cli import app
 from fctlab.reproduce import RECIPES
+from conftest import assert_claims_file
 
 
 def test_recipe_is_registered():
@@ -98,10 +99,12 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path):
     assert result.exit_code == 0, result.output
     assert (out / "report" / "index.html").is_file()
     claims = rr.rax_claims(out)
-    assert len(claims) == 10
+    assert len(claims) == 12
     # tiny runs web search only: its claims have values, data mining's none
-    assert all(c.value is not None for c in claims if "web search" in c.statement)
-    assert [c.value for c in claims if "data mining" in c.statement] == [None]
+    assert all(c.value is not None for c in claims if "data mining" not in c.statement)
+    assert [c.verdict for c in claims if "data mining" in c.statement] == ["not_run", "not_run"]
+    doc = assert_claims_file(out, "rax")
+    assert {r["verdict"] for r in doc["claims"]} <= {"reproduced", "differs", "not_run"}
     assert "testbed: websearch at load 0.7" in result.output
 
 

@@ -12,8 +12,10 @@ Runs that differ only in their seed are averaged: each statistic of the figures 
 of each run's own statistic (the per-seed spread is drawn as error bars), and the number of seeds is shown. The page
 embeds its images as base64 PNG and its style inline, so it opens from ``file://`` with no network.
 
-A "paper comparison" section lists :class:`PaperClaim` rows (the paper's statement, how fctlab's number is computed
-from the runs, and that number) added with :meth:`Report.add_paper_claims`; the reproduction recipes fill it.
+A "paper comparison" section lists the paper's claims added with :meth:`Report.add_paper_claims`: the recipes'
+:class:`fctlab.claims.Claim` records (read back from their claims.json: the paper's value, fctlab's, the check, the
+verdict and, when it differs, why), or plain :class:`PaperClaim` rows (a statement, how fctlab's number is computed,
+and that number) for a report made by hand.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "ReportFiles",
     "discover_runs",
     "write_report",
+    "claims_html",
     "REPORT_DIR",
 ]
 
@@ -274,7 +277,7 @@ class Report:
         self.metric = metric
         self.skipped = list(skipped)
         self.title = title or f"fctlab report: {self.root.name or self.root}"
-        self.claims: list[PaperClaim] = []
+        self.claims: list[Any] = []  # Claim or PaperClaim
         self.tables: list[tuple[str, str]] = []
         self.workloads = list(dict.fromkeys(r.workload for r in sorted(self.runs, key=lambda r: r.workload)))
         self.normalize_to = normalize_to
@@ -402,9 +405,12 @@ class Report:
                                  "lo": lo, "hi": hi})
         return pd.DataFrame(rows, columns=["label", "load", "bin", "stat", "value", "lo", "hi"])
 
-    def add_paper_claims(self, claims: Iterable[PaperClaim | Mapping[str, Any] | Sequence[Any]]) -> None:
-        """Add rows to the "paper comparison" section (see :class:`PaperClaim` for what a row holds)."""
-        self.claims.extend(PaperClaim.coerce(c) for c in claims)
+    def add_paper_claims(self, claims: Iterable[Any]) -> None:
+        """Add rows to the "paper comparison" section: :class:`fctlab.claims.Claim` records, or anything
+        :meth:`PaperClaim.coerce` takes."""
+        from fctlab.claims import Claim
+
+        self.claims.extend(c if isinstance(c, Claim) else PaperClaim.coerce(c) for c in claims)
 
     def add_tables(self, tables: Iterable[tuple[str, str]]) -> None:
         """Add (title, plain-text table) pairs, shown after the paper comparison as preformatted text (the
@@ -557,25 +563,7 @@ class Report:
         )
 
     def _claims_section(self) -> str:
-        if not self.claims:
-            return ""
-        e = html.escape
-        rows = []
-        for c in self.claims:
-            rows.append(
-                "<tr>"
-                f"<td>{e(c.statement)}{f'<div class=src>{e(c.source)}</div>' if c.source else ''}</td>"
-                f"<td>{e(c.recipe)}</td>"
-                f'<td class="value">{e(c.value_text())}</td>'
-                f"<td>{e(c.note)}</td>"
-                "</tr>"
-            )
-        return (
-            '<section id="paper-comparison"><h2>Paper comparison</h2>'
-            '<div class="scroll"><table class="claims"><thead><tr><th>the paper says</th>'
-            "<th>how fctlab's number is computed</th><th>fctlab</th><th>note</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div></section>"
-        )
+        return claims_html(self.claims)
 
     def _runs_section(self) -> str:
         e = html.escape
@@ -720,6 +708,10 @@ tr.first td, tr.first th { border-top: 1px solid #c9d0dc; }
 tbody tr:nth-child(even) td { background: #fafbfd; }
 table.claims td, table.runs td { text-align: left; white-space: normal; vertical-align: top; }
 table.claims td.value { text-align: right; font-weight: 600; white-space: nowrap; }
+table.claims td.verdict { font-weight: 600; white-space: nowrap; }
+table.claims td.reproduced { color: #1a7f37; background: #eaf7ee; }
+table.claims td.differs { color: #b42318; background: #fdecea; }
+table.claims td.not_run { color: #6b7280; background: #f3f4f6; }
 .src { color: #6a7385; font-size: 0.9em; margin-top: 2px; }
 .warn { color: #a3440b; }
 td.warn { font-weight: 600; }
@@ -769,13 +761,59 @@ def _bin_from_row(row: Any, b: str) -> dict[str, Any]:
     return out
 
 
+def claims_html(claims: Sequence[Any]) -> str:
+    """The "paper comparison" section for ``claims`` (Claim records or PaperClaim rows; "" when there are none)."""
+    if not claims:
+        return ""
+    from fctlab.claims import Claim
+
+    e = html.escape
+    rows = []
+    for c in claims:
+        src = f'<div class=src>{e(c.source)}</div>' if c.source else ""
+        if isinstance(c, Claim):
+            d = c.to_dict()
+            why = d["mechanism"]
+            if d["cause"]:
+                why = f"({d['cause'].replace('_', ' ')}) {why}".strip()
+            note = f'<div class=src>{e(d["note"])}</div>' if d["note"] else ""
+            rows.append(
+                f'<tr id="claim-{e(c.id)}">'
+                f"<td>{e(c.statement)}{src}</td>"
+                f"<td>{e(c.how)}<div class=src>check: {e(d['check_text'])}</div></td>"
+                f'<td class="value">{e(c.paper_text())}</td>'
+                f'<td class="value">{e(c.value_text())}</td>'
+                f'<td class="verdict {d["verdict"]}">{e(d["verdict"].replace("_", " "))}</td>'
+                f"<td>{e(why)}{note}</td>"
+                "</tr>"
+            )
+        else:
+            rows.append(
+                "<tr>"
+                f"<td>{e(c.statement)}{src}</td>"
+                f"<td>{e(c.recipe)}</td>"
+                '<td class="value">-</td>'
+                f'<td class="value">{e(c.value_text())}</td>'
+                '<td class="verdict">-</td>'
+                f"<td>{e(c.note)}</td>"
+                "</tr>"
+            )
+    return (
+        '<section id="paper-comparison"><h2>Paper comparison</h2>'
+        '<div class="scroll"><table class="claims"><thead><tr><th>the paper says</th>'
+        "<th>how fctlab's number is computed</th><th>paper</th><th>fctlab</th><th>verdict</th>"
+        "<th>why it differs / note</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+    )
+
+
 def write_report(
     results_dir: str | Path,
     out: str | Path | None = None,
     *,
     metric: str = "fct",
     normalize_to: str | None = None,
-    claims: Iterable[PaperClaim | Mapping[str, Any] | Sequence[Any]] = (),
+    claims: Iterable[Any] = (),
     tables: Iterable[tuple[str, str]] = (),
 ) -> ReportFiles:
     """Find the runs under ``results_dir`` and write their report to ``out`` (default ``results_dir/report``),

@@ -66,7 +66,6 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     from fctlab.recipes import runner
     from fctlab.recipes.common import SCALES
     from fctlab.recipes.pias import PIAS_THRESHOLDS
-    from fctlab.report import write_report
     from fctlab.sweep import check_executor, default_workers, run_sweep
 
     if recipe not in recipes.names():
@@ -79,7 +78,6 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
     if thresholds is not None and thresholds not in PIAS_THRESHOLDS:
         raise fail(f"--thresholds: must be one of {', '.join(PIAS_THRESHOLDS)} (got {thresholds!r})",
                     EXIT_BAD_INPUT)
-    make_claims = recipes.get(recipe).claims
     out_dir = out if out is not None else Path("results") / f"reproduce-{recipe}-{scale}"
     try:
         if workers is not None and workers < 1:
@@ -112,12 +110,12 @@ def _run_recipe(recipe: str, scale: str, out: Path | None, workers: int | None, 
         suffix = "" if own_tables else ": FCT by flow size (small <= 100 KB < medium <= 10 MB < large)"
         say(f"\n{title}{suffix}")
         say(table)
-    claims = make_claims(out_dir)
-    files = write_report(out_dir, claims=claims, tables=tables if own_tables else ())
+    files, claims, claims_path = runner.write_outputs(recipe, scale, out_dir, tables if own_tables else ())
     for claim in claims:
-        say(f"{claim.statement}\n    fctlab: {claim.value_text()}  ({claim.note})")
-    console(stderr=True).print(f"report: {files.html}; figures: {', '.join(str(f) for f in files.figures)}",
-                                markup=False)
+        say(f"{claim.statement}\n    paper: {claim.paper_text()}  fctlab: {claim.value_text()}  -> {claim.verdict}"
+            + (f"  ({claim.note})" if claim.note else ""))
+    console(stderr=True).print(f"report: {files.html}; claims: {claims_path}; figures: "
+                                f"{', '.join(str(f) for f in files.figures)}", markup=False)
     if report.failed:
         for run_id, message in report.failed.items():
             sys.stderr.write(f"failed: {run_id}: {message}\n")

@@ -6,8 +6,10 @@ value lives (``module:attribute``). Importing this package imports no recipe; :f
 for (some pull in pandas, the predictor's libraries or matplotlib). :mod:`fctlab.recipes.runner` runs a recipe
 and writes its report.
 
-Adding a recipe: a module here exporting a ``Recipe`` (copy a small one: :mod:`fctlab.recipes.rax`), one row
-below, a page in docs/ and a test in tests/.
+Adding a recipe: a module here exporting a ``Recipe`` (copy a small one: :mod:`fctlab.recipes.rax`) whose claims
+function returns :class:`fctlab.claims.Claim` records with stable ids, one row below, its paper in
+:data:`fctlab.claims.PAPERS`, a page in docs/ with a generated claims table (``<!-- claims:NAME-SCALE -->``, filled
+from docs/claims/NAME-SCALE.json by ``python -m fctlab.claims docs``) and a test in tests/.
 """
 
 from __future__ import annotations

@@ -31,18 +31,21 @@ class Recipe:
     trace files there, or records its scale); ``phases(scale, out_dir)`` yields the sweeps to run after it, one
     at a time, each made from what the previous ones wrote (binary searches); ``tables(results_dir)`` gives the
     recipe's own (title, plain-text table) pairs (None: the generic :func:`comparison_tables`, which the report
-    leaves out); ``claims(results_dir)`` sets the paper's statements beside fctlab's numbers. ``options`` names
-    the keyword options ``sweep`` takes beyond the scale (recipe pias: ``thresholds``)."""
+    leaves out); ``claims(results_dir)`` gives the paper's claims as :class:`fctlab.claims.Claim` records (each
+    with the paper's value, fctlab's and a check; the runner writes them to ``report/claims.json``). ``options`` names
+    the keyword options ``sweep`` takes beyond the scale (recipe pias: ``thresholds``); ``paper`` cites the paper."""
 
     name: str
     summary: str
     sweep: Callable[..., Any]
-    claims: Callable[[str | Path], list[Any]]
+    claims: Callable[[str | Path], list[Any]]  # list[fctlab.claims.Claim]
     tables: Callable[[str | Path], list[tuple[str, str]]] | None = None
     phases: Callable[[str, str | Path], Iterable[Any]] | None = None
     needs_out_dir: bool = False
     scales: tuple[str, ...] = SCALES
     options: tuple[str, ...] = ()
+    #: The paper the recipe reproduces (cited in its claims.json).
+    paper: str = ""
 
     def build(self, scale: str, out_dir: str | Path, **options: Any) -> Any:
         """The first sweep at ``scale``, writing into ``out_dir``; ``options``: see :attr:`options`."""
@@ -157,14 +160,6 @@ def median(xs: Sequence[float]) -> float | None:
         return None
     m = len(s) // 2
     return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
-
-
-def percent_claims(rows: Iterable[tuple[str, str, tuple[float | None, str]]], source: str) -> list[Any]:
-    """Paper claims from (statement, how fctlab measures it, (fraction or None, note)) rows, in percent."""
-    from fctlab.report import PaperClaim
-
-    return [PaperClaim(statement=st, recipe=rc, value=None if v is None else 100 * v, source=source, unit="%",
-                       note=note) for st, rc, (v, note) in rows]
 
 
 def figure(figsize: tuple[float, float] = (6.4, 4.0)) -> Any:

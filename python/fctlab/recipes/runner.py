@@ -1,5 +1,5 @@
 """Running a recipe: build its first sweep, run it and the sweeps that follow it (one loop for the CLI and the
-API), then read its tables and statements and write the report.
+API), then read its tables and claims and write ``report/claims.json`` and the report (:func:`write_outputs`).
 
 The CLI runs each sweep under its own progress view: it passes :func:`run_sweeps` a function that runs one sweep;
 :func:`reproduce` is the same with :func:`fctlab.sweep.run_sweep` plainly.
@@ -51,13 +51,26 @@ def has_own_tables(name: str) -> bool:
     return recipes.get(name).tables is not None
 
 
+def write_outputs(name: str, scale: str, out_dir: str | Path, tables: Any = ()) -> tuple[Any, list[Any], Path]:
+    """Compute recipe ``name``'s claims from the runs in ``out_dir``, write them as ``out_dir/report/claims.json``
+    (:func:`fctlab.claims.write_claims`), then the HTML report, whose paper comparison is read back from that
+    file. Returns (report files, the claims as read back, the claims file)."""
+    from fctlab.claims import Claim, read_claims, write_claims
+    from fctlab.report import write_report
+
+    recipe = recipes.get(name)
+    path = write_claims(out_dir, name, scale, recipe.claims(out_dir), recipe.paper)
+    claims = [Claim.from_dict(r) for r in read_claims(path)["claims"]]
+    files = write_report(out_dir, claims=claims, normalize_to=None, tables=tables)
+    return files, claims, path
+
+
 def reproduce(name: str, out_dir: str | Path, *, scale: str = "small", workers: int | None = None,
               executor: str = "local", address: str | None = None, progress: Any = None, on_plan: Any = None,
               thresholds: str | None = None) -> tuple[Any, Any]:
     """Run recipe ``name`` at ``scale`` into ``out_dir`` (resumable: finished runs are kept) and write its
-    report with the paper's statements beside fctlab's numbers. ``thresholds``: recipe pias's threshold source.
-    Returns (sweep report, report files)."""
-    from fctlab.report import write_report
+    report with the paper's claims beside fctlab's numbers (``report/claims.json`` and ``report/index.html``).
+    ``thresholds``: recipe pias's threshold source. Returns (sweep report, report files)."""
     from fctlab.sweep import run_sweep
 
     recipe = recipes.get(name)
@@ -69,5 +82,5 @@ def reproduce(name: str, out_dir: str | Path, *, scale: str = "small", workers: 
 
     outcome = run_sweeps(name, scale, out_dir, first, run_one)
     own = recipe.tables(out_dir) if recipe.tables is not None else ()
-    files = write_report(out_dir, claims=recipe.claims(out_dir), normalize_to=None, tables=own)
+    files, _, _ = write_outputs(name, scale, out_dir, own)
     return outcome, files
