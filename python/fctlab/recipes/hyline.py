@@ -550,7 +550,7 @@ def hyline_claims(results_dir: str | Path) -> list[Claim]:
 RECIPE = Recipe(
     name="hyline",
     paper="HyLine, IFIP Networking 2018",
-    summary="HyLine (IFIP Networking 2018) section V: HyLine, pFabric, Qjump, DCTCP, TCP on the 256-host fat-tree; "
+    summary="HyLine (IFIP Networking 2018) section V: HyLine, pFabric, Qjump, DCTCP, TCP on the authors' 128-host fat-tree; "
             "normalised FCT by size range against load, application throughput, Light/Heavy, PFC, threshold",
     sweep=hyline_sweep,
     claims=hyline_claims,
