@@ -357,7 +357,8 @@ def hyline_tables(results_dir: str | Path) -> list[tuple[str, str]]:
             if study == "main":
                 _plot(Path(results_dir), workload, by, labels, loads)
     for study, title in (("pfc", "PFC on and off (HyLine, web search)"),
-                         ("threshold", "threshold H (HyLine, web search, load 0.6)")):
+                         ("threshold", "threshold H (HyLine, web search, load 0.6)"),
+                         ("fabric", "the 256-host fabric (8 hosts per edge switch; web search, load 0.6)")):
         for workload, by in data.get(study, {}).items():
             head = ["variant", "load"] + [f"{p} AFCT" for p in parts] + ["p99 all", "p99 (1MB,10MB]", "p99 >10MB"]
             rows = [[label, f"{x:g}"] + [fmt(e[p]["afct"]) for p in parts]
