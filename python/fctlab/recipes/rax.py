@@ -257,9 +257,19 @@ def _largest(vals):
 #: Why fctlab's section V gains are smaller than the paper's (docs/reproduce-rax.md, "Why the numbers differ").
 RATES = ("the paper's Fig. 2 rate distributions are not available; fctlab's are reconstructions (half the flows "
          "below 0.64 Gbps at 1 GbE), and which flows are slow decides whom RAX favours")
-FAST_MEDIUM = ("with 2 MB send buffers a cached medium flow writes up to 2 MB at once and Eq. 2 starts it at a low "
-               "priority (a 1 MB flow at 1 GbE: priority 4 of 0-7), where PIAS starts every flow in the top "
-               "queue; slow flows are demoted by age, not bytes; " + RATES)
+#: The testbed's gap (the E study): with E = 2 and 8 queues the last finite threshold is 82 ms (literal) or 164 ms
+#: (span reading), and Eq. 2 puts a flow written at once at twice its size over the line rate, so multi-MB flows
+#: share the bottom queues with the largest ones; E = 3-5 reach about 1 s and give the paper's testbed gains.
+CEILING = ("the thresholds' ceiling: with E = 2 and 8 queues every flow whose remaining-time estimate exceeds "
+           "82 ms (Eq. 3 literal) or 164 ms (the span reading the recipe runs) shares the bottom queues, so "
+           "medium flows of several MB queue behind the largest; the recipe's E study gives the paper's testbed "
+           "gains with E = 3-5 (vs DCTCP +13 to +17% overall, +38.5 to +43% medium; vs PIAS +5 to +10%, +6 to "
+           "+13%), inside the range the paper's Fig. 13 calls robust")
+#: The simulation's gap: no headroom (DCTCP is at most 1.10-1.23x pFabric by remaining time there).
+HEADROOM = ("no headroom: in the simulation even pFabric by remaining time is only 1.10-1.23x faster than DCTCP "
+            "(the report's headroom column), so no scheme can show the paper's 35.6%; large flows dominate the "
+            "mean and gain nothing from any priority order; " + RATES)
+FAST_MEDIUM = CEILING + "; " + RATES
 
 
 def rax_claims(results_dir: str | Path) -> list[Claim]:
@@ -291,13 +301,13 @@ def rax_claims(results_dir: str | Path) -> list[Claim]:
     up_to("testbed-datamining-all-vs-pias", "Testbed, data mining: up to 2.5% lower average FCT vs PIAS", "-A", 2.5,
           "testbed", "PIAS", "datamining", "all", FAST_MEDIUM)
     up_to("sim-websearch-all-vs-dctcp", "Simulation, web search: RAX lowers the average FCT by up to 35.6% vs DCTCP",
-          "-B", 35.6, "sim", "DCTCP", "websearch", "all")
+          "-B", 35.6, "sim", "DCTCP", "websearch", "all", HEADROOM)
     up_to("sim-websearch-all-vs-pias", "Simulation, web search: RAX lowers the average FCT by up to 21.5% vs PIAS",
-          "-B", 21.5, "sim", "PIAS", "websearch", "all", FAST_MEDIUM)
+          "-B", 21.5, "sim", "PIAS", "websearch", "all", HEADROOM)
     up_to("sim-websearch-medium-vs-dctcp", "Simulation, web search: medium flows up to 50% lower average FCT vs "
-          "DCTCP", "-B", 50.0, "sim", "DCTCP", "websearch", "medium", FAST_MEDIUM)
+          "DCTCP", "-B", 50.0, "sim", "DCTCP", "websearch", "medium", HEADROOM)
     up_to("sim-websearch-medium-vs-pias", "Simulation, web search: medium flows up to 35.4% lower average FCT vs "
-          "PIAS", "-B", 35.4, "sim", "PIAS", "websearch", "medium", FAST_MEDIUM)
+          "PIAS", "-B", 35.4, "sim", "PIAS", "websearch", "medium", HEADROOM)
     # within 26.4% of pFabric: RAX's gap must be under the paper's number and clearly smaller than DCTCP's, so
     # that a fabric where every scheme is close to pFabric does not pass it
     pf = "pFabric (rem. time)"
