@@ -354,6 +354,28 @@ fn handshake_sends_data_only_after_the_syn_ack_and_retransmits_a_lost_syn() {
 }
 
 #[test]
+fn a_flow_stopped_during_its_handshake_sends_its_syn_again_after_go() {
+    // HyLine: an STS reaches a flow whose SYN was lost; its timer fires while it is stopped and is held; the
+    // next CTS must restart it, so that the SYN goes out again
+    let mut p = params(false);
+    p.handshake = true;
+    let mut c = conn(&p, 10);
+    let mut out = Vec::new();
+    c.start(&p, 0, &mut out);
+    assert_eq!(out.pop().unwrap().seq, SYN_SEQ);
+    c.stop();
+    c.on_timeout(&p, p.rto_init, &mut out);
+    assert!(out.is_empty() && c.rto_deadline == NEVER, "held while stopped");
+    let t = 2 * p.rto_init;
+    c.go(&p, t, &mut out);
+    assert!(out.is_empty(), "no data before the handshake");
+    assert!(c.rto_deadline != NEVER && c.rto_deadline > t, "the SYN timer runs again");
+    let at = c.rto_deadline;
+    c.on_timeout(&p, at, &mut out);
+    assert_eq!(out.pop().map(|x| x.seq), Some(SYN_SEQ), "the SYN is sent again");
+}
+
+#[test]
 fn delayed_acks_cover_two_segments_and_the_last_at_once() {
     let mut p = params(false);
     p.delack_segments = 2;
