@@ -286,3 +286,29 @@ fn las_serves_the_least_attained_first_then_shares() {
     let extra = fct(&f) - fct(&alone);
     assert!(extra.abs_diff(42_208_000) <= 4, "{extra} ps");
 }
+
+/// The standing-queue model (`run.flow_queueing = "standing"`): a 10 MB DCTCP flow past slow start keeps host
+/// 143's last hop congested; a 30-segment flow from another host to 143 then waits one slow-start round (its
+/// window of 10, then 20 segments), and that round lasts the base RTT plus the congested port's standing queue,
+/// the ECN threshold at the port's rate (97,500 B at 10 Gbps: 78 us). The long flow, past slow start, is not
+/// delayed; nor is a small flow to a host whose last hop is idle.
+#[test]
+fn a_round_waits_behind_the_standing_queue_of_a_congested_port() {
+    use fctlab_sim::config::FlowQueueing;
+    let f = flows(&[
+        (1, 143, 10_000_000, 0),
+        (0, 143, 30 * 1460, 1_000_000_000),
+        (2, 100, 30 * 1460, 1_000_000_000),
+    ]);
+    let run = |q: FlowQueueing| {
+        let mut c = cfg("dctcp", Level::Flow);
+        c.run.flow_queueing = q;
+        fctlab_sim::run(&c, &f, None, 1).unwrap().results
+    };
+    let (none, standing) = (run(FlowQueueing::None), run(FlowQueueing::Standing));
+    let k_ps = 97_500 * 8 * 100; // 97,500 B at 10 Gbps, in ps
+    assert_eq!(cfg("dctcp", Level::Flow).switch.ecn_threshold_bytes, 97_500);
+    assert_eq!(standing.finish_ps[1] - none.finish_ps[1], k_ps);
+    assert_eq!(standing.finish_ps[0], none.finish_ps[0]);
+    assert_eq!(standing.finish_ps[2], none.finish_ps[2]);
+}

@@ -102,7 +102,11 @@
 //!   RTT's worth at line rate, from when it no longer binds. Two events per round (the window used up, the next
 //!   round). With `max_cwnd_packets` the rate is capped at that many segments per base RTT.
 //!
-//! Not modelled: queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
+//! - **Standing queues** (`run.flow_queueing = "standing"`, the default; tcp, dctcp, l2dct): a slow-start round
+//!   lasts the base RTT plus the standing queues of the congested ports on the flow's data path and its ACKs'
+//!   path (`Standing`; see `config::FlowQueueing`).
+//!
+//! Not modelled: other queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
 //! (an experiment asking for them at the flow level is refused with the list of those it has).
 //!
 //! Where each part lives: this module has the schemes' models (`model_of`, read from each scheme's row in `config::scheme`) and the run loop (`run`:
@@ -122,7 +126,7 @@ mod resources;
 mod tags;
 mod timers;
 
-use crate::config::{Config, Criticality, RoutingMode, SchemeName};
+use crate::config::{BufferMode, Config, Criticality, EcnMode, FlowQueueing, RoutingMode, SchemeName};
 use crate::net::ideal::ideal_fct;
 use crate::record::{RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
@@ -252,6 +256,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
         _ => Fluid::default(),
     };
     let ordered = fl.by != Order::None;
+    let mut sq = Standing::new(cfg, model == Model::MaxMin && window, &net);
     let mut now: Ps = 0;
     loop {
         // the next event: an arrival, the end of a set-up, a flow's own event (its last bit, its window used up,
@@ -273,10 +278,13 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 break;
             }
             events.remove(k);
+            // (the standing queues this flow waits behind, if it is still in slow start)
+            let q = if sq.on && fl.flows[k as usize].round_at != NEVER { sq.delay(k, &fl, &res) } else { 0 };
             let f = &mut fl.flows[k as usize];
             f.sync(now);
             if f.left <= 1e-6 || (f.rate > 0.0 && f.left / f.rate * 1e12 < 1.0) {
                 let (id, tail) = (f.id as usize, f.tail);
+                sq.leave(k, f);
                 results.finish_ps[id] = now + tail;
                 results.sender_done_ps[id] = now;
                 results.bytes_sent[id] = flows.size_bytes[id];
@@ -295,6 +303,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 let id = f.id as usize;
                 results.terminated[id] = true;
                 results.bytes_sent[id] = payload_of(f.sent, mss, header).min(flows.size_bytes[id]);
+                sq.leave(k, f);
                 fl.done(k);
                 continue;
             }
@@ -313,7 +322,10 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             if f.round_at <= now {
                 f.win *= 2.0;
                 f.allow = f.win;
-                f.round_at = if f.win < f.line * f.rtt as f64 / 1e12 { now + f.rtt } else { NEVER };
+                f.round_at = if f.win < f.line * f.rtt as f64 / 1e12 { now + f.rtt + q } else { NEVER };
+                if f.round_at == NEVER {
+                    sq.enter(k, f);
+                }
             }
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
                 f.allow = 0.0; // (less than a picosecond's worth: used up)
@@ -385,8 +397,23 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             }
             let ctrl_rtt: Ps = hop_list.iter().map(|&(r, d)| 2 * tx_time(t.ack_bytes, r) + 2 * d).sum();
             let win = t.init_cwnd_packets as f64 * (mss + header) as f64 * 8.0;
+            // (the standing queues: the resources of the ACKs' path, and the queues of the first round as they
+            // stand when the flow arrives)
+            let back = if !sq.on {
+                Vec::new()
+            } else if spray {
+                pooled_path(&net, dst, src, &mut res)
+            } else {
+                net.ecmp_path(dst, src, flow_hash(id, true)).iter().map(|&p| res.of_port(p, &net)).collect()
+            };
+            let q0 = if sq.on {
+                sq.grow(&res, &net);
+                sq.delay_on(path.iter().chain(&back), &fl, &res)
+            } else {
+                0
+            };
             let round_at =
-                if window && win < line * rtt as f64 / 1e12 { now + setup_rtts * ctrl_rtt + rtt } else { NEVER };
+                if window && win < line * rtt as f64 / 1e12 { now + setup_rtts * ctrl_rtt + rtt + q0 } else { NEVER };
             results.start_ps[i] = now;
             results.ideal_fct_ps[i] = ideal;
             stats.connections_opened += 1;
@@ -471,6 +498,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             }
             // (the set-up round trips are a wait before the data: header-only packets both ways)
             let k = fl.insert(f, &res.capacity);
+            sq.set_back(k, &back, &res);
             held.push(Reverse((data_at, k)));
             stats.max_concurrent_flows = stats.max_concurrent_flows.max((fl.flows.len() - fl.free.len()) as u64);
         }
@@ -480,6 +508,9 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             }
             held.pop();
             fl.start(k, now);
+            if fl.flows[k as usize].round_at == NEVER {
+                sq.enter(k, &fl.flows[k as usize]);
+            }
         }
         match model {
             Model::MaxMin => fl.update_max_min(now),
@@ -509,6 +540,149 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
     Ok(RunOutput { results, stats })
+}
+
+/// The standing-queue model (`run.flow_queueing = "standing"`, see [`FlowQueueing::Standing`]): per resource,
+/// the delay of its standing queue and the number of active flows on it past slow start; per flow slot, the
+/// resources of its ACKs' path and whether it is counted past slow start.
+struct Standing {
+    on: bool,
+    /// Standing queue in bytes at a switch port and at a host's NIC.
+    switch_bytes: u64,
+    nic_bytes: u64,
+    is_nic: Vec<bool>,
+    delay: Vec<Ps>,
+    past: Vec<u32>,
+    back: Vec<([u32; MAX_HOPS], u8)>,
+    counted: Vec<bool>,
+}
+
+impl Standing {
+    fn new(cfg: &Config, max_min_window: bool, net: &Network) -> Self {
+        let sc = cfg.scheme.name;
+        let on = cfg.run.flow_queueing == FlowQueueing::Standing
+            && max_min_window
+            && matches!(sc, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct);
+        let sw = &cfg.switch;
+        // a congested port without marking fills what its buffer lets one port hold (shared: the dynamic
+        // threshold's share of the pool for one congested port, alpha / (1 + alpha))
+        let switch_full = match sw.buffer {
+            BufferMode::Port => sw.buffer_bytes,
+            _ => (sw.shared_buffer_bytes as f64 * sw.dt_alpha / (1.0 + sw.dt_alpha)) as u64,
+        };
+        let nic_full = cfg.host.nic_buffer(sw.buffer_bytes);
+        let marks = sc != SchemeName::Tcp;
+        let switch_bytes = if marks && sw.ecn != EcnMode::Off {
+            sw.ecn_threshold_bytes.min(switch_full)
+        } else {
+            switch_full
+        };
+        let nic_bytes = if marks && cfg.host.nic_ecn {
+            sw.ecn_threshold_bytes.min(nic_full)
+        } else {
+            nic_full
+        };
+        let mut is_nic = vec![false; net.ports.len()];
+        for &p in &net.host_port {
+            is_nic[p as usize] = true;
+        }
+        Standing {
+            on,
+            switch_bytes,
+            nic_bytes,
+            is_nic,
+            delay: Vec::new(),
+            past: Vec::new(),
+            back: Vec::new(),
+            counted: Vec::new(),
+        }
+    }
+
+    /// Room for the resources built so far (their queues' delays); returns 0.
+    fn grow(&mut self, res: &Resources, net: &Network) -> Ps {
+        for r in self.delay.len()..res.capacity.len() {
+            let p = res.first_port[r] as usize;
+            let bytes = if self.is_nic[p] {
+                self.nic_bytes
+            } else {
+                self.switch_bytes
+            };
+            self.delay.push(tx_time(
+                bytes.min(u32::MAX as u64) as u32,
+                net.ports[p].rate_bps,
+            ));
+            self.past.push(0);
+        }
+        0
+    }
+
+    fn set_back(&mut self, k: u32, back: &[u32], res: &Resources) {
+        if !self.on {
+            return;
+        }
+        let k = k as usize;
+        if self.back.len() <= k {
+            self.back.resize(k + 1, ([0; MAX_HOPS], 0));
+            self.counted.resize(k + 1, false);
+        }
+        let mut b = [0; MAX_HOPS];
+        let mut n = 0;
+        for &r in back
+            .iter()
+            .filter(|&&r| res.kept[r as usize])
+            .take(MAX_HOPS)
+        {
+            b[n] = r;
+            n += 1;
+        }
+        self.back[k] = (b, n as u8);
+        self.counted[k] = false;
+    }
+
+    /// The delay of the standing queues on these resources, as they stand now.
+    fn delay_on<'a>(&self, rs: impl Iterator<Item = &'a u32>, fl: &Fluid, res: &Resources) -> Ps {
+        rs.filter(|&&r| {
+            let r = r as usize;
+            self.past[r] > 0
+                && fl
+                    .load
+                    .get(r)
+                    .is_some_and(|&l| l >= res.capacity[r] * (1.0 - 1e-6))
+        })
+        .map(|&r| self.delay[r as usize])
+        .sum()
+    }
+
+    /// Slot `k`'s queueing delay on a round trip: its data's path and its ACKs'.
+    fn delay(&self, k: u32, fl: &Fluid, res: &Resources) -> Ps {
+        let f = &fl.flows[k as usize];
+        let (b, n) = &self.back[k as usize];
+        self.delay_on(
+            f.hops[..f.hops_len as usize]
+                .iter()
+                .chain(&b[..*n as usize]),
+            fl,
+            res,
+        )
+    }
+
+    fn enter(&mut self, k: u32, f: &Open) {
+        if self.on && !self.counted[k as usize] {
+            self.counted[k as usize] = true;
+            for &r in &f.hops[..f.hops_len as usize] {
+                self.past[r as usize] += 1;
+            }
+        }
+    }
+
+    fn leave(&mut self, k: u32, f: &Open) {
+        if self.on && self.counted[k as usize] {
+            self.counted[k as usize] = false;
+            for &r in &f.hops[..f.hops_len as usize] {
+                self.past[r as usize] -= 1;
+            }
+        }
+    }
 }
 
 /// The payload bytes in `wire_bits` (each segment's headers ride with its payload), rounded down.

@@ -15,6 +15,8 @@ pub(super) struct Resources {
     pub(super) prune: bool,
     pub(super) implied: Option<Implied>,
     pub(super) ids: BTreeMap<Vec<u32>, u32>,
+    /// Per resource: its first port (all of a pooled resource's ports have one rate and one kind of buffer).
+    pub(super) first_port: Vec<u32>,
     /// A single port's resource (u32::MAX until used).
     pub(super) port: Vec<u32>,
     /// Under spraying: the pooled resources past the source's NIC, by (the NIC's switch, destination), so that
@@ -31,6 +33,7 @@ impl Resources {
         let capacity = ports.iter().map(|&p| net.ports[p as usize].rate_bps as f64).sum();
         let implied = self.prune && self.implied.get_or_insert_with(|| Implied::new(net)).holds(net, &ports, capacity);
         self.capacity.push(capacity);
+        self.first_port.push(ports[0]);
         self.kept.push(!implied);
         self.ids.insert(ports, id);
         id
