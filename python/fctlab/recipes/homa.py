@@ -588,9 +588,8 @@ def homa_claims(results_dir: str | Path) -> list[Claim]:
         how="the highest load at which each scheme keeps up with the offered load (not measured by this recipe)",
         check=unmeasured(),
         not_run_reason="the paper's measure is the highest load a scheme keeps up with; the recipe's loads stop at "
-                       "0.8, below where any scheme here falls behind, and a search above it (loads to 0.95, runs "
-                       "long enough to tell a growing backlog from a slow drain) is not run. A slowdown at a fixed "
-                       "load does not test it",
+                       "0.8, and a search above it (loads to 0.95, runs long enough to tell a growing backlog from a "
+                       "slow drain) is not run. A slowdown at a fixed load does not test it",
         note=("messages left unfinished at each load (none means the scheme kept up): " + "; ".join(rows))
         if rows else "no load sweep"))
     claims.append(Claim(
