@@ -15,7 +15,7 @@ from conftest import assert_claims_file
 from fctlab.reproduce import RECIPES
 
 #: A shorter list of series for the end-to-end test: Homa, and PIAS (which also takes derived thresholds).
-TWO = (rh.SCHEMES[0], rh.SCHEMES[2])
+TWO = (rh.SCHEMES[0], rh.SCHEMES[3])
 
 
 def test_recipe_is_registered():
@@ -35,7 +35,21 @@ def test_points_carry_the_papers_fabric_and_workloads():
     assert exp.engine["switch"]["queues"] == 8
     assert exp.engine["switch"]["buffer_bytes"] == rh.BUFFER_BYTES
     w = exp.workload
-    assert (w.pattern, w.cdf, w.load, w.load_bytes) == ("all_to_all", "homa_w5_dctcp_websearch", 0.8, "wire")
+    # the load counts wire bytes as the authors' adjustLoadFac.py does, per scheme: a payload load below 0.8
+    assert (w.pattern, w.cdf, w.load_bytes) == ("all_to_all", "homa_w5_dctcp_websearch", "payload")
+    assert w.load == pytest.approx(0.8 * 0.898, abs=0.002)
+    assert by[("W1", 0.8, "pFabric", 1)].workload.load == pytest.approx(0.8 * 0.693, abs=0.002)
+    # the authors' Homa: tail boost, per-packet levels, the configuration's scheduled levels per workload
+    homa = by[("W2", 0.8, "Homa", 1)].engine["scheme"]
+    assert (homa["homa_tail_boost"], homa["homa_unscheduled_priority"]) == (True, "remaining")
+    assert (homa["homa_unscheduled_levels"], homa["homa_overcommit"]) == (5, 3)
+    plain = by[("W2", 0.8, "Homa (engine defaults)", 1)].engine["scheme"]
+    assert (plain["homa_tail_boost"], plain["homa_unscheduled_priority"]) == (False, "message")
+    # runs sized by simulated time: W1's arrivals span 2 ms at its offered rate
+    mean = 185.0
+    assert w.flows > 20_000
+    w1 = by[("W1", 0.8, "Homa", 1)].workload
+    assert w1.flows == pytest.approx(w1.load * 10e9 * 144 / (8 * mean) * 2e-3, rel=0.01)
     # pFabric keeps its preset's small queues; PIAS gets thresholds for its workload and load; DCTCP one queue
     assert by[("W5", 0.8, "pFabric", 1)].engine["switch"]["buffer_bytes"] == 36_000
     pias = by[("W4", 0.5, "PIAS", 1)].engine
@@ -97,3 +111,18 @@ def test_bad_scale_fails_before_running(tmp_path):
     assert result.exit_code != 0
     assert "--scale" in result.output and "huge" in result.output
     assert not (tmp_path / "x").exists()
+
+
+def test_wire_bytes_count_as_the_authors_script():
+    """HomaSimulation's adjustLoadFac.py by hand: Homa's 9,328 unscheduled bytes are 6 packets of 1,442 B and 676 B,
+    6 x 1,538 + 676 + 96 = 10,000 B on the wire; 1,456 B more is one scheduled packet (1,538 B) and its 84 B grant,
+    1 B more a scheduled packet of 1 + 82 B and its grant.
+    pFabric's accounting: 1,500 B per 1,460 B and a 40 B ACK per packet."""
+    got = rh.wire_bytes([1, 1_442, 9_328, 9_328 + 1_456, 9_328 + 1], "homa").tolist()
+    assert got == [97, 1_538, 10_000, 10_000 + 1_538 + 84, 10_000 + 1 + 82 + 84]
+    assert rh.wire_bytes([1, 1_460, 1_461], "tcp").tolist() == [81, 1_540, 1_540 + 81]
+    # the authors' factors (homaTransportConfig.ini: loadFactor = $rlf * f) from these distributions
+    for w, f in {"W1": 0.657, "W2": 0.796, "W3": 0.887, "W4": 0.898, "W5": 0.898}.items():
+        assert rh.wire_factor(w, "homa") == pytest.approx(f, abs=0.005), w
+    with pytest.raises(ValueError, match="kind"):
+        rh.wire_bytes([1], "udp")

@@ -812,6 +812,13 @@ mod tests {
         assert_eq!(bad(r#""homa_unscheduled_levels": 8"#), "scheme.homa_unscheduled_levels", "none left to schedule");
         assert_eq!(bad(r#""homa_resend_timeout_us": 0"#), "scheme.homa_resend_timeout_us");
         assert_eq!(bad(r#""homa_sizes": "guess""#), "scheme.homa_sizes");
+        assert_eq!(bad(r#""homa_unscheduled_priority": "packet""#), "scheme.homa_unscheduled_priority");
+        assert_eq!(bad(r#""homa_tail_boost": 1"#), "scheme.homa_tail_boost");
+        assert_eq!((c.scheme.homa_unscheduled_priority, c.scheme.homa_tail_boost), (HomaUnschedPrio::Message, false));
+        let c = Config::from_json(
+            r#"{"scheme": {"name": "homa", "homa_unscheduled_priority": "remaining", "homa_tail_boost": true}}"#)
+            .unwrap();
+        assert_eq!((c.scheme.homa_unscheduled_priority, c.scheme.homa_tail_boost), (HomaUnschedPrio::Remaining, true));
         let e = Config::from_json(r#"{"scheme": {"name": "homa"}, "transport": {"connections": "per_host_pair"}}"#)
             .unwrap_err();
         assert_eq!(e.key, "transport.connections");

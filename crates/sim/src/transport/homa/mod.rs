@@ -39,6 +39,21 @@
 //! - **RTTbytes** (the paper's 9.7 KB for its 10 Gbps, 7.8 us fabric): by default the bytes the sender's link
 //!   carries in the time a full data packet takes to reach the farthest host plus a control packet's way back
 //!   (`engine::family::homa`), rounded up to whole segments.
+//! - **What the authors' simulator adds** (HomaSimulation, the OMNeT++ code of the paper's §5.2; both off by
+//!   default, on in the Homa recipe's "as the authors' simulator" series):
+//!   - `homa_tail_boost`: the last RTTbytes of a scheduled message go at an unscheduled level. The first grant
+//!     that reaches into them names the segment where they start ([`HomaParams::tail_start`], in the GRANT's
+//!     `len`), and the sender sends each of them at the better of its scheduled level and the unscheduled
+//!     level it would have if unscheduled ([`HomaParams::unsched_prio_at`]), as HomaSimulation's receiver
+//!     grants each tail packet at the level for the bytes it has left to grant;
+//!   - `homa_unscheduled_priority = "remaining"`: an unscheduled packet's level follows the bytes its message
+//!     has left including it, not the message's length, with cutoffs over the remaining sizes of the run's
+//!     unscheduled packets ([`remaining_cutoffs`]).
+//!   
+//!   Not built: the paper's incast optimisation (§3.6: a client with many RPCs outstanding marks them so that
+//!   their responses carry fewer unscheduled bytes). fctlab's flows are one-way messages without an RPC that
+//!   could carry the mark, and HomaSimulation does not do it either: its unscheduled-bytes allocator keeps
+//!   one fixed value per receiver (`UnschedByteAllocator::updateUnschedBytes` is empty).
 //! - **Imprecise sizes** (`homa_sizes`; QCLIMB paper App. D asks how Homa fares with estimated sizes): the
 //!   message's length as the sender announces it (in every data packet) is the trace's estimate, lower or
 //!   upper bound instead of its true size; it sets the unscheduled priority, the sender's SRPT order and the
@@ -51,7 +66,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::config::{Config, HomaSizes};
+use crate::config::{Config, HomaSizes, HomaUnschedPrio};
 use crate::net::packet::{flags, stamp, Header, Packet};
 use crate::transport::bitset::BitSet;
 use crate::units::{Ps, NEVER, PS_PER_US};
@@ -59,7 +74,8 @@ use crate::units::{Ps, NEVER, PS_PER_US};
 /// Homa's header beyond the common fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct HomaHdr {
-    /// Data: the message's length in bytes as the sender announces it (see the module docs).
+    /// Data: the message's length in bytes as the sender announces it (see the module docs). GRANT, with the tail
+    /// boost: 1 + the first segment of the message's last RTTbytes, once the grant reaches into them (else 0).
     pub len: u64,
     /// Data: how many of the message's first segments are unscheduled.
     pub unsched: u32,
@@ -114,6 +130,11 @@ pub struct HomaParams {
     /// At most this many missing ranges per RESEND round.
     pub resend_ranges: usize,
     pub sizes: HomaSizes,
+    /// Unscheduled priority per packet from the bytes left (`homa_unscheduled_priority = "remaining"`) rather
+    /// than per message from its length.
+    pub graduated: bool,
+    /// The last RTTbytes of a scheduled message go at an unscheduled priority (`homa_tail_boost`).
+    pub tail_boost: bool,
 }
 
 impl HomaParams {
@@ -126,6 +147,10 @@ impl HomaParams {
         let rtt = if s.homa_rtt_bytes > 0 { s.homa_rtt_bytes } else { rtt_bytes };
         let rtt_segs = rtt.div_ceil(t.mss_bytes as u64).clamp(1, u32::MAX as u64) as u32;
         let rtt_bytes = rtt_segs as u64 * t.mss_bytes as u64;
+        let graduated = s.homa_unscheduled_priority == HomaUnschedPrio::Remaining;
+        // the bytes of a message that travel at unscheduled levels: its first RTTbytes, and with the tail boost
+        // its last RTTbytes as well
+        let unsched_cap = if s.homa_tail_boost { 2 * rtt_bytes } else { rtt_bytes };
         let (unsched_levels, cutoffs) = if !s.homa_unscheduled_cutoffs_bytes.is_empty() {
             let c = s.homa_unscheduled_cutoffs_bytes.clone();
             ((c.len() + 1).min(levels as usize) as u8, c)
@@ -133,10 +158,21 @@ impl HomaParams {
             let u = if s.homa_unscheduled_levels > 0 {
                 s.homa_unscheduled_levels.min(levels as u32) as u8
             } else {
-                unscheduled_levels(sizes, rtt_bytes, levels)
+                unscheduled_levels(sizes, unsched_cap, levels)
             };
             // (equal cutoffs merge: the levels they would have left empty go to the scheduled packets)
-            let c = cutoffs(sizes, rtt_bytes, u);
+            let c = if graduated {
+                let w = PacketWeights {
+                    mss: t.mss_bytes as u64,
+                    header: t.header_bytes as u64,
+                    grant: t.ack_bytes as u64,
+                    rtt_segs: rtt_segs as u64,
+                    tail_boost: s.homa_tail_boost,
+                };
+                remaining_cutoffs(sizes, &w, u)
+            } else {
+                cutoffs(sizes, unsched_cap, u)
+            };
             ((c.len() + 1).min(u as usize) as u8, c)
         };
         let sched = (levels - unsched_levels).max(1) as usize;
@@ -152,6 +188,34 @@ impl HomaParams {
             resend_timeout: ((s.homa_resend_timeout_us * PS_PER_US as f64).round() as Ps).max(1),
             resend_ranges: 8,
             sizes: s.homa_sizes,
+            graduated,
+            tail_boost: s.homa_tail_boost,
+        }
+    }
+
+    /// RTTbytes, in payload bytes (whole segments).
+    #[inline]
+    pub fn rtt_bytes(&self) -> u64 {
+        self.rtt_segs as u64 * self.mss as u64
+    }
+
+    /// The first segment of the tail of a message announced as `len` bytes long: the first with at most
+    /// RTTbytes left, itself included (`homa_tail_boost`).
+    #[inline]
+    pub fn tail_start(&self, len: u64) -> u32 {
+        let mss = self.mss as u64;
+        (len.saturating_sub(self.rtt_bytes()).div_ceil(mss)).min(u32::MAX as u64 - 1) as u32
+    }
+
+    /// The unscheduled level of segment `seg` of a message announced as `len` bytes long, when it goes at one
+    /// (an unscheduled segment, or a boosted segment of the tail): for the bytes left including it
+    /// (`homa_unscheduled_priority = "remaining"`) or for the message's length.
+    #[inline]
+    pub fn unsched_prio_at(&self, len: u64, seg: u32) -> u8 {
+        if self.graduated {
+            self.unsched_prio(len.saturating_sub(seg as u64 * self.mss as u64).max(1))
+        } else {
+            self.unsched_prio(len)
         }
     }
 
@@ -214,6 +278,70 @@ pub fn cutoffs(sizes: &[u64], rtt_bytes: u64, u: u8) -> Vec<u64> {
     out
 }
 
+/// How [`remaining_cutoffs`] packetises a message.
+#[derive(Debug, Clone, Copy)]
+pub struct PacketWeights {
+    pub mss: u64,
+    pub header: u64,
+    /// Wire bytes of a grant (one per scheduled segment).
+    pub grant: u64,
+    pub rtt_segs: u64,
+    pub tail_boost: bool,
+}
+
+/// Cutoffs for per-packet unscheduled priorities (`homa_unscheduled_priority = "remaining"`): every packet that
+/// travels at an unscheduled level (a message's first `rtt_segs` segments; with the tail boost also those with
+/// at most RTTbytes left) counts its wire bytes at the bytes its message has left including it; every grant
+/// counts its bytes at 0 (grants go at the top level). Sorted by that key, the i-th of the `u - 1` cutoffs is
+/// the key at which the running sum reaches i/u of the total, equal ones merged (as in [`cutoffs`]); a cutoff
+/// of 0 leaves the top level to the grants. The authors' simulator computes the same from the workload's CDF
+/// (`WorkloadEstimator::getRemainSizeCdfCbf`); fctlab from the run's messages.
+pub fn remaining_cutoffs(sizes: &[u64], w: &PacketWeights, u: u8) -> Vec<u64> {
+    if u <= 1 || sizes.is_empty() {
+        return Vec::new();
+    }
+    let mss = w.mss.max(1);
+    let rtt_bytes = w.rtt_segs * mss;
+    let mut grants: u128 = 0;
+    let mut items: Vec<(u64, u64)> = Vec::new();
+    for &size in sizes {
+        let size = size.max(1);
+        let segs = size.div_ceil(mss);
+        grants += segs.saturating_sub(w.rtt_segs) as u128 * w.grant as u128;
+        for k in 0..segs {
+            let left = size - k * mss;
+            if k < w.rtt_segs || (w.tail_boost && left <= rtt_bytes) {
+                items.push((left, left.min(mss) + w.header));
+            }
+        }
+    }
+    items.sort_unstable();
+    let total: u128 = grants + items.iter().map(|&(_, b)| b as u128).sum::<u128>();
+    let mut out: Vec<u64> = Vec::with_capacity(u as usize - 1);
+    let mut acc: u128 = grants;
+    let mut next = 1u128;
+    // the grants, at key 0, come first
+    while next < u as u128 && acc * u as u128 >= total * next {
+        if out.is_empty() {
+            out.push(0);
+        }
+        next += 1;
+    }
+    for &(x, b) in &items {
+        acc += b as u128;
+        while next < u as u128 && acc * u as u128 >= total * next {
+            if out.last() != Some(&x) {
+                out.push(x);
+            }
+            next += 1;
+        }
+    }
+    if out.last() == items.last().map(|&(x, _)| x).as_ref() {
+        out.pop();
+    }
+    out
+}
+
 /// Counters of one message.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HomaCounters {
@@ -247,6 +375,9 @@ pub struct HomaMsg {
     /// Segments below this may be sent (the unscheduled ones, then grants).
     pub granted: u32,
     pub sched_prio: u8,
+    /// With the tail boost: the first segment of the message's last RTTbytes, once a grant has said so
+    /// (`NONE` before).
+    pub tail_from: u32,
     /// Ranges [from, to) the receiver asked for again.
     resend: Vec<(u32, u32)>,
     /// In its host's list of messages with something to send.
@@ -316,6 +447,7 @@ impl HomaMsg {
             next_seg: 0,
             granted: unsched,
             sched_prio: p.levels - 1,
+            tail_from: NONE,
             resend: Vec::new(),
             ready: false,
             sender_active: now,
@@ -415,7 +547,18 @@ impl HomaMsg {
             self.counters.retransmits += 1;
         }
         self.sender_active = now;
-        let prio = if seg < self.unsched { self.unsched_prio } else { self.sched_prio };
+        let prio = if seg >= self.unsched {
+            if seg >= self.tail_from {
+                // the receiver's grant said the tail starts here: at an unscheduled level, if that is better
+                self.sched_prio.min(p.unsched_prio_at(self.len_at(p, seg), seg))
+            } else {
+                self.sched_prio
+            }
+        } else if p.graduated {
+            p.unsched_prio_at(self.len_at(p, seg), seg)
+        } else {
+            self.unsched_prio
+        };
         Packet {
             flow: self.flow,
             seq: seg,
@@ -523,7 +666,16 @@ impl HomaMsg {
         let to = self.received.saturating_add(p.rtt_segs).min(self.cap());
         if to > self.r_granted.max(self.r_unsched) {
             self.r_granted = to;
-            out.push(self.ctrl(p, now, kind::GRANT, false, to, 0, prio));
+            let mut g = self.ctrl(p, now, kind::GRANT, false, to, 0, prio);
+            if p.tail_boost {
+                // a grant reaching into the message's last RTTbytes tells the sender where they start: they go at
+                // unscheduled levels (see `homa_tail_boost`)
+                let t = p.tail_start(self.r_len_bytes);
+                if to > t {
+                    g.hdr.len = t as u64 + 1;
+                }
+            }
+            out.push(g);
         }
     }
 
@@ -542,6 +694,9 @@ impl HomaMsg {
                 self.granted = self.granted.max(pkt.seq);
                 if pkt.hdr.arg != KEEP_PRIO {
                     self.sched_prio = pkt.hdr.arg;
+                }
+                if pkt.hdr.len > 0 {
+                    self.tail_from = self.tail_from.min((pkt.hdr.len - 1).min(NONE as u64 - 1) as u32);
                 }
             }
             kind::RESEND => {

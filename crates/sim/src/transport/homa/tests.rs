@@ -225,3 +225,100 @@ fn a_fully_granted_message_passed_over_still_expects_its_data() {
     m.on_timer(&p, 1_021, &mut out);
     assert!(out.iter().any(|k| k.hdr.kind == kind::RESEND && k.seq == 3 && k.sack == 4), "{out:?}");
 }
+
+/// Parameters for the two options' tests: 1,000 B segments, 40 B headers, RTTbytes 4 segments, 8 levels of which
+/// 4 unscheduled with the cutoffs 1,000, 2,000 and 3,000 B.
+fn four_levels(graduated: bool, tail_boost: bool) -> HomaParams {
+    let mut p = params(&[]);
+    (p.mss, p.header, p.rtt_segs, p.levels, p.unsched_levels) = (1_000, 40, 4, 8, 4);
+    p.cutoffs = vec![1_000, 2_000, 3_000];
+    (p.graduated, p.tail_boost) = (graduated, tail_boost);
+    p
+}
+
+/// Sends one message alone, granting after every arrival as the engine does (one granted message: the
+/// scheduler's level is 7), and returns each segment's priority.
+fn priorities_alone(p: &HomaParams, size: u64) -> Vec<u8> {
+    let mut m = HomaMsg::new(p, 0, 1, 2, size, size, 0);
+    let mut out = Vec::new();
+    let mut prio = vec![u8::MAX; m.segs as usize];
+    let mut t = 0;
+    while !m.complete {
+        t += 1;
+        let k = m.next_packet(p, t);
+        prio[k.seq as usize] = k.prio;
+        m.on_data(p, t, &k, &mut out);
+        if m.needs_grants() {
+            m.set_active(t, true);
+            m.grant(p, t, p.sched_prio(0, 1), &mut out);
+        }
+        for g in out.drain(..).filter(|g| g.hdr.kind == kind::GRANT).collect::<Vec<_>>() {
+            m.on_ctrl_at_sender(p, t, &g, &mut out);
+        }
+        out.retain(|g| g.hdr.kind == kind::GRANT);
+    }
+    prio
+}
+
+/// Tail boost: a 10-segment message (4 unscheduled, 6 scheduled) whose last RTTbytes (segments 6-9, 4,000 B
+/// to 1,000 B left) go at an unscheduled level: with per-message levels, the level of a 10,000 B message (3);
+/// with per-packet levels, the level for the bytes left (4,000 B: 3, 3,000 B: 2, 2,000 B: 1, 1,000 B: 0). The
+/// scheduled segments before the tail (4 and 5) keep the scheduler's level, 7. Without the option every
+/// scheduled segment is at 7.
+#[test]
+fn the_last_rtt_bytes_of_a_scheduled_message_go_at_an_unscheduled_level() {
+    assert_eq!(priorities_alone(&four_levels(false, false), 10_000), [3, 3, 3, 3, 7, 7, 7, 7, 7, 7]);
+    assert_eq!(priorities_alone(&four_levels(false, true), 10_000), [3, 3, 3, 3, 7, 7, 3, 3, 3, 3]);
+    assert_eq!(priorities_alone(&four_levels(true, true), 10_000), [3, 3, 3, 3, 7, 7, 3, 2, 1, 0]);
+    // a short last segment: 9,500 B leaves 3,500 B from segment 6 on (level 3), then 2,500, 1,500, 500
+    assert_eq!(priorities_alone(&four_levels(true, true), 9_500), [3, 3, 3, 3, 7, 7, 3, 2, 1, 0]);
+    // the tail starts at the first segment with at most RTTbytes (4,000 B) left
+    let p = four_levels(false, true);
+    assert_eq!((p.tail_start(10_000), p.tail_start(9_500), p.tail_start(4_000), p.tail_start(100)), (6, 6, 0, 0));
+    // a message granted to its end by one grant (its receiver was busy elsewhere): the tail is still boosted
+    let mut m = HomaMsg::new(&p, 0, 1, 2, 10_000, 10_000, 0);
+    let mut out = Vec::new();
+    let first = m.next_packet(&p, 0);
+    m.on_data(&p, 1, &first, &mut out);
+    m.received = 6;
+    m.set_active(1, true);
+    m.grant(&p, 1, 7, &mut out);
+    let g = out.pop().unwrap();
+    assert_eq!((g.seq, g.hdr.arg, g.hdr.len), (10, 7, 7));
+    m.on_ctrl_at_sender(&p, 2, &g, &mut out);
+    let prios: Vec<u8> = (0..9).map(|t| m.next_packet(&p, 3 + t).prio).collect();
+    assert_eq!(prios, [3, 3, 3, 7, 7, 3, 3, 3, 3]);
+}
+
+/// Per-packet unscheduled levels: a 3,500 B message sends 3,500, 2,500, 1,500 and 500 B left at levels 3, 2,
+/// 1, 0 (per message: all at 3); a 1,000 B message at 0 either way.
+#[test]
+fn an_unscheduled_packets_level_follows_the_bytes_its_message_has_left() {
+    assert_eq!(priorities_alone(&four_levels(true, false), 3_500), [3, 2, 1, 0]);
+    assert_eq!(priorities_alone(&four_levels(false, false), 3_500), [3, 3, 3, 3]);
+    assert_eq!(priorities_alone(&four_levels(true, false), 1_000), [0]);
+    // scheduled segments keep the scheduler's level
+    assert_eq!(priorities_alone(&four_levels(true, false), 6_000), [3, 3, 3, 2, 7, 7]);
+}
+
+/// Remaining-size cutoffs by hand. 1,000 B segments, 40 B headers, RTTbytes 2 segments, grants of 100 B.
+/// Messages of 1,000 B (one packet: 1,040 B at key 1,000) and 4,000 B (unscheduled packets at keys 4,000 and
+/// 3,000, 1,040 B each; two grants of 100 B at key 0): keys 0: 200, 1,000: 1,040, 3,000: 1,040, 4,000: 1,040 B,
+/// 3,320 B in all. Two levels: half is 1,660 B; the running sum is 1,240 B after key 1,000 and 2,280 B after
+/// key 3,000, so the cutoff is 3,000. Four levels: quarters at 830 (key 1,000), 1,660 (3,000) and 2,490 (4,000,
+/// the largest key: no cutoff needed above it).
+/// With the tail boost the 4,000 B message's last 2,000 B (keys 2,000 and 1,000) count too.
+#[test]
+fn remaining_cutoffs_by_hand() {
+    let w = PacketWeights { mss: 1_000, header: 40, grant: 100, rtt_segs: 2, tail_boost: false };
+    assert_eq!(remaining_cutoffs(&[1_000, 4_000], &w, 2), vec![3_000]);
+    assert_eq!(remaining_cutoffs(&[1_000, 4_000], &w, 4), vec![1_000, 3_000]);
+    // tail: keys 0: 200, 1,000: 2,080, 2,000: 1,040, 3,000: 1,040, 4,000: 1,040; 5,400 in all; thirds at 1,800
+    // (key 1,000) and 3,600 (key 3,000)
+    let w = PacketWeights { tail_boost: true, ..w };
+    assert_eq!(remaining_cutoffs(&[1_000, 4_000], &w, 3), vec![1_000, 3_000]);
+    // grants heavy enough to fill a level of their own: the top level is left to them (cutoff 0)
+    let w = PacketWeights { grant: 10_000, tail_boost: false, ..w };
+    assert_eq!(remaining_cutoffs(&[1_000, 4_000], &w, 2), vec![0]);
+    assert!(remaining_cutoffs(&[], &w, 4).is_empty());
+}
