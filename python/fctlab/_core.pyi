@@ -60,8 +60,9 @@ def tier_loads(
     dst: npt.NDArray[np.uint32],
     size_bytes: npt.NDArray[np.uint64],
     span_ns: float,
-) -> list[tuple[str, int, float, float]]:
-    """Offered load per tier of links for these flows arriving over span_ns: (tier, ports, mean, most loaded port)."""
+) -> tuple[list[tuple[str, int, float, float]], int]:
+    """Offered load per tier of links for these flows arriving over span_ns: (tier, ports, mean, most loaded
+    port); and the data packets' port crossings on their ECMP paths."""
 
 def topology_kinds() -> list[str]:
     """The topology kinds the engine builds."""

@@ -110,7 +110,8 @@ fn fabric_scale<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, 
 }
 
 /// The offered load of each tier of links (`net::scale::tier_loads`) when flows `src[i]` -> `dst[i]` of
-/// `size_bytes[i]` arrive over `span_ns`: a list of (tier, ports, mean load, most loaded port's load).
+/// `size_bytes[i]` arrive over `span_ns`: a list of (tier, ports, mean load, most loaded port's load), and the
+/// data packets' port crossings on those paths.
 #[pyfunction]
 fn tier_loads<'py>(
     config_json: &str,
@@ -118,7 +119,7 @@ fn tier_loads<'py>(
     dst: PyReadonlyArray1<'py, u32>,
     size_bytes: PyReadonlyArray1<'py, u64>,
     span_ns: f64,
-) -> PyResult<Vec<(&'static str, u32, f64, f64)>> {
+) -> PyResult<(Vec<(&'static str, u32, f64, f64)>, u64)> {
     let cfg = parse(config_json)?;
     let (src, dst, size) = (src.as_slice()?, dst.as_slice()?, size_bytes.as_slice()?);
     if src.len() != dst.len() || src.len() != size.len() {
@@ -129,8 +130,8 @@ fn tier_loads<'py>(
         return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
     }
     let span_ps = (span_ns.max(0.0) * 1000.0) as u64;
-    let loads = fctlab_sim::net::scale::tier_loads(&cfg, src, dst, size, span_ps);
-    Ok(loads.into_iter().map(|t| (t.tier, t.ports, t.mean, t.max)).collect())
+    let (loads, packet_hops) = fctlab_sim::net::scale::tier_loads(&cfg, src, dst, size, span_ps);
+    Ok((loads.into_iter().map(|t| (t.tier, t.ports, t.mean, t.max)).collect(), packet_hops))
 }
 
 /// Each flow's ideal FCT in ns (float): alone in the idle fabric, sending at line rate from its first packet,

@@ -17,6 +17,7 @@ import typer
 from fctlab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    STRICT_HELP,
     ProgressView,
     Terminated,
     fail,
@@ -52,6 +53,7 @@ def sweep(
     address: Annotated[
         Optional[str], typer.Option("--address", help="Ray cluster address (default: start a local Ray).")
     ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Run every point of the experiment's [sweep] axes; write DIR/runs/<run_id>/ for each and the catalog
     DIR/catalog.duckdb. Runs that already have results are skipped, so the same command resumes a killed sweep."""
@@ -66,6 +68,7 @@ def sweep(
         check_executor(executor, address)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
+    _warn_points(spec.points, strict)
     n_workers = workers or default_workers()
     view = ProgressView(spec.name, executor, n_workers, address)
     try:
@@ -87,3 +90,26 @@ def sweep(
             sys.stderr.write(f"failed: {run_id}: {message}\n")
         raise fail(f"{len(report.failed)} of {report.total} runs failed (listed above); rerun to retry them",
                     EXIT_FAILED)
+
+
+def _warn_points(points: list, strict: bool) -> None:
+    """The pre-run check's rules that need no flows, for every point (each warning once, with the runs it concerns;
+    the rules on flows are recorded in each run's summary.json); with ``strict``, any warning refuses the sweep."""
+    from fctlab.check import check_config
+
+    import json
+
+    seen: dict[str, list[str]] = {}
+    by_config: dict[str, list[str]] = {}  # points that differ only in the workload or the seed share their check
+    for p in points:
+        key = json.dumps([p.experiment.engine, p.experiment.raw.get("scheme", {})], sort_keys=True, default=str)
+        if key not in by_config:
+            by_config[key] = check_config(p.experiment).warnings
+        for w in by_config[key]:
+            seen.setdefault(w, []).append(p.run_id)
+    for w, runs in seen.items():
+        where = runs[0] if len(runs) == 1 else f"{runs[0]} and {len(runs) - 1} more"
+        sys.stderr.write(f"warning: {' '.join(w.split())} ({where})\n")
+    sys.stderr.flush()
+    if strict and seen:
+        raise fail(f"{len(seen)} warning(s) from the pre-run check and --strict: nothing run", EXIT_BAD_INPUT)

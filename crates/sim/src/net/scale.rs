@@ -126,15 +126,19 @@ pub struct TierLoad {
 /// The offered load each tier of links of `cfg`'s fabric carries when flows `src[i]` -> `dst[i]` of `size[i]`
 /// bytes arrive over `span_ps` (the data only, with its headers; each flow on the path its ECMP hash picks in a
 /// run of `cfg`, as [`super::ideal::ideal_fcts`]). Ports no flow crosses count in their tier's mean (idle
-/// capacity); tiers are listed in `Network::tier_names`' order.
-pub fn tier_loads(cfg: &Config, src: &[u32], dst: &[u32], size: &[u64], span_ps: Ps) -> Vec<TierLoad> {
+/// capacity); tiers are listed in `Network::tier_names`' order. Also returns the data packets' port crossings
+/// (each flow's full-size-or-shorter packets times its path's ports), what the cost estimate counts events from.
+pub fn tier_loads(cfg: &Config, src: &[u32], dst: &[u32], size: &[u64], span_ps: Ps) -> (Vec<TierLoad>, u64) {
     let net: Network = Network::build(cfg, Xoshiro256PlusPlus::seed_from_u64(cfg.seed).next_u64());
     let t = &cfg.transport;
     let mut bytes = vec![0u128; net.ports.len()];
+    let mut packet_hops = 0u64;
     for i in 0..src.len() {
         let n = size[i].max(1).div_ceil(t.mss_bytes as u64);
         let wire = (size[i].max(1) + n * t.header_bytes as u64) as u128;
-        for p in net.ecmp_path(src[i], dst[i], flow_hash(i as u32, false)) {
+        let path = net.ecmp_path(src[i], dst[i], flow_hash(i as u32, false));
+        packet_hops += n * path.len() as u64;
+        for p in path {
             bytes[p as usize] += wire;
         }
     }
@@ -156,7 +160,7 @@ pub fn tier_loads(cfg: &Config, src: &[u32], dst: &[u32], size: &[u64], span_ps:
         tl.mean = if capacity[k] > 0.0 { offered[k] / capacity[k] } else { 0.0 };
     }
     out.retain(|tl| tl.ports > 0);
-    out
+    (out, packet_hops)
 }
 
 #[cfg(test)]
@@ -229,7 +233,9 @@ mod tests {
             }
         }
         let size = vec![1_000_000u64; src.len()];
-        let loads = tier_loads(&cfg, &src, &dst, &size, 1_000_000_000);
+        let (loads, packet_hops) = tier_loads(&cfg, &src, &dst, &size, 1_000_000_000);
+        // 685 packets per flow; 2 ports in the rack (3 x 8 flows), 4 across the spine (4 x 8)
+        assert_eq!(packet_hops, 685 * (24 * 2 + 32 * 4));
         let get = |name: &str| loads.iter().find(|t| t.tier == name).unwrap().clone();
         let wire = 1_000_000.0 + 685.0 * 40.0; // 685 packets of headers
         let nic = get("host_nic");
