@@ -82,7 +82,7 @@ class Check:
             f"longest base RTT {self.base_rtt_ns / 1000:,.2f} us over {self.hops} hops; its BDP "
             f"{self.bdp_bytes:,} B = {self.bdp_packets:.1f} full-size packets",
         ]
-        if _row(self.resolved)["family"] in ("tcp", "hyline", "qjump"):  # the schemes whose hosts run TCP
+        if _row(self.resolved)["tcp_kind"] is not None:  # the schemes whose hosts run TCP
             lines.append(
                 f"as run: transport.rto_min_us = {t['rto_min_us']:g}{' (fixed)' if t['rto_fixed'] else ''}, "
                 f"init_cwnd_packets = {t['init_cwnd_packets']}, max_cwnd_packets = "
@@ -114,7 +114,7 @@ def _config_findings(engine: dict[str, Any], scale: dict[str, Any], raw: dict[st
     t, sw, sc = engine["transport"], engine["switch"], engine["scheme"]
     rtt_us = float(scale["base_rtt_ns"]) / 1000.0
     bdp_pk, bdp_b = float(scale["bdp_packets"]), int(scale["bdp_bytes"])
-    tcp_timers = row["family"] in ("tcp", "hyline", "qjump")
+    tcp_timers = row["tcp_kind"] is not None  # the schemes whose hosts run TCP (and its RTO)
     if tcp_timers and rtt_us > 0:
         rto = float(t["rto_min_us"])
         if t["rto_fixed"] and rto < FIXED_RTO_RTTS * rtt_us:
@@ -140,19 +140,17 @@ def _config_findings(engine: dict[str, Any], scale: dict[str, Any], raw: dict[st
                     f"flow alone on that path cannot fill its link" + _rel_hint(engine, key))))
     port_buffer = sw["buffer"] == "port"
     ecn_on = sw["ecn"] != "off"
-    if port_buffer and ecn_on and (t.get("kind") or row["tcp_kind"]) == "dctcp":
-        if int(sw["ecn_threshold_bytes"]) >= int(sw["buffer_bytes"]):
-            out.append(Finding("switch.ecn_threshold_bytes", (
-                f"is {int(sw['ecn_threshold_bytes']):,} B, not below the port buffer (switch.buffer_bytes = "
-                f"{int(sw['buffer_bytes']):,} B): the queue drops before it marks, so DCTCP's ECN never acts")))
+    if port_buffer and ecn_on and int(sw["ecn_threshold_bytes"]) >= int(sw["buffer_bytes"]):
+        out.append(Finding("switch.ecn_threshold_bytes", (
+            f"is {int(sw['ecn_threshold_bytes']):,} B, not below the port buffer (switch.buffer_bytes = "
+            f"{int(sw['buffer_bytes']):,} B): the queue drops before it marks, so ECN (DCTCP's window cuts) never acts")))
     if port_buffer and row["window"] and bdp_b > 0 and int(sw["buffer_bytes"]) < bdp_b:
         out.append(Finding("switch.buffer_bytes", (
             f"is {int(sw['buffer_bytes']):,} B, below one BDP of the longest path ({bdp_b:,} B): a window-based "
             "flow's window of one BDP cannot queue at a bottleneck without drops" + _rel_hint(engine, "buffer_bytes"))))
     # keys with no effect here
-    name = str(sc["name"])
     queues = int(sw["queues"])
-    if name == "pias" and sc["pias_count"] == "per_connection" and t["connections"] == "per_flow":
+    if sc["pias_count"] == "per_connection" and t["connections"] == "per_flow":
         out.append(Finding("scheme.pias_count", (
             '"per_connection" has no effect with transport.connections = "per_flow": every flow has its own '
             "connection, so the count is per flow")))
@@ -162,14 +160,15 @@ def _config_findings(engine: dict[str, Any], scale: dict[str, Any], raw: dict[st
         out.append(Finding("scheme.thresholds_bytes", (
             f"{n} threshold{'s' if n != 1 else ''} for {queues} queues (switch.queues): tagging uses queues 0-{n} "
             f"only, queues {n + 1}-{queues - 1} stay empty")))
-    if name == "homa" and int(sc["homa_unscheduled_levels"]) and sc["homa_unscheduled_cutoffs_bytes"]:
+    if int(sc["homa_unscheduled_levels"]) and sc["homa_unscheduled_cutoffs_bytes"]:
         out.append(Finding("scheme.homa_unscheduled_levels", (
             f"is {int(sc['homa_unscheduled_levels'])}, but scheme.homa_unscheduled_cutoffs_bytes is given "
             f"({len(sc['homa_unscheduled_cutoffs_bytes'])} cutoffs): the cutoffs decide the levels, this key is ignored")))
     if row["tagging"] == "fixed" and int(sc["priority"]) >= queues:
         out.append(Finding("scheme.priority", (
             f"is {int(sc['priority'])}, beyond the {queues} queues (switch.queues): it uses queue {queues - 1}")))
-    if name == "qjump" and sc["qjump_queue"] == "priority_fifos":
+    # QJump (the row that shows scheme.qjump_queue): a level per bucket, on strict-priority FIFOs
+    if "qjump_queue" in row["keys"] and sc["qjump_queue"] == "priority_fifos":
         levels = len(sc["qjump_bucket_bytes"])
         if levels > queues:
             out.append(Finding("switch.queues", (
@@ -179,11 +178,19 @@ def _config_findings(engine: dict[str, Any], scale: dict[str, Any], raw: dict[st
 
 
 def _rel_hint(engine: dict[str, Any], key: str) -> str:
-    """Advice for a value that a fabric-aware preset would scale (pFabric's absolute presets)."""
+    """Advice for a value that the scheme's native preset states in the fabric's terms while the run uses another
+    preset's absolute value (pFabric's pfabric_ns2 and pias)."""
+    from fctlab import _core
+    from fctlab.scheme_table import RELATIVE_KEYS
+
     sc = engine["scheme"]
-    if sc["name"] == "pfabric" and sc["preset"] != "native":
-        return (f" (preset {sc['preset']!r} holds absolute values for its paper's fabric; preset \"native\" scales "
-                "them with this fabric)")
+    if sc["preset"] == "native":
+        return ""
+    native = json.loads(_core.scheme_defaults(str(sc["name"]), "native"))
+    for (section, absolute), (relative, _) in RELATIVE_KEYS.items():
+        if absolute == key and native[section].get(relative) is not None:
+            return (f" (preset {sc['preset']!r} holds absolute values for its paper's fabric; preset \"native\" "
+                    "scales them with this fabric)")
     return ""
 
 
@@ -219,8 +226,8 @@ def _flow_findings(exp: Experiment, flows: Any, tiers: list[tuple[str, int, floa
         out.append(Finding("transport.connections", (
             f"is {t['connections']!r}: the trace's conn column has no effect (set transport.connections = \"trace\" "
             "to reuse connections by it)")))
-    if "qclimb" in columns and sc["name"] != "qclimb":
-        out.append(Finding("scheme.name", f"is {sc['name']!r}: the trace's qclimb column is read by QCLIMB only"))
+    if "qclimb" in columns and _row(engine)["tagging"] != "qclimb":
+        out.append(Finding("scheme.name", f"is {sc['name']!r}: the trace's qclimb column is read by QCLIMB's tagging only"))
     for name, ports, mean, mx in tiers:
         if mean > 1.0:
             out.append(Finding("workload.load", (

@@ -410,6 +410,8 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
             family: FamilyName::Qjump,
             tagging: HostTagging::BySize,
             window: true,
+            // the switch queue its levels (one per `qjump_bucket_bytes` entry) go to
+            keys: &["qjump_queue"],
             ..row(
                 S::Qjump,
                 "qjump",
