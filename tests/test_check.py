@@ -251,3 +251,7 @@ def test_sweep_prints_each_warning_once_and_strict_refuses(tmp_path):
     assert r.exit_code == 2 and not out.exists()
     lines = [line for line in r.output.splitlines() if line.startswith("warning: transport.rto_min_us")]
     assert len(lines) == 1 and "and 1 more" in lines[0], r.output
+    r = runner.invoke(app, ["check", str(p)])
+    assert r.exit_code == 0 and "2 runs, 1 warning(s)" in r.output, r.output
+    assert runner.invoke(app, ["check", str(p), "--strict"]).exit_code == 2
+    assert runner.invoke(app, ["check", str(p), "--set", "transport.rto_min_us=1000", "--strict"]).exit_code == 0

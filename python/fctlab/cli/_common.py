@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "output_dir", "run_with_progress",
-    "Terminated", "signals_interrupt", "ProgressView", "print_results", "warn_before_run", "STRICT_HELP",
+    "Terminated", "signals_interrupt", "ProgressView", "print_results", "warn_before_run", "warn_sweep_points", "STRICT_HELP",
 ]
 
 STRICT_HELP = "Refuse to run (exit 2) when the pre-run check warns (fctlab check lists its rules)."
@@ -93,6 +93,30 @@ def warn_before_run(exp: Experiment, flows: Any, strict: bool = False, label: st
     sys.stderr.flush()
     if strict and c.warnings:
         raise fail(f"{prefix}{len(c.warnings)} warning(s) from the pre-run check and --strict: not run", EXIT_BAD_INPUT)
+
+
+def warn_sweep_points(points: list[Point], strict: bool = False) -> int:
+    """The pre-run check's rules that need no flows (:func:`fctlab.check.check_config`), for every point of a sweep (each warning once, with the runs it concerns;
+    the rules on flows are recorded in each run's summary.json); with ``strict``, any warning refuses the sweep."""
+    from fctlab.check import check_config
+
+    import json
+
+    seen: dict[str, list[str]] = {}
+    by_config: dict[str, list[str]] = {}  # points that differ only in the workload or the seed share their check
+    for p in points:
+        key = json.dumps([p.experiment.engine, p.experiment.raw.get("scheme", {})], sort_keys=True, default=str)
+        if key not in by_config:
+            by_config[key] = check_config(p.experiment).warnings
+        for w in by_config[key]:
+            seen.setdefault(w, []).append(p.run_id)
+    for w, runs in seen.items():
+        where = runs[0] if len(runs) == 1 else f"{runs[0]} and {len(runs) - 1} more"
+        sys.stderr.write(f"warning: {' '.join(w.split())} ({where})\n")
+    sys.stderr.flush()
+    if strict and seen:
+        raise fail(f"{len(seen)} warning(s) from the pre-run check and --strict: nothing run", EXIT_BAD_INPUT)
+    return len(seen)
 
 
 def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1) -> Result:

@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from fctlab.cli._common import EXIT_BAD_INPUT, STRICT_HELP, fail, say
+from fctlab.cli._common import EXIT_BAD_INPUT, STRICT_HELP, fail, say, warn_sweep_points
 
 
 def register(app: typer.Typer) -> None:
@@ -31,12 +31,24 @@ def check(
 ) -> None:
     """Check an experiment against its fabric before running it: RTOs and windows against the longest base RTT
     and BDP, buffers, ECN, the time limit, keys that have no effect, the load per tier of links; and the
-    expected time and memory of the run. Runs nothing, writes nothing."""
+    expected time and memory of the run. A file with [sweep] axes: the rules that need no flows, for every point.
+    Runs nothing, writes nothing."""
     from fctlab import check as rules
     from fctlab.config import ConfigError, load_experiment
     from fctlab.simulation import workload_columns
 
+    from fctlab.config import SWEEP_SECTION, read_experiment_file
+    from fctlab.sweep import load_sweep
+
     try:
+        axes = SWEEP_SECTION in read_experiment_file(experiment) or any(
+            s.startswith(f"{SWEEP_SECTION}.") for s in sets or ())
+        if axes:
+            spec = load_sweep(experiment, overrides=sets or ())
+            warnings = warn_sweep_points(spec.points, strict)
+            say(f"sweep {spec.name}: {len(spec.points)} runs, {warnings} warning(s) from the rules that need no "
+                "flows (the rules on flows run before each run and are recorded in its summary.json)")
+            return
         exp = load_experiment(experiment, overrides=sets or ())
         flows = workload_columns(exp)
     except ConfigError as e:

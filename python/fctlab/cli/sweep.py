@@ -24,6 +24,7 @@ from fctlab.cli._common import (
     output_dir,
     print_results,
     signals_interrupt,
+    warn_sweep_points,
 )
 
 __all__ = ["register", "sweep", "signals_interrupt", "Terminated"]
@@ -68,7 +69,7 @@ def sweep(
         check_executor(executor, address)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
-    _warn_points(spec.points, strict)
+    warn_sweep_points(spec.points, strict)
     n_workers = workers or default_workers()
     view = ProgressView(spec.name, executor, n_workers, address)
     try:
@@ -91,25 +92,3 @@ def sweep(
         raise fail(f"{len(report.failed)} of {report.total} runs failed (listed above); rerun to retry them",
                     EXIT_FAILED)
 
-
-def _warn_points(points: list, strict: bool) -> None:
-    """The pre-run check's rules that need no flows, for every point (each warning once, with the runs it concerns;
-    the rules on flows are recorded in each run's summary.json); with ``strict``, any warning refuses the sweep."""
-    from fctlab.check import check_config
-
-    import json
-
-    seen: dict[str, list[str]] = {}
-    by_config: dict[str, list[str]] = {}  # points that differ only in the workload or the seed share their check
-    for p in points:
-        key = json.dumps([p.experiment.engine, p.experiment.raw.get("scheme", {})], sort_keys=True, default=str)
-        if key not in by_config:
-            by_config[key] = check_config(p.experiment).warnings
-        for w in by_config[key]:
-            seen.setdefault(w, []).append(p.run_id)
-    for w, runs in seen.items():
-        where = runs[0] if len(runs) == 1 else f"{runs[0]} and {len(runs) - 1} more"
-        sys.stderr.write(f"warning: {' '.join(w.split())} ({where})\n")
-    sys.stderr.flush()
-    if strict and seen:
-        raise fail(f"{len(seen)} warning(s) from the pre-run check and --strict: nothing run", EXIT_BAD_INPUT)
