@@ -17,6 +17,7 @@ NOT_SCHEMES = {
     ("simulation.py", "qclimb"): "the trace's `qclimb` flow column",
     ("workloads/trace.py", "qclimb"): "the trace's `qclimb` flow column",
     ("cli/reproduce.py", "pias"): "the recipe named pias (its --thresholds option)",
+    ("check.py", "qclimb"): "the trace's `qclimb` flow column, and the tagging (a row's `tagging`) that reads it",
 }
 
 

@@ -57,8 +57,12 @@ def test_render_agrees_with_the_rows():
                 assert "transport.kind" not in pairs, name
             else:
                 assert pairs["transport.kind"] == kind, name
-            assert pairs["switch.buffer_bytes"] == str(cfg["switch"]["buffer_bytes"]), (name, preset)
-            assert pairs["transport.init_cwnd_packets"] == str(cfg["transport"]["init_cwnd_packets"]), (name, preset)
+            for (section, key), (relative, unit) in scheme_table.RELATIVE_KEYS.items():
+                if cfg[section].get(relative) is not None:
+                    expected = f"{cfg[section][relative]:g} x {unit}"
+                else:
+                    expected = str(cfg[section][key])
+                assert pairs[f"{section}.{key}"] == expected, (name, preset, key)
             for key in row["keys"]:
                 assert pairs[f"scheme.{key}"] == str(cfg["scheme"][key]), (name, key)
             assert ("scheme.thresholds_bytes" in pairs) == row["needs_thresholds"], name
@@ -89,7 +93,7 @@ def test_presets_that_change_something_are_listed():
     # a preset is listed because it changes something, and the line shows what
     for name, lines in shown.items():
         assert len(set(lines[1:])) == len(lines) - 1, name
-    assert len(shown["pfabric"]) == 3 and "scheme.rank" in shown["pfabric"][1]
+    assert len(shown["pfabric"]) == 4 and "scheme.rank" in shown["pfabric"][1]
     assert len(shown["dctcp"]) == 2 and shown["dctcp"][1].startswith("  defaults: ")
 
 
@@ -99,3 +103,16 @@ def test_flow_level_models_are_named():
     assert rows["pdq"]["flow_level"]["model"] == {"critical": {"size_aware": True}}
     assert rows["homa"]["flow_level"] is None
     assert rows["rcp"]["setup_rtts"] == 1 and not rows["rcp"]["window"]
+
+
+def test_pfabric_native_is_stated_in_the_fabrics_terms_and_the_ns2_values_are_labelled():
+    label, pairs = parse_defaults(blocks()["pfabric"][1])
+    assert label == "preset 'native'"
+    assert pairs["transport.rto_min_us"] == "3 x base RTT"
+    assert pairs["transport.init_cwnd_packets"] == "1 x BDP"
+    assert pairs["transport.max_cwnd_packets"] == "1.25 x BDP"
+    assert pairs["switch.buffer_bytes"] == "2 x BDP"
+    label, pairs = parse_defaults(blocks()["pfabric"][2])
+    assert label == "preset 'pfabric_ns2'"
+    assert (pairs["transport.rto_min_us"], pairs["transport.init_cwnd_packets"], pairs["switch.buffer_bytes"]) == (
+        "45.0", "12", "36000")

@@ -19,6 +19,8 @@ __all__ = [
     "flow_columns",
     "run",
     "ideal_fct_ns",
+    "fabric_scale",
+    "tier_loads",
     "Progress",
 ]
 
@@ -47,6 +49,20 @@ def ideal_fct_ns(
     size_bytes: npt.NDArray[np.uint64],
 ) -> npt.NDArray[np.float64]:
     """Each flow's ideal FCT in ns (alone in the idle fabric, on its ECMP path, no handshake)."""
+
+def fabric_scale(config_json: str) -> dict[str, object]:
+    """The fabric's yardsticks: base_rtt_ns (the longest base RTT), hops (ports of its path), bdp_bytes and
+    bdp_packets (its bandwidth-delay product, in bytes and in full-size packets)."""
+
+def tier_loads(
+    config_json: str,
+    src: npt.NDArray[np.uint32],
+    dst: npt.NDArray[np.uint32],
+    size_bytes: npt.NDArray[np.uint64],
+    span_ns: float,
+) -> tuple[list[tuple[str, int, float, float]], int]:
+    """Offered load per tier of links for these flows arriving over span_ns: (tier, ports, mean, most loaded
+    port); and the data packets' port crossings on their ECMP paths."""
 
 def topology_kinds() -> list[str]:
     """The topology kinds the engine builds."""

@@ -628,6 +628,7 @@ class Report:
                 f'<p class="warn">{len(warn_runs)} run(s) have unfinished flows or hit the time limit; their '
                 "statistics cover the finished flows only (see the unfinished column).</p>"
             )
+        warning += _check_warnings_html(self.runs)
         toc = "".join(f'<li><a href="#workload-{_slug(w)}">{e(w)}</a></li>' for w in self.workloads)
         if self.tables:
             toc = '<li><a href="#recipe-tables">Recipe tables</a></li>' + toc
@@ -719,6 +720,24 @@ td.warn { font-weight: 600; }
 details summary { cursor: pointer; font-weight: 600; margin: 28px 0 6px; }
 footer { margin-top: 36px; border-top: 1px solid #e3e7ee; font-size: 0.85em; color: #5a6375; }
 """
+
+
+def _check_warnings_html(runs: Sequence[Any]) -> str:
+    """The pre-run check's warnings (summary.json ``warnings``, :mod:`fctlab.check`), each once with the runs it
+    concerns: so that a reader of the results sees that a comparison may not mean what it seems."""
+    e = html.escape
+    seen: dict[str, list[str]] = {}
+    for r in runs:
+        for w in r.summary.get("warnings") or ():
+            seen.setdefault(str(w), []).append(r.run_id)
+    if not seen:
+        return ""
+    items = "".join(
+        f"<li>{e(w)} <small>({e(ids[0]) if len(ids) == 1 else f'{e(ids[0])} and {len(ids) - 1} more'})</small></li>"
+        for w, ids in seen.items()
+    )
+    return (f'<div class="warn"><p>Pre-run warnings: settings that may make a comparison meaningless on its fabric '
+            f"(fctlab check):</p><ul>{items}</ul></div>")
 
 
 def _isnan(x: Any) -> bool:

@@ -25,6 +25,25 @@ COMMON_KEYS = (
     ("scheme", "probe_after_timeouts"),
 )
 
+#: The keys a preset may state in the fabric's terms: (section, absolute key) -> (relative key, unit). The engine
+#: resolves them from the longest base RTT of the fabric the run builds and that path's BDP (``net::scale``).
+RELATIVE_KEYS = {
+    ("transport", "rto_min_us"): ("rto_min_rtts", "base RTT"),
+    ("transport", "init_cwnd_packets"): ("init_cwnd_bdp", "BDP"),
+    ("transport", "max_cwnd_packets"): ("max_cwnd_bdp", "BDP"),
+    ("switch", "buffer_bytes"): ("buffer_bdp", "BDP"),
+}
+
+#: What ``fctlab schemes`` says under the table about the values that scale.
+SCALING_NOTE = (
+    "Values written 'N x base RTT' or 'N x BDP' scale with the fabric the run builds: the engine resolves them "
+    "from the longest base RTT (a full-size packet out and an ACK back on the idle fabric, store and forward) and "
+    "that path's bandwidth-delay product, in full-size packets for windows and bytes rounded up to whole packets "
+    "for buffers; an absolute key given explicitly (transport.rto_min_us, ...) always wins. The other presets' "
+    "values are absolute, for their papers' own fabrics (pfabric_ns2: the pFabric ns-2 scripts' ~15 us RTT; pias: "
+    "the PIAS fabric's ~85 us). `fctlab check EXP.toml` prints the resolved values for an experiment."
+)
+
 THRESHOLDS_NOTE = "derived from workload.cdf and load if not given (fctlab thresholds)"
 
 
@@ -62,6 +81,9 @@ def defaults_shown(row: dict[str, Any], preset: str) -> dict[str, Any]:
     shown: dict[str, Any] = {}
     for section, key in COMMON_KEYS:
         value = cfg[section][key]
+        relative, unit = RELATIVE_KEYS.get((section, key), (None, ""))
+        if relative is not None and cfg[section].get(relative) is not None:
+            value = f"{cfg[section][relative]:g} x {unit}"
         if (section, key) == ("transport", "kind"):
             value = value or row["tcp_kind"]
             if value is None:

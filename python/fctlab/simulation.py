@@ -375,6 +375,9 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
             flows = flows.reset_index(drop=True)
     if not np.array_equal(column(flows, "flow_id"), np.arange(len(flows))):
         raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
+    from fctlab.check import check, summary_entry
+
+    checked = check(exp, flows)  # what summary.json records of the pre-run check (warnings, fabric, cost)
     # the engine's flow inputs, one array per column of its table (names, dtypes and "none" entries from it)
     spec = flow_columns()
     inputs: dict[str, np.ndarray] = {}
@@ -442,6 +445,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     del columns
     config = exp.to_dict()
     summary = summarize(table, stats, config)
+    summary["warnings"] = checked.warnings
+    summary["check"] = summary_entry(checked)
     if exp.scheme in threshold_schemes():
         summary["thresholds_derived"] = exp.derived_thresholds is not None
         if exp.derived_thresholds is not None:

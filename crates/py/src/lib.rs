@@ -61,7 +61,8 @@ fn scheme_rows() -> String {
 }
 
 /// The configuration a scheme runs with when a config gives nothing else (JSON): the engine's defaults with
-/// the scheme's published values filled in (`preset`: "native" or "pias").
+/// the scheme's published values filled in (`preset`: "native", "pfabric_ns2" or "pias"); keys in the
+/// fabric's terms (RTTs, BDPs) are left unresolved.
 #[pyfunction]
 #[pyo3(signature = (name, preset="native"))]
 fn scheme_defaults(name: &str, preset: &str) -> PyResult<String> {
@@ -92,6 +93,45 @@ fn topology_info<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py,
     d.set_item("host_link_bps", cfg.topology.host_link_gbps() * 1e9)?;
     d.set_item("kind", cfg.topology.kind())?;
     Ok(d)
+}
+
+/// The fabric's yardsticks (`net::scale::fabric_scale`): the longest base RTT in ns, the ports of its path, its
+/// BDP in bytes and in full-size packets: what the keys in RTTs and BDPs resolve against.
+#[pyfunction]
+fn fabric_scale<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = parse(config_json)?;
+    let s = fctlab_sim::net::scale::fabric_scale(&cfg);
+    let d = PyDict::new(py);
+    d.set_item("base_rtt_ns", s.rtt_ps as f64 / 1000.0)?;
+    d.set_item("hops", s.hops)?;
+    d.set_item("bdp_bytes", s.bdp_bytes)?;
+    d.set_item("bdp_packets", s.bdp_packets)?;
+    Ok(d)
+}
+
+/// The offered load of each tier of links (`net::scale::tier_loads`) when flows `src[i]` -> `dst[i]` of
+/// `size_bytes[i]` arrive over `span_ns`: a list of (tier, ports, mean load, most loaded port's load), and the
+/// data packets' port crossings on those paths.
+#[pyfunction]
+fn tier_loads<'py>(
+    config_json: &str,
+    src: PyReadonlyArray1<'py, u32>,
+    dst: PyReadonlyArray1<'py, u32>,
+    size_bytes: PyReadonlyArray1<'py, u64>,
+    span_ns: f64,
+) -> PyResult<(Vec<(&'static str, u32, f64, f64)>, u64)> {
+    let cfg = parse(config_json)?;
+    let (src, dst, size) = (src.as_slice()?, dst.as_slice()?, size_bytes.as_slice()?);
+    if src.len() != dst.len() || src.len() != size.len() {
+        return Err(PyValueError::new_err("src, dst and size_bytes must have the same length"));
+    }
+    let hosts = cfg.topology.hosts();
+    if let Some(&h) = src.iter().chain(dst).find(|&&h| h >= hosts) {
+        return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
+    }
+    let span_ps = (span_ns.max(0.0) * 1000.0) as u64;
+    let (loads, packet_hops) = fctlab_sim::net::scale::tier_loads(&cfg, src, dst, size, span_ps);
+    Ok((loads.into_iter().map(|t| (t.tier, t.ports, t.mean, t.max)).collect(), packet_hops))
 }
 
 /// Each flow's ideal FCT in ns (float): alone in the idle fabric, sending at line rate from its first packet,
@@ -291,6 +331,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_columns, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(fabric_scale, m)?)?;
+    m.add_function(wrap_pyfunction!(tier_loads, m)?)?;
     m.add_class::<Progress>()?;
     Ok(())
 }

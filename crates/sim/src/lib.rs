@@ -51,8 +51,18 @@ use std::sync::atomic::AtomicU64;
 /// Simulate `flows` on the fabric `cfg` describes, at the level `run.level` names: the packet level
 /// ([`engine::run_threads`], on up to `threads` threads: 1 or 2) or the flow level ([`flowlevel::run`], on one).
 /// `progress`, if given, holds the number of flows finished so far (the packet level updates it as flows
-/// finish). Deterministic: same inputs, same results, whatever the number of threads.
+/// finish). Deterministic: same inputs, same results, whatever the number of threads. Keys in the fabric's
+/// terms still set in `cfg` are resolved first ([`net::scale::resolve`]).
 pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+    let resolved;
+    let cfg = if net::scale::needs_resolving(cfg) {
+        let mut c = cfg.clone();
+        net::scale::resolve(&mut c);
+        resolved = c;
+        &resolved
+    } else {
+        cfg
+    };
     validate::flows(cfg, flows)?;
     match cfg.run.level {
         config::Level::Packet => engine::run_threads(cfg, flows, progress, threads),
@@ -64,6 +74,9 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads:
 /// same checks of the flows: for the tests that check that all paths give bit-identical results.
 #[doc(hidden)]
 pub fn run_event_driven(cfg: &Config, flows: &FlowSet, threads: usize) -> Result<RunOutput, FlowError> {
+    let mut cfg = cfg.clone();
+    net::scale::resolve(&mut cfg);
+    let cfg = &cfg;
     validate::flows(cfg, flows)?;
     engine::run_event_driven(cfg, flows, threads)
 }

@@ -20,9 +20,14 @@ use crate::flows::{FlowError, FlowSet, NO_PATH, NO_RATE};
 use crate::net::{jellyfish, route, Network};
 
 /// Parse, range-check and check a config against the fabric and the levels: what every front end reads a
-/// config with. The error names the key.
+/// config with. The error names the key. Keys in the fabric's terms (RTTs, BDPs) come back resolved into their
+/// absolute keys (`net::scale::resolve`), range-checked again.
 pub fn config_from_json(text: &str) -> Result<Config, ConfigError> {
-    Config::from_json_with(text, deeper)
+    let mut cfg = Config::from_json_with(text, deeper)?;
+    if crate::net::scale::resolve(&mut cfg).is_some() {
+        cfg.validate()?;
+    }
+    Ok(cfg)
 }
 
 /// Every check of a config built in code: [`Config::validate`] and those of this module.

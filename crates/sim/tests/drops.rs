@@ -62,7 +62,7 @@ fn rank_queue_evictions_are_each_counted_with_their_bytes() {
     // pFabric on a leaf-spine: many senders into one receiver overflow its leaf's port towards it (and the
     // NICs, whose small buffers hold a whole initial window); every dropped data byte is in the flows' columns
     // and every drop in one tier
-    let mut cfg = Config::for_scheme(SchemeName::Pfabric, Preset::Native);
+    let mut cfg = Config::for_scheme(SchemeName::Pfabric, Preset::PfabricNs2);
     cfg.routing.mode = RoutingMode::Spray;
     let list: Vec<_> = (0..40u32).map(|s| (s + 16, 0, 30_000 + 7_000 * s as u64, s as u64 * PS_PER_US)).collect();
     let f = flows(&list);

@@ -21,9 +21,11 @@ fn lone(scheme: SchemeName, sender: bool) -> Config {
         host_link_delay_ns: 1_000.0,
         core_link_delay_ns: 1_000.0,
     });
-    // a window that holds the whole flow, so that alone it meets its ideal
+    // a window that holds the whole flow, so that alone it meets its ideal (in a config built in code a window
+    // in BDPs, as pFabric's native preset sets, wins over one in packets: clear it)
     cfg.transport.init_cwnd_packets = 20;
     cfg.transport.max_cwnd_packets = 20;
+    (cfg.transport.init_cwnd_bdp, cfg.transport.max_cwnd_bdp) = (None, None);
     if scheme == SchemeName::Qclimb {
         cfg.scheme.qclimb_info = QclimbInfo::Precise;
     }

@@ -25,7 +25,7 @@ fn close(got: f64, want: f64, tol: f64, what: &str) {
 /// Section II-B, sizes scaled down by 10 (same ratios): flow A, 10 MB generated at 5 Gbit/s, and flow B,
 /// 15 MB at 10 Gbit/s, from one host to another through one switch with 10 Gbit/s links, under pFabric.
 fn two_flows(rank: RankBy) -> (f64, f64) {
-    let mut cfg = Config::for_scheme(SchemeName::Pfabric, Preset::Native);
+    let mut cfg = Config::for_scheme(SchemeName::Pfabric, Preset::PfabricNs2);
     cfg.topology = TopologyConfig::SingleSwitch(SingleSwitch {
         hosts: 2,
         host_link_gbps: 10.0,

@@ -38,7 +38,7 @@ fn fct(out: &RunOutput, f: &FlowSet, i: usize) -> u64 {
 
 #[test]
 fn pfabric_isolated_flow_with_a_bdp_window_meets_its_ideal() {
-    let mut cfg = Config::for_scheme(SchemeName::Pfabric, Preset::Native);
+    let mut cfg = Config::for_scheme(SchemeName::Pfabric, Preset::PfabricNs2);
     cfg.transport.init_cwnd_packets = 200;
     cfg.transport.max_cwnd_packets = 200;
     cfg.transport.rto_min_us = 1_000.0; // the native 45 us is below this fabric's 85 us RTT

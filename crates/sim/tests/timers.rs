@@ -75,7 +75,7 @@ fn pfabric_probe_mode_as_the_paper_describes_it() {
     // resend its window).
     use fctlab_sim::net::packet::flags;
     use fctlab_sim::transport::tcp::{Conn, TcpParams};
-    let cfg = Config::for_scheme(SchemeName::Pfabric, Preset::Native);
+    let cfg = Config::for_scheme(SchemeName::Pfabric, Preset::PfabricNs2);
     let p = TcpParams::from_config(&cfg);
     let size = 100 * 1460;
     let (mut tx, mut rx) = (Conn::new(&p, 0, 0, 1, size, size, 0), Conn::new(&p, 0, 0, 1, size, size, 0));

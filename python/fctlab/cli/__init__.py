@@ -1,6 +1,7 @@
 """The ``fctlab`` command line: one typer :data:`app` over one module per command group.
 
 - :mod:`fctlab.cli.run`: ``run``, ``compare``, ``calibrate``
+- :mod:`fctlab.cli.check`: ``check`` (the pre-run check of meaning and cost)
 - :mod:`fctlab.cli.workloads`: ``workloads``
 - :mod:`fctlab.cli.schemes`: ``schemes``
 - :mod:`fctlab.cli.reproduce`: ``reproduce``, ``demo`` (recipes in :mod:`fctlab.recipes`)
@@ -23,7 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fctlab.cli import predict, report, reproduce, run, schemes, sweep, workloads
+from fctlab.cli import check, predict, report, reproduce, run, schemes, sweep, workloads
 from fctlab.cli._common import EXIT_BAD_INPUT, EXIT_FAILED
 
 # (the exit codes, and the commands whose names are not also a command group's module, at their old paths for
@@ -62,7 +63,7 @@ def _root(
 
 
 # the order of --help
-for _group in (run, workloads, schemes, reproduce, report, sweep, predict):
+for _group in (run, check, workloads, schemes, reproduce, report, sweep, predict):
     _group.register(app)
 
 

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "output_dir", "run_with_progress",
-    "Terminated", "signals_interrupt", "ProgressView", "print_results",
+    "Terminated", "signals_interrupt", "ProgressView", "print_results", "warn_before_run", "warn_sweep_points", "STRICT_HELP",
 ]
+
+STRICT_HELP = "Refuse to run (exit 2) when the pre-run check warns (fctlab check lists its rules)."
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -74,6 +76,47 @@ def output_dir(out: Path | None, exp: Experiment, *, single_runs: bool = True) -
         if (out / "runs").is_dir() and any((out / "runs").glob("*/config.json")):
             raise ConfigError("--out", f"{out} holds a sweep's results (runs/); write this run to another folder")
     return out
+
+
+def warn_before_run(exp: Experiment, flows: Any, strict: bool = False, label: str = "") -> None:
+    """The pre-run check (:mod:`fctlab.check`): print each warning to stderr, ``warning: KEY: ...``, and the
+    cost estimate of a packet-level run expected to take more than ~30 s; with ``strict``, any warning refuses
+    the run (exit 2, nothing written)."""
+    from fctlab.check import SHOW_ABOVE_SECONDS, check
+
+    c = check(exp, flows)
+    prefix = f"{label}: " if label else ""
+    for w in c.warnings:
+        sys.stderr.write(f"warning: {prefix}{' '.join(w.split())}\n")
+    if c.cost is not None and c.cost.seconds > SHOW_ABOVE_SECONDS:
+        sys.stderr.write(f"estimate: {prefix}{c.cost.text()}\n")
+    sys.stderr.flush()
+    if strict and c.warnings:
+        raise fail(f"{prefix}{len(c.warnings)} warning(s) from the pre-run check and --strict: not run", EXIT_BAD_INPUT)
+
+
+def warn_sweep_points(points: list[Point], strict: bool = False) -> int:
+    """The pre-run check's rules that need no flows (:func:`fctlab.check.check_config`), for every point of a sweep (each warning once, with the runs it concerns;
+    the rules on flows are recorded in each run's summary.json); with ``strict``, any warning refuses the sweep."""
+    from fctlab.check import check_config
+
+    import json
+
+    seen: dict[str, list[str]] = {}
+    by_config: dict[str, list[str]] = {}  # points that differ only in the workload or the seed share their check
+    for p in points:
+        key = json.dumps([p.experiment.engine, p.experiment.raw.get("scheme", {})], sort_keys=True, default=str)
+        if key not in by_config:
+            by_config[key] = check_config(p.experiment).warnings
+        for w in by_config[key]:
+            seen.setdefault(w, []).append(p.run_id)
+    for w, runs in seen.items():
+        where = runs[0] if len(runs) == 1 else f"{runs[0]} and {len(runs) - 1} more"
+        sys.stderr.write(f"warning: {' '.join(w.split())} ({where})\n")
+    sys.stderr.flush()
+    if strict and seen:
+        raise fail(f"{len(seen)} warning(s) from the pre-run check and --strict: nothing run", EXIT_BAD_INPUT)
+    return len(seen)
 
 
 def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1) -> Result:

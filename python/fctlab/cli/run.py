@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from fctlab.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, console, fail, output_dir, run_with_progress, say
+from fctlab.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    STRICT_HELP,
+    console,
+    fail,
+    output_dir,
+    run_with_progress,
+    say,
+    warn_before_run,
+)
 
 if TYPE_CHECKING:
     from fctlab.config import Experiment
@@ -34,6 +44,7 @@ _ThreadsOption = Annotated[
     typer.Option("--threads", "-t", help="Engine threads, 1 or 2 (default: 2 when the machine has 2 cores and "
                  "the fabric gains from it). The results are the same either way."),
 ]
+_StrictOption = Annotated[bool, typer.Option("--strict", help=STRICT_HELP)]
 
 
 def _check_threads(requested: int | None) -> None:
@@ -76,6 +87,7 @@ def run(
     out: _OutOption = None,
     sets: _SetOption = None,
     threads: _ThreadsOption = None,
+    strict: _StrictOption = False,
 ) -> None:
     """Run one experiment; write flows.parquet, summary.json and config.json to the results directory."""
     from fctlab.config import ConfigError
@@ -88,6 +100,7 @@ def run(
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     _say_notes(notes)
+    warn_before_run(exp, flows, strict)
     try:
         result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
     except typer.Exit:  # (a RuntimeError subclass in click)
@@ -137,6 +150,7 @@ def compare(
     out: _OutOption = None,
     sets: _SetOption = None,
     threads: _ThreadsOption = None,
+    strict: _StrictOption = False,
 ) -> None:
     """Run the same experiment (same flows, same seed) once per scheme; print a per-bin comparison and write
     DIR/<scheme>/ for each run plus DIR/fct_bins.png and .svg."""
@@ -165,6 +179,8 @@ def compare(
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     _say_notes(notes)
+    for scheme, exp in variants.items():
+        warn_before_run(exp, flows, strict, label=scheme)
 
     from fctlab.analyze import bins_text, compare_table
     from fctlab.plot import plot_fct_bins

@@ -17,3 +17,5 @@ def schemes() -> None:
     from fctlab import scheme_table
 
     say(scheme_table.render())
+    say("")
+    say(scheme_table.SCALING_NOTE)

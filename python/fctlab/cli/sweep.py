@@ -17,12 +17,14 @@ import typer
 from fctlab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    STRICT_HELP,
     ProgressView,
     Terminated,
     fail,
     output_dir,
     print_results,
     signals_interrupt,
+    warn_sweep_points,
 )
 
 __all__ = ["register", "sweep", "signals_interrupt", "Terminated"]
@@ -52,6 +54,7 @@ def sweep(
     address: Annotated[
         Optional[str], typer.Option("--address", help="Ray cluster address (default: start a local Ray).")
     ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Run every point of the experiment's [sweep] axes; write DIR/runs/<run_id>/ for each and the catalog
     DIR/catalog.duckdb. Runs that already have results are skipped, so the same command resumes a killed sweep."""
@@ -66,6 +69,7 @@ def sweep(
         check_executor(executor, address)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
+    warn_sweep_points(spec.points, strict)
     n_workers = workers or default_workers()
     view = ProgressView(spec.name, executor, n_workers, address)
     try:
@@ -87,3 +91,4 @@ def sweep(
             sys.stderr.write(f"failed: {run_id}: {message}\n")
         raise fail(f"{len(report.failed)} of {report.total} runs failed (listed above); rerun to retry them",
                     EXIT_FAILED)
+

@@ -20,8 +20,8 @@ Setup (what the paper gives, and what fctlab chose where it is silent or where f
 * buffers: 2 MB per switch port (``switch.buffer_bytes``) for Homa, PIAS and DCTCP. The paper's simulator
   assumed buffers large enough not to drop (Homa bounds its queues by overcommitment x RTTbytes, except for the
   blind unscheduled bursts); 2 MB is ample on this fabric and gives the window-based schemes the same room;
-* pFabric with the engine's native preset: the pFabric ns-2 scripts as the Homa authors ran them for their
-  comparison (36 KB rank queues, initial window 12, window capped at 15, fixed RTO of 45 us, about six round
+* pFabric with the engine's ``pfabric_ns2`` preset (the absolute values; ``native`` scales them with the fabric):
+  the pFabric ns-2 scripts as the Homa authors ran them for their comparison (36 KB rank queues, initial window 12, window capped at 15, fixed RTO of 45 us, about six round
   trips of this fabric). pFabric's design is small buffers that drop the least urgent packet, so it keeps its
   own; giving it 2 MB would only add queueing that its scheduling already orders;
 * PIAS with 8 queues and demotion thresholds derived by the PIAS paper's method for each workload and load
@@ -110,7 +110,7 @@ SCHEMES: tuple[Series, ...] = (
     Series("Homa", "homa", keys=(("homa_tail_boost", True), ("homa_unscheduled_priority", "remaining")),
            wire="homa", authors_levels=True),
     Series("Homa (engine defaults)", "homa", wire="homa"),
-    Series("pFabric", "pfabric"),
+    Series("pFabric", "pfabric", (("preset", "pfabric_ns2"),)),
     Series("PIAS", "pias"),
     Series("DCTCP", "dctcp", queues=1),
 )

@@ -30,8 +30,8 @@ difference is written here. fctlab's choices where both are silent are marked "c
     model (``switch.pfc_mode = "next_queue"``: a port sends the first second-class packet whose queue at the next
     switch is not paused; runs on one thread);
   - pFabric (``pfabric.tcl``): 50-packet rank queues (75,000 B: its DropTail counts 1,500 B packets), initial
-    window 25, window cap ``queue - 1`` = 49 packets (the native preset's 15 is below the cross-pod BDP of about
-    31), RTO floor 1 ms, fixed; no fast retransmit; the native preset otherwise;
+    window 25, window cap ``queue - 1`` = 49 packets (the ns-2 preset's 15 is below the cross-pod BDP of about
+    31), RTO floor 1 ms, fixed; no fast retransmit; the ``pfabric_ns2`` preset otherwise (its 36 KB NIC queue);
   - DCTCP (``dctcp.tcl``): one queue of 226 x 1,460 B, ECN marking at K = 15 packets (21,900 B; Table I gives
     no K), initial window 25, window cap 226, RTO floor 4 ms, fast retransmit at 3 duplicate ACKs;
   - TCP (``tcp.tcl``): as DCTCP without ECN;
@@ -125,7 +125,7 @@ _SCRIPT_TCP = (("init_cwnd_packets", 25), ("max_cwnd_packets", 226), ("rto_min_u
 SCHEMES: tuple[Series, ...] = (
     Series("HyLine", "hyline", 226 * RPQ_PACKET, (("dupack_threshold", 0),)),
     Series("pFabric", "pfabric", 50 * PACKET,
-           (("init_cwnd_packets", 25), ("max_cwnd_packets", 49), ("rto_min_us", 1000.0)), (("preset", "native"),)),
+           (("init_cwnd_packets", 25), ("max_cwnd_packets", 49), ("rto_min_us", 1000.0)), (("preset", "pfabric_ns2"),)),
     Series("Qjump", "qjump", 225 * PACKET, keys=(("qjump_queue", "ranked"),)),
     Series("DCTCP", "dctcp", 226 * RPQ_PACKET, _SCRIPT_TCP,
            switch=(("queues", 1), ("ecn", "port"), ("ecn_threshold_bytes", 15 * RPQ_PACKET))),

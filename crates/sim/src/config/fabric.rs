@@ -46,6 +46,11 @@ pub struct SwitchConfig {
     pub buffer: BufferMode,
     /// Per-port buffer (buffer = "port"): 240 x 1500 B, the PIAS ns-2 value.
     pub buffer_bytes: u64,
+    /// The per-port buffer in BDPs of the fabric the run builds, instead of bytes: when set, `buffer_bytes`
+    /// becomes this many BDPs of the longest base path, rounded up to whole full-size packets (`net::scale`).
+    /// For presets whose paper states the queue in BDPs (pFabric's native preset: 2, "about twice the BDP").
+    /// An explicit `buffer_bytes` wins: the preset's relative value is then dropped; setting both is refused.
+    pub buffer_bdp: Option<f64>,
     /// Per-switch pool (buffer = "shared").
     pub shared_buffer_bytes: u64,
     pub dt_alpha: f64,
@@ -97,6 +102,7 @@ impl Default for SwitchConfig {
             queues: 8,
             buffer: BufferMode::Port,
             buffer_bytes: 360_000,
+            buffer_bdp: None,
             shared_buffer_bytes: 0,
             dt_alpha: 1.0,
             ecn: EcnMode::Port,

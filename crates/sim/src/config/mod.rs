@@ -89,6 +89,34 @@ fn fill_missing(into: &mut serde_json::Value, from: &serde_json::Value) {
     }
 }
 
+/// The keys stated in the fabric's own terms (base RTTs, BDPs) and the absolute keys they resolve to, as
+/// (section, absolute key, relative key): `net::scale` fills the absolute key from the relative one before a run.
+pub const FABRIC_RELATIVE_KEYS: [(&str, &str, &str); 4] = [
+    ("transport", "rto_min_us", "rto_min_rtts"),
+    ("transport", "init_cwnd_packets", "init_cwnd_bdp"),
+    ("transport", "max_cwnd_packets", "max_cwnd_bdp"),
+    ("switch", "buffer_bytes", "buffer_bdp"),
+];
+
+/// An absolute key the config gives explicitly always wins over its relative key: wherever the config `value`
+/// sets the absolute key (a null value, as a resolved config writes an unused relative key, is not a setting),
+/// the relative key is removed from the preset's `defaults` and from the config itself (a config that sets both
+/// runs with the absolute value: once parsed, the engine can no longer tell which of the two was written).
+fn drop_relative_where_absolute_given(value: &mut serde_json::Value, defaults: &mut serde_json::Value) {
+    for (section, absolute, relative) in FABRIC_RELATIVE_KEYS {
+        let given = value.get(section).and_then(|s| s.get(absolute)).is_some_and(|v| !v.is_null());
+        if !given {
+            continue;
+        }
+        if let Some(d) = defaults.get_mut(section).and_then(|s| s.as_object_mut()) {
+            d.remove(relative);
+        }
+        if let Some(v) = value.get_mut(section).and_then(|s| s.as_object_mut()) {
+            v.remove(relative);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
@@ -351,7 +379,9 @@ impl Config {
             Some(Ok(p)) => *p,
             _ => Preset::Native,
         };
-        fill_missing(&mut value, &scheme_defaults(name, preset));
+        let mut defaults = scheme_defaults(name, preset);
+        drop_relative_where_absolute_given(&mut value, &mut defaults);
+        fill_missing(&mut value, &defaults);
         let topology = value.get("topology").cloned();
         let cfg: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
@@ -556,6 +586,16 @@ impl Config {
             );
         }
         check_pos("transport.rto_min_us", t.rto_min_us, 1e9)?;
+        for (key, v) in [
+            ("transport.rto_min_rtts", t.rto_min_rtts),
+            ("transport.init_cwnd_bdp", t.init_cwnd_bdp),
+            ("transport.max_cwnd_bdp", t.max_cwnd_bdp),
+            ("switch.buffer_bdp", self.switch.buffer_bdp),
+        ] {
+            if let Some(v) = v {
+                check_pos(key, v, 1000.0)?;
+            }
+        }
         if let Some(v) = t.rto_init_us {
             check_pos("transport.rto_init_us", v, 1e9)?;
         }
@@ -860,6 +900,10 @@ mod tests {
     #[test]
     fn scheme_defaults_fill_only_missing_keys() {
         let c = Config::from_json(r#"{"scheme": {"name": "pfabric"}}"#).unwrap();
+        // the native preset in the fabric's terms (resolved before the run, `net::scale`)
+        let t = &c.transport;
+        assert_eq!((t.rto_min_rtts, t.init_cwnd_bdp, t.max_cwnd_bdp, c.switch.buffer_bdp), (Some(3.0), Some(1.0), Some(1.25), Some(2.0)));
+        let c = Config::from_json(r#"{"scheme": {"name": "pfabric", "preset": "pfabric_ns2"}}"#).unwrap();
         assert_eq!(c.switch.buffer_bytes, 36_000);
         assert_eq!(c.transport.init_cwnd_packets, 12);
         assert_eq!(c.switch.ecn, EcnMode::Off);

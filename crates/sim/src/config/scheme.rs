@@ -194,6 +194,7 @@ const fn fluid(model: FluidModel, text: &'static str) -> Option<FlowLevelModel> 
 
 const NATIVE: &[Preset] = &[Preset::Native];
 const BOTH: &[Preset] = &[Preset::Native, Preset::Pias];
+const PFABRIC_PRESETS: &[Preset] = &[Preset::Native, Preset::PfabricNs2, Preset::Pias];
 
 /// A row with the values most schemes share: TCP family, fixed priorities, FIFOs, no flow-level model, not
 /// window-based, no set-up, no thresholds, the native preset only, no keys shown.
@@ -253,7 +254,7 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
             rank_queue: RankQueue::Pfabric,
             flow_level: fluid(FluidModel::Srpt, "SRPT"),
             window: true,
-            presets: BOTH,
+            presets: PFABRIC_PRESETS,
             keys: &["rank"],
             ..row(
                 S::Pfabric,
@@ -409,6 +410,8 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
             family: FamilyName::Qjump,
             tagging: HostTagging::BySize,
             window: true,
+            // the switch queue its levels (one per `qjump_bucket_bytes` entry) go to
+            keys: &["qjump_queue"],
             ..row(
                 S::Qjump,
                 "qjump",
@@ -508,9 +511,17 @@ pub enum QjumpQueue {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
-    /// The scheme's own paper (pFabric: its ns-2 scripts; PIAS: the PIAS ns-2 scripts).
+    /// The scheme's own paper. Where the paper states a value in terms of the fabric (pFabric: RTO about 3
+    /// RTTs, initial window one BDP, queue 2 BDPs), the value is kept in those terms (the `*_rtts` and `*_bdp`
+    /// keys) and scales with the fabric the run builds (`net::scale`); PIAS: the PIAS ns-2 scripts.
     Native,
-    /// As the PIAS paper ran the scheme (pFabric: 140-packet queue, RTO 250 us, initial window 70).
+    /// pFabric's ns-2 scripts' absolute values for their own fabric (~14.7 us RTT, 12-packet BDP): 36 KB
+    /// queues, initial window 12, cap 15, fixed RTO 45 us. What `native` meant before it scaled; meaningful only
+    /// on a fabric with that RTT (the Homa and HyLine recipes name it).
+    #[serde(rename = "pfabric_ns2")]
+    PfabricNs2,
+    /// As the PIAS paper ran the scheme (pFabric: 140-packet queue, RTO 250 us, initial window 70), absolute
+    /// values for the PIAS fabric (~85 us RTT).
     Pias,
 }
 
@@ -976,13 +987,24 @@ impl Default for SchemeConfig {
 
 /// The keys a scheme sets when the config leaves them out, as a partial config. Explicit keys always win.
 ///
-/// - pfabric, native: the pFabric ns-2 scripts (PlatformLab/HomaSimulation @e13e9cd): 24-packet (36,000 B)
-///   queues, initial window 12; window capped at 15 packets as in YAPS (NetSys/simulator @179b64e); no ECN.
-///   Rate control as the paper's §4.2 describes it, which is also what its ns-2 TCP (`MinTCP`) did:
+/// - pfabric, native (fabric-aware): pFabric's values in the terms its authors state them, scaled to the fabric
+///   the run builds (`net::scale` resolves them from the longest base RTT and its BDP before the run; an
+///   explicit absolute key wins over its relative one). The pFabric paper sets the initial window to the BDP,
+///   the queues to about twice the BDP and the fixed RTO to about three RTTs (HyLine's Table I restates them
+///   so: "qsize = 2xBDP, initCwnd = BDP, minRTO ~ 3xRTT"); the ns-2 scripts' 15-packet cap on their 12-packet
+///   BDP (YAPS) is 1.25 BDP. So: `transport.init_cwnd_bdp` 1, `transport.max_cwnd_bdp` 1.25,
+///   `transport.rto_min_rtts` 3, `switch.buffer_bdp` 2 (the hosts' NICs take the switches' buffer, as the ns-2
+///   scripts build host links with the switch queue); the mechanisms as below (fixed RTO, no duplicate-ACK
+///   recovery, probe mode after 5 timeouts, no ECN). On the scripts' own fabric this gives RTO 44 us, window
+///   12, cap 15, queue 24 packets: the ns-2 values up to rounding (the RTO: 45 us there).
+/// - pfabric, preset "pfabric_ns2": the pFabric ns-2 scripts' absolute values (PlatformLab/HomaSimulation
+///   @e13e9cd): 24-packet (36,000 B) queues, initial window 12; window capped at 15 packets as in YAPS
+///   (NetSys/simulator @179b64e); no ECN. Rate control as the paper's §4.2 describes it, which is also what its
+///   ns-2 TCP (`MinTCP`) did:
 ///   - a fixed RTO of 45 us (`rto_fixed`: no RTT estimate, no exponential back-off), about three RTTs of the
 ///     scripts' fabric (host links 2.5 + 0.2 us, core links 0.2 us: ~14.7 us idle for a full-size packet and
-///     its ACK across the spine, the paper's ~14.6 us); on a fabric with a longer RTT (the default leaf-spine's
-///     20.2 us host links give ~85 us) set `rto_min_us` to about three of its RTTs;
+///     its ACK across the spine, the paper's ~14.6 us); on a fabric with a longer RTT these values are
+///     meaningless (every timeout spurious): use `native`, which scales;
 ///   - no loss detection from duplicate ACKs (`dupack_threshold = 0`; the scripts' `dynamic_dupack_ 1000000`):
 ///     losses are found by the timer alone, and the retransmission after a timeout skips SACKed segments;
 ///   - probe mode after 5 consecutive timeouts (the scripts' `prob_cap_`, YAPS): one minimum-size probe
@@ -995,7 +1017,7 @@ impl Default for SchemeConfig {
 ///   (`minrto_`, about three RTTs of the PIAS fabric's ~85 us), no duplicate-ACK retransmission (the scripts
 ///   spray packets, `perflowMP = 0`, which leaves `dynamic_dupack_ 1000000` in force), probe mode after 5
 ///   consecutive timeouts (`prob_cap_`).
-/// - Both pfabric presets and las give the hosts' NICs the switches' pFabric queue size: the ns-2 scripts build
+/// - Every pfabric preset and las give the hosts' NICs the switches' pFabric queue size: the ns-2 scripts build
 ///   host links with the switch discipline (`duplex-link ... $switchAlg`), so a host's own flows share one small
 ///   priority-dropping queue.
 /// - pias: probe mode after 2 consecutive timeouts (the PIAS paper, section 2: "e.g., two").
@@ -1006,6 +1028,14 @@ pub fn scheme_defaults(name: SchemeName, preset: Preset) -> serde_json::Value {
     use serde_json::json;
     match (name, preset) {
         (SchemeName::Pfabric, Preset::Native) => json!({
+            "switch": {"buffer_bdp": 2.0, "ecn": "off"},
+            "transport": {
+                "init_cwnd_bdp": 1.0, "max_cwnd_bdp": 1.25, "rto_min_rtts": 3.0, "rto_fixed": true,
+                "dupack_threshold": 0,
+            },
+            "scheme": {"probe_after_timeouts": 5},
+        }),
+        (SchemeName::Pfabric, Preset::PfabricNs2) => json!({
             "switch": {"buffer_bytes": 36_000, "ecn": "off"},
             "host": {"nic_buffer_bytes": 36_000},
             "transport": {
@@ -1114,13 +1144,15 @@ mod tests {
         assert_eq!(dctcp, ["dctcp", "pias", "l2dct", "qclimb", "rax", "rax-plus"]);
     }
 
-    /// A row lists the pias preset exactly when that preset fills something the native one does not.
+    /// A row lists a preset besides native exactly when that preset fills something the native one does not.
     #[test]
     fn presets_listed_are_the_ones_that_differ() {
         for row in &SCHEMES {
             assert_eq!(row.presets.first(), Some(&Preset::Native), "{}", row.name);
-            let differs = scheme_defaults(row.scheme, Preset::Pias) != scheme_defaults(row.scheme, Preset::Native);
-            assert_eq!(row.presets.contains(&Preset::Pias), differs, "{}", row.name);
+            for preset in [Preset::Pias, Preset::PfabricNs2] {
+                let differs = scheme_defaults(row.scheme, preset) != scheme_defaults(row.scheme, Preset::Native);
+                assert_eq!(row.presets.contains(&preset), differs, "{} {preset:?}", row.name);
+            }
         }
     }
 

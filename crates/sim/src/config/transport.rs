@@ -22,6 +22,15 @@ pub struct TransportConfig {
     pub init_cwnd_packets: u32,
     /// Upper bound on the window in packets; 0 means none.
     pub max_cwnd_packets: u32,
+    /// The initial window in bandwidth-delay products of the fabric the run builds, instead of packets: when
+    /// set, `init_cwnd_packets` becomes this many BDPs of the longest base path, in full-size packets, rounded,
+    /// at least 1 (`net::scale`; the BDP is the longest base RTT times the sender's host link rate). For
+    /// presets whose paper states the window as "the BDP" (pFabric's native preset: 1). An explicit
+    /// `init_cwnd_packets` wins: the preset's relative value is then dropped; setting both is refused.
+    pub init_cwnd_bdp: Option<f64>,
+    /// The window cap in BDPs of the fabric the run builds (as `init_cwnd_bdp`; pFabric's native preset: 1.25,
+    /// the ns-2 scripts' 15 packets on their 12-packet BDP). An explicit `max_cwnd_packets` wins.
+    pub max_cwnd_bdp: Option<f64>,
     /// The receiver's advertised window in bytes (flow control); 0 (the default) means none, as in the ns-2
     /// simulations of the papers (whose `window_` was set far above any window reached). The sender never sends
     /// a new segment whose last byte lies beyond the cumulative ACK plus this many bytes (RFC 9293's
@@ -33,6 +42,12 @@ pub struct TransportConfig {
     pub rwnd_bytes: u64,
     /// Floor of the retransmission timeout (RFC 6298's RTO = max(rto_min, SRTT + 4 RTTVAR)).
     pub rto_min_us: f64,
+    /// The RTO floor (with `rto_fixed`: the RTO) in base RTTs of the fabric the run builds, instead of us: when
+    /// set, `rto_min_us` becomes this many times the longest base RTT (`net::scale`: a full-size packet out and
+    /// an ACK back on the idle fabric, store and forward at every hop, on the longest path). For presets whose
+    /// paper states the RTO as a number of RTTs (pFabric's native preset: 3, the paper's "about 3 RTTs"). An
+    /// explicit `rto_min_us` wins: the preset's relative value is then dropped; setting both is refused.
+    pub rto_min_rtts: Option<f64>,
     /// RTO before the first RTT sample; when absent, `rto_min_us` (as data-center simulations set it).
     pub rto_init_us: Option<f64>,
     /// Ceiling of the backed-off RTO.
@@ -117,8 +132,11 @@ impl Default for TransportConfig {
             ack_bytes: 40,
             init_cwnd_packets: 10,
             max_cwnd_packets: 0,
+            init_cwnd_bdp: None,
+            max_cwnd_bdp: None,
             rwnd_bytes: 0,
             rto_min_us: 200.0,
+            rto_min_rtts: None,
             rto_init_us: None,
             rto_max_us: 1_000_000.0,
             rto_fixed: false,

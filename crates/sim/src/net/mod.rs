@@ -24,6 +24,7 @@ pub mod pfc;
 pub mod port;
 pub mod rank_queue;
 pub mod route;
+pub mod scale;
 pub mod wire;
 
 use crate::config::{BufferMode, Config, EcnMode, TopologyConfig};
