@@ -71,7 +71,10 @@ def test_first_day_example_is_meaningful_with_the_scaled_pfabric_and_warned_with
 
 def test_rto_floor_below_the_rtt():
     assert "transport.rto_min_us" in findings(ft8("dctcp", transport={"rto_min_us": 370}))
-    assert "transport.rto_min_us" not in findings(ft8("dctcp", transport={"rto_min_us": 380}))
+    # (380 us is above the base RTT; it is still below a round trip behind two queues at the ECN threshold, 780 us
+    # each at 1 Gbps: test_rto_floor_below_a_round_trip_behind_standing_queues)
+    assert "below the longest base RTT" not in findings(ft8("dctcp", transport={"rto_min_us": 380}))["transport.rto_min_us"]
+    assert "transport.rto_min_us" not in findings(ft8("dctcp", transport={"rto_min_us": 2000}))
     f = findings(ft8("dctcp", transport={"rto_min_us": 1000, "rto_init_us": 300}))
     assert "transport.rto_init_us" in f
 
@@ -84,20 +87,20 @@ def test_fixed_rto_below_two_rtts():
 
 def test_window_below_a_quarter_of_the_bdp():
     quarter = FT8_BDP_PACKETS / 4  # 7.79
-    f = findings(ft8("tcp", transport={"init_cwnd_packets": 7, "rto_min_us": 1000}))
+    f = findings(ft8("tcp", transport={"init_cwnd_packets": 7, "rto_min_us": 10_000}))
     assert "transport.init_cwnd_packets" in f and "31.2 packets" in f["transport.init_cwnd_packets"]
     assert 7 < quarter < 8
-    assert findings(ft8("tcp", transport={"init_cwnd_packets": 8, "rto_min_us": 1000})) == {}
-    f = findings(ft8("tcp", transport={"max_cwnd_packets": 7, "rto_min_us": 1000}))
+    assert findings(ft8("tcp", transport={"init_cwnd_packets": 8, "rto_min_us": 10_000})) == {}
+    f = findings(ft8("tcp", transport={"max_cwnd_packets": 7, "rto_min_us": 10_000}))
     assert "transport.max_cwnd_packets" in f
 
 
 def test_ecn_threshold_above_the_buffer_and_buffer_below_the_bdp():
-    f = findings(ft8("dctcp", transport={"rto_min_us": 1000}, switch={"ecn_threshold_bytes": 400_000}))
+    f = findings(ft8("dctcp", transport={"rto_min_us": 10_000}, switch={"ecn_threshold_bytes": 400_000}))
     assert list(f) == ["switch.ecn_threshold_bytes"] and "360,000 B" in f["switch.ecn_threshold_bytes"]
-    f = findings(ft8("dctcp", transport={"rto_min_us": 1000}, switch={"buffer_bytes": 46_500, "ecn_threshold_bytes": 20_000}))
+    f = findings(ft8("dctcp", transport={"rto_min_us": 10_000}, switch={"buffer_bytes": 46_500, "ecn_threshold_bytes": 20_000}))
     assert list(f) == ["switch.buffer_bytes"] and "46,740 B" in f["switch.buffer_bytes"]
-    assert findings(ft8("dctcp", transport={"rto_min_us": 1000}, switch={"buffer_bytes": 47_000, "ecn_threshold_bytes": 20_000})) == {}
+    assert findings(ft8("dctcp", transport={"rto_min_us": 10_000}, switch={"buffer_bytes": 47_000, "ecn_threshold_bytes": 20_000})) == {}
 
 
 TINY = {"name": "tiny", "seed": 7, "topology": {"kind": "single_switch", "hosts": 4},
@@ -255,3 +258,26 @@ def test_sweep_prints_each_warning_once_and_strict_refuses(tmp_path):
     assert r.exit_code == 0 and "2 runs, 1 warning(s)" in r.output, r.output
     assert runner.invoke(app, ["check", str(p), "--strict"]).exit_code == 2
     assert runner.invoke(app, ["check", str(p), "--set", "transport.rto_min_us=1000", "--strict"]).exit_code == 0
+
+
+def test_rto_floor_below_a_round_trip_behind_standing_queues():
+    """The 144-host leaf-spine (longest base RTT 84.68 us at 10 Gbps, BDP 105,850 B), DCTCP with ECN at 97,500 B:
+    a round trip behind the threshold at two congested ports takes 84.68 + 2 x 78 = 240.68 us. The engine's
+    200 us RTO floor is above the base RTT (no base-RTT warning) but below that, and is warned about; 250 us is
+    not. Without ECN the queue is one full port buffer: 360,000 B = 288 us, so 250 us is warned about too."""
+    def leafspine(rto: float, ecn: str = "port") -> dict:
+        return {"name": "ls", "seed": 1, "topology": {"kind": "leaf_spine"},
+                "switch": {"buffer": "port", "buffer_bytes": 360_000, "ecn": ecn, "ecn_threshold_bytes": 97_500},
+                "transport": {"rto_min_us": rto, "init_cwnd_packets": 70}, "scheme": {"name": "dctcp"},
+                "workload": {"pattern": "all_to_all", "cdf": "websearch", "load": 0.6, "flows": 200}}
+
+    exp = experiment_from_dict(leafspine(200.0))
+    c = rules.check_config(exp)
+    rtt_us = c.base_rtt_ns / 1000
+    assert rtt_us == pytest.approx(84.68, abs=0.01)
+    queued, why = rules._queued_rtt_us(exp.engine["switch"], rtt_us, c.bdp_bytes)
+    assert queued == pytest.approx(rtt_us + 2 * 97_500 * 8 / 10e3)
+    assert "97,500 B" in why
+    assert "about 241 us" in findings(leafspine(200.0))["transport.rto_min_us"]
+    assert "transport.rto_min_us" not in findings(leafspine(250.0))
+    assert "a full port buffer, 360,000 B = 288 us" in findings(leafspine(250.0, ecn="off"))["transport.rto_min_us"]
