@@ -211,3 +211,22 @@ def test_sim_tiny_end_to_end(tmp_path):
     claims = rq.qclimb_sim_claims(out)
     assert any(c.value is not None for c in claims)
     assert_claims_file(out, "qclimb-sim")
+
+
+def test_pfabric_window_covers_the_fabric_bdp():
+    """pFabric's window and queues are sized from the simulation fabric (40 Gbps hosts), not the PIAS preset's
+    10 Gbps values: the idle RTT by hand is 4 links x 2 directions of propagation (2 x 20.2 us + 2 x 0.2 us each
+    way) plus one 1,500 B packet's serialization per hop (2 at 40 Gbps, 2 at 100 Gbps) and a 40 B ACK's back."""
+    base = rq.sim_base()
+    rtt_ns = 2 * (2 * 20_200 + 2 * 200) + 1500 * 8 * (2 / 40 + 2 / 100) + 40 * 8 * (2 / 40 + 2 / 100)
+    bdp_packets = math.ceil(40 * rtt_ns / 8 / 1500)
+    assert bdp_packets == 275
+    raw = rq._raw(base, rq.PFABRIC, "t.parquet", 0.7, 10)
+    t = raw["transport"]
+    assert t["init_cwnd_packets"] == bdp_packets
+    assert t["max_cwnd_packets"] >= bdp_packets > 139  # the preset's cap is about half the BDP here
+    # the queues hold the window (a flow's whole window fits its own NIC queue), as the preset's do
+    assert raw["switch"]["buffer_bytes"] == raw["host"]["nic_buffer_bytes"] >= (t["max_cwnd_packets"] + 1) * 1500
+    # the testbed's single switch keeps the preset
+    tb = rq._raw(rq.testbed_base(), rq.PFABRIC, "t.parquet", 0.7, 10)
+    assert "max_cwnd_packets" not in tb["transport"]
