@@ -86,9 +86,10 @@ server checkpoints its shard to storage. Why: the medium flows are slice-sized (
 bounds are ~255-260 KB), the smallest message is a header plus one parameter, hence nothing at or below 44 B, and
 the paper's SGD has a large class (> 10 MB, Table 5) whose lower bounds are only 260 KB-1.1 MB (O3) and a largest
 prediction gap of ~54 MB (Fig. 1): whole-shard messages on a connection whose history is slices and acks are
-such flows. (Before the re-synchronisation was modelled, the only large flows were the data-shard loads, about
-one in 2,000 flows, so a 5,000-flow test part often had none; now about one in 2,000 too, but also on persistent
-connections; the re-synchronisation changed every SGD trace.)
+such flows. Large flows stay rare by count (100,000 flows of seed 1: 51 above 10 MB, 43 data-shard loads and 8
+re-synchronisations; before the re-synchronisation was modelled: 38, all loads on fresh connections),
+so a run needs tens of thousands of SGD flows to hold any: the 5,000 simulated flows of the earlier
+``qclimb-sim`` runs had none. Adding the re-synchronisation changed every SGD trace (the generator's draws).
 
 ``tensorflow`` (~77% of flows < 100 B; tensors of up to ~16 MB, checkpoints of up to ~500 MB): distributed
 TensorFlow with parameter servers over gRPC. A model has 3-12 dense layers (kernel ``4 n_in n_out`` bytes and
