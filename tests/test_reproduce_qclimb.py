@@ -211,3 +211,64 @@ def test_sim_tiny_end_to_end(tmp_path):
     claims = rq.qclimb_sim_claims(out)
     assert any(c.value is not None for c in claims)
     assert_claims_file(out, "qclimb-sim")
+
+
+def test_pfabric_window_covers_the_fabric_bdp():
+    """pFabric's window and queues are sized from the simulation fabric (40 Gbps hosts), not the PIAS preset's
+    10 Gbps values: the idle RTT by hand is 4 links x 2 directions of propagation (2 x 20.2 us + 2 x 0.2 us each
+    way) plus one 1,500 B packet's serialization per hop (2 at 40 Gbps, 2 at 100 Gbps) and a 40 B ACK's back."""
+    base = rq.sim_base()
+    rtt_ns = 2 * (2 * 20_200 + 2 * 200) + 1500 * 8 * (2 / 40 + 2 / 100) + 40 * 8 * (2 / 40 + 2 / 100)
+    bdp_packets = math.ceil(40 * rtt_ns / 8 / 1500)
+    assert bdp_packets == 275
+    raw = rq._raw(base, rq.PFABRIC, "t.parquet", 0.7, 10)
+    t = raw["transport"]
+    assert t["init_cwnd_packets"] == bdp_packets
+    assert t["max_cwnd_packets"] >= bdp_packets > 139  # the preset's cap is about half the BDP here
+    # the queues hold the window (a flow's whole window fits its own NIC queue), as the preset's do
+    assert raw["switch"]["buffer_bytes"] == raw["host"]["nic_buffer_bytes"] >= (t["max_cwnd_packets"] + 1) * 1500
+    # the testbed's single switch keeps the preset
+    tb = rq._raw(rq.testbed_base(), rq.PFABRIC, "t.parquet", 0.7, 10)
+    assert "max_cwnd_packets" not in tb["transport"]
+
+
+def test_small_sim_runs_outlast_their_large_flows():
+    """The `small` simulation is sized by simulated time: at every load the arrivals of the simulated part span at
+    least 4 x the mean ideal FCT of its large flows (2.5 x for SGD, whose count reaches the scale's cap), and the
+    cool-down (flows not measured) is long enough that nearly every measured large flow could finish, at line
+    rate, before the last arrival (the review found K-Means' 5,000 flows arriving within 16 ms against 33 ms of
+    ideal FCT: every large flow then finished after the load stopped). Traces only (no forest, no engine): the
+    replay is what the recipe builds (spread, respace, cooldown_flows)."""
+    from fctlab import traces
+
+    sc = rq.SIM_SCALES["small"]
+    assert sc.span_x >= 4 and sc.cool_x >= 2
+    for profile in rq.MAIN_PROFILES:
+        n = rq.sized_flows(profile, sc, hosts=144, gbps=40.0)
+        test = traces.split_by_time(traces.generate(profile, n, 1), 0.8)[1]
+        ref = rq.large_ideal_ns(test, 40.0)
+        assert (test["size_bytes"] > 10_000_000).sum() >= 10, profile  # every workload has measured large flows
+        for load in sc.loads:
+            t = rq.respace(rq.spread(test, 144, 1), load, 144, 40.0, 1)
+            span = float(t["start_ns"].max())
+            assert span >= (2.5 if profile == "sgd" else sc.span_x) * ref, (profile, load, span / ref)
+            cool = rq.cooldown_flows(t, sc.cool_x * ref)
+            meas = t.iloc[len(t) // 10: len(t) - cool]
+            large = meas[meas["size_bytes"] > 10_000_000]
+            done = large["start_ns"] + rq.ideal_ns(large["size_bytes"].to_numpy(), 40.0)
+            # SGD's count reaches the cap (400,000 generated flows, 16 ms of arrivals at 0.7): 10 of its 12
+            # measured large flows could finish at 0.7
+            assert (done <= span).mean() >= (0.8 if profile == "sgd" else 0.9), (profile, load,
+                                                                                 float((done <= span).mean()))
+
+
+def test_spread_by_trace_keeps_the_traces_hosts_across_racks():
+    t = pd.DataFrame({"src": [0, 1, 9, 15], "dst": [15, 0, 0, 8], "size_bytes": [1, 2, 3, 4],
+                      "start_ns": [0, 1, 2, 3]})
+    out = rq.spread(t, 144, 1, by="trace")
+    # host h -> rack h % 9, slot h // 9 (16 hosts per rack)
+    assert out["src"].tolist() == [0, 16, 1, 6 * 16 + 1]
+    assert out["dst"].tolist() == [6 * 16 + 1, 0, 0, 8 * 16]
+    assert (out["src"] // 16 != out["dst"] // 16).sum() == 3  # the trace's pairs, not one rack
+    with pytest.raises(ValueError, match="more hosts"):
+        rq.spread(t.assign(src=[200, 1, 2, 3]), 144, 1, by="trace")

@@ -247,3 +247,20 @@ def test_load_a_plain_fctlab_trace(tmp_path):
         traces.load_trace(p)
     with pytest.raises(TraceError, match=r"\.csv or \.parquet"):
         traces.load_trace(tmp_path / "t.txt")
+
+
+def test_sgd_has_the_papers_large_class():
+    """The QCLIMB paper's SGD has large flows (> 10 MB; Table 5) whose lower bounds are only 260 KB-1.1 MB (O3),
+    and a largest prediction gap of ~54 MB (Fig. 1): large messages on connections whose history does not announce
+    them. Besides the data-shard loads (fresh connections), the generator's per-epoch model re-synchronisation is
+    such a message: a server's whole shard (up to 54 MB) on the persistent connection that carries its slices and
+    acknowledgements."""
+    df = traces.generate("sgd", 100_000, 1)
+    large = df[df["size_bytes"] > 10_000_000]
+    assert len(large) >= 20
+    assert large["size_bytes"].max() <= 4 * 13_500_000 + 45
+    sync = large[large["kind"] == "model_sync"]
+    assert len(sync) >= 3, large[["size_bytes", "kind"]]
+    # on a connection with history, all of it far smaller than the sync itself
+    hist = sync[[f"prev_size_{k}" for k in range(1, 6)]].to_numpy()
+    assert (hist > 0).all() and (hist <= 262_189).all()
