@@ -189,6 +189,103 @@ def _trace_has_priority(path: Path) -> bool:
     return "priority" in [str(c).strip() for c in pd.read_csv(path, nrows=0).columns]
 
 
+def engine_inputs(flows: pd.DataFrame | FlowColumns) -> dict[str, np.ndarray]:
+    """The engine's flow input columns (``fctlab._core.flow_columns()``) of a flow table whose ``flow_id`` is
+    0..n-1 in row order: each a contiguous array of the engine's dtype, "none" entries where a trace left a cell
+    empty."""
+    if not np.array_equal(column(flows, "flow_id"), np.arange(len(flows))):
+        raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
+    # the engine's flow inputs, one array per column of its table (names, dtypes and "none" entries from it)
+    from fctlab.fabric import flow_columns
+
+    spec = flow_columns()
+    inputs: dict[str, np.ndarray] = {}
+
+    def put(name: str, values: np.ndarray) -> None:
+        inputs[name] = np.ascontiguousarray(values, dtype=spec[name]["dtype"])
+
+    def copy(name: str) -> None:
+        put(name, column(flows, name, spec[name]["dtype"]))
+
+    for name, row in spec.items():
+        if row["required"]:
+            copy(name)
+    if "priority" in flows:
+        copy("priority")
+    # pFabric ranked by estimate reads the trace's estimate_bytes (the true size where it is missing)
+    if "estimate_bytes" in flows.columns:
+        est = column(flows, "estimate_bytes", np.float64)
+        est = np.where(np.isnan(est), column(flows, "size_bytes", np.float64), est)
+        put("estimate_bytes", est.astype(np.uint64))
+    # QCLIMB's predicted bounds (a trace annotated by `fctlab predict annotate`)
+    if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
+        copy("lower_bytes")
+        copy("upper_bytes")
+    # flow dependencies (-1: none) and, for scheme qclimb, the flows handed to PIAS
+    if "after_flow" in flows.columns:
+        a = column(flows, "after_flow", np.int64)
+        bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
+        if len(bad):
+            raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
+        put("after_flow", u32_or_none(a, "after_flow"))
+    if "qclimb" in flows.columns:
+        copy("qclimb")
+    # connection ids (transport.connections = "trace")
+    if "conn" in flows.columns:
+        copy("conn")
+    # deadlines (relative, ns; NaN: none) -> absolute picoseconds, the engine's "none" for the others
+    if "deadline_ns" in flows.columns:
+        d = column(flows, "deadline_ns", np.float64)
+        has = ~np.isnan(d)
+        if has.any():
+            start = column(flows, "start_ps", np.uint64)
+            ends = np.where(has, start + deadline_ps(np.where(has, d, 0.0)), spec["deadline_ps"]["none"])
+            put("deadline_ps", ends.astype(np.uint64))
+    # the application model: generation rates (bit/s; NaN or 0: all bytes ready at the start), cached bytes
+    if "gen_rate_bps" in flows.columns:
+        g = column(flows, "gen_rate_bps", np.float64)
+        put("gen_rate_bps", np.where(np.isnan(g), float(spec["gen_rate_bps"]["none"]), np.round(g)).astype(np.uint64))
+        if "cached_bytes" in flows.columns:
+            copy("cached_bytes")
+    # source routes (-1: ECMP)
+    if "path" in flows.columns:
+        put("path", u32_or_none(column(flows, "path", np.int64), "path"))
+    return inputs
+
+
+#: Engine flow columns that a trace gives under another name (the engine's are in picoseconds).
+_TRACE_COLUMN = {"start_ps": "start_ns", "deadline_ps": "deadline_ns"}
+
+
+def check_flows(exp: Experiment, flows: pd.DataFrame | FlowColumns,
+                inputs: dict[str, np.ndarray] | None = None) -> None:
+    """Check the flows against what the experiment's scheme and level need of them, as the engine would before it
+    simulates anything (``validate::flows``: the largest flow the family counts, the columns the scheme reads,
+    source routes and generation rates where they cannot go, paths the flow level cannot hold). Raises
+    ConfigError naming ``workload.trace`` with the file, its 1-based row and column for a trace's flow, else
+    ``workload``. ``inputs``: the flows' :func:`engine_inputs`, when already built."""
+    from fctlab import _core
+    from fctlab.workloads.trace import TRACE_SOURCE, trace_cell
+
+    if inputs is None:
+        inputs = engine_inputs(flows)
+    fault = _core.check_flows(exp.engine_json(), inputs)
+    if fault is None:
+        return
+    message, flow, col, problem = fault
+    source = getattr(flows, "attrs", {}).get(TRACE_SOURCE)
+    if source is None:
+        raise ConfigError("workload", message)
+    name = _TRACE_COLUMN.get(col, col) if col is not None else None
+    if flow is not None and name is not None:
+        where = trace_cell(flows, int(flow), name)
+        if where is not None:
+            raise ConfigError("workload.trace", f"{where}: {problem}")
+    if name is not None and problem is not None:
+        raise ConfigError("workload.trace", f"{source['path']}: {problem} (give the trace a {name!r} column)")
+    raise ConfigError("workload.trace", f"{source['path']}: {message}")
+
+
 def _ns(ps: np.ndarray) -> np.ndarray:
     """Integer picoseconds -> float64 nanoseconds; the engine's NEVER becomes NaN."""
     out = ps.astype(np.float64) / 1000.0
@@ -362,7 +459,6 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
     from fctlab import _core
-    from fctlab.fabric import flow_columns
 
     if flows is None:
         flows = workload_columns(exp)
@@ -373,61 +469,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
             flows = flows.sort_values("flow_id", kind="stable")
         if not isinstance(flows.index, pd.RangeIndex) or flows.index.start != 0 or flows.index.step != 1:
             flows = flows.reset_index(drop=True)
-    if not np.array_equal(column(flows, "flow_id"), np.arange(len(flows))):
-        raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
-    # the engine's flow inputs, one array per column of its table (names, dtypes and "none" entries from it)
-    spec = flow_columns()
-    inputs: dict[str, np.ndarray] = {}
-
-    def put(name: str, values: np.ndarray) -> None:
-        inputs[name] = np.ascontiguousarray(values, dtype=spec[name]["dtype"])
-
-    def copy(name: str) -> None:
-        put(name, column(flows, name, spec[name]["dtype"]))
-
-    for name, row in spec.items():
-        if row["required"]:
-            copy(name)
-    if "priority" in flows:
-        copy("priority")
-    # pFabric ranked by estimate reads the trace's estimate_bytes (the true size where it is missing)
-    if "estimate_bytes" in flows.columns:
-        est = column(flows, "estimate_bytes", np.float64)
-        est = np.where(np.isnan(est), column(flows, "size_bytes", np.float64), est)
-        put("estimate_bytes", est.astype(np.uint64))
-    # QCLIMB's predicted bounds (a trace annotated by `fctlab predict annotate`)
-    if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
-        copy("lower_bytes")
-        copy("upper_bytes")
-    # flow dependencies (-1: none) and, for scheme qclimb, the flows handed to PIAS
-    if "after_flow" in flows.columns:
-        a = column(flows, "after_flow", np.int64)
-        bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
-        if len(bad):
-            raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
-        put("after_flow", u32_or_none(a, "after_flow"))
-    if "qclimb" in flows.columns:
-        copy("qclimb")
-    # connection ids (transport.connections = "trace")
-    if "conn" in flows.columns:
-        copy("conn")
-    # deadlines (relative, ns; NaN: none) -> absolute picoseconds, the engine's "none" for the others
-    if "deadline_ns" in flows.columns:
-        d = column(flows, "deadline_ns", np.float64)
-        has = ~np.isnan(d)
-        if has.any():
-            start = column(flows, "start_ps", np.uint64)
-            ends = np.where(has, start + deadline_ps(np.where(has, d, 0.0)), spec["deadline_ps"]["none"])
-            put("deadline_ps", ends.astype(np.uint64))
-    # the application model: generation rates (bit/s; NaN or 0: all bytes ready at the start), cached bytes
-    if "gen_rate_bps" in flows.columns:
-        g = column(flows, "gen_rate_bps", np.float64)
-        put("gen_rate_bps", np.where(np.isnan(g), float(spec["gen_rate_bps"]["none"]), np.round(g)).astype(np.uint64))
-        if "cached_bytes" in flows.columns:
-            copy("cached_bytes")
-    # source routes (-1: ECMP)
-    if "path" in flows.columns:
-        put("path", u32_or_none(column(flows, "path", np.int64), "path"))
+    inputs = engine_inputs(flows)
+    check_flows(exp, flows, inputs)
     columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
     stats = json.loads(stats_json)
     table = flow_table(

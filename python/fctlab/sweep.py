@@ -295,20 +295,24 @@ def _blame(e: ConfigError, axes: Mapping[str, list[Any]], values: Mapping[str, A
 def _check_flows(
     exp: Experiment, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str, seen: set[str]
 ) -> list[str]:
-    """Generate the point's flows once per distinct (seed, workload, hosts, link rate, time limit, queues) to
-    catch a workload that does not fit its topology before anything runs; returns the notes on them
-    (:func:`fctlab.simulation.workload_notes`), each naming the point."""
-    from fctlab.simulation import build_flows, workload_notes
+    """Generate the point's flows to catch, before anything runs, a workload that does not fit its topology and
+    flows its scheme or level cannot take (:func:`fctlab.simulation.check_flows`, once per distinct workload and
+    engine config); returns the notes on them (:func:`fctlab.simulation.workload_notes`, once per distinct
+    seed, workload, hosts, link rate, time limit and queues), each naming the point."""
+    from fctlab.simulation import build_flows, check_flows, workload_notes
 
     key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps,
                       exp.engine["run"]["time_limit_ms"], exp.engine["switch"]["queues"]], sort_keys=True)
-    if key in seen:
+    engine_key = json.dumps([exp.seed, exp.workload.model_dump(), exp.engine_json()], sort_keys=True)
+    if key in seen and engine_key in seen:
         return []
     try:
-        notes = workload_notes(exp, build_flows(exp))
+        flows = build_flows(exp)
+        notes = workload_notes(exp, flows) if key not in seen else []
+        check_flows(exp, flows)
     except ConfigError as e:
         raise _blame(e, axes, values, run_id) from None
-    seen.add(key)
+    seen.update((key, engine_key))
     return [f"{run_id}: {note}" for note in notes]
 
 

@@ -58,10 +58,13 @@ def prepare(experiment: Path, sets: list[str] | None) -> tuple[Experiment, Any]:
     return exp, workload_columns(exp)
 
 
-def _notes(exp: Experiment, flows: Any) -> list[str]:
-    """What to tell the user about the flows before they run (ConfigError when none could run)."""
-    from fctlab.simulation import workload_notes
+def _notes(exp: Experiment, flows: Any, runs: list[Experiment] | None = None) -> list[str]:
+    """What to tell the user about the flows before they run; ConfigError when none could run, or when the flows
+    are not what the scheme or level of ``exp`` (or of each of ``runs``) can take."""
+    from fctlab.simulation import check_flows, workload_notes
 
+    for each in runs or [exp]:
+        check_flows(each, flows)
     return workload_notes(exp, flows)
 
 
@@ -160,7 +163,7 @@ def compare(
             if not scheme or "/" in scheme or scheme.startswith("."):
                 raise ConfigError("--scheme", f"bad scheme name {scheme!r}")
             variants[scheme] = base.with_overrides([f"scheme.name={scheme}"])
-        notes = _notes(base, flows)
+        notes = _notes(base, flows, list(variants.values()))
         out_dir = output_dir(out, base)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
@@ -219,7 +222,7 @@ def calibrate(
         base, flows = prepare(experiment, sets)
         packet = base.with_overrides(["run.level=packet"])
         flow = base.with_overrides(["run.level=flow"])
-        notes = _notes(base, flows)
+        notes = _notes(base, flows, [packet, flow])
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     _say_notes(notes)
