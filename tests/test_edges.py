@@ -126,3 +126,184 @@ def test_after_flow_names_its_row_one_way(tmp_path):
         read_trace(path)
     msg = str(e.value)
     assert "row 2 (line 3)" in msg and "may name 0 to 0, or -1" in msg and "rows count from 0 here" not in msg
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A results folder of another configuration, stale temporaries, damaged catalogs and summaries
+
+from conftest import TINY  # noqa: E402
+
+
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    return path
+
+
+def test_run_refuses_a_folder_of_another_configuration_unless_overwrite(tmp_path):
+    exp, out = tiny(tmp_path), tmp_path / "out"
+    assert invoke("run", exp, "--out", out).exit_code == 0
+    stale = out / ".flows.parquet.123.abcd.tmp"
+    stale.write_bytes(b"half")
+    # the same configuration runs again (and the killed write's temporary is removed)
+    assert invoke("run", exp, "--out", out).exit_code == 0
+    assert not stale.exists()
+    before = (out / "summary.json").read_bytes()
+    r = invoke("run", exp, "--out", out, "--set", "workload.load=0.3")
+    assert r.exit_code == 2
+    assert "--out" in r.output and "workload.load" in r.output and "--overwrite" in r.output
+    assert (out / "summary.json").read_bytes() == before
+    r = invoke("run", exp, "--out", out, "--set", "workload.load=0.3", "--overwrite")
+    assert r.exit_code == 0, r.output
+    assert (out / "summary.json").read_bytes() != before
+
+
+def test_a_catalog_left_without_its_runs_table_is_rebuilt_from_the_folders(tmp_path):
+    import duckdb
+
+    from fctlab import catalog
+
+    exp, root = tiny(tmp_path), tmp_path / "cmp"
+    r = invoke("compare", exp, "--scheme", "tcp", "--scheme", "dctcp", "--out", root)
+    assert r.exit_code == 0, r.output
+    # a write killed before it committed: a database without the runs table
+    (root / "catalog.duckdb").unlink()
+    duckdb.connect(str(root / "catalog.duckdb")).close()
+    catalog.record_run(root, root / "tcp")
+    runs, _ = catalog.load(root, flows=False)
+    assert sorted(runs["run_id"]) == ["dctcp", "tcp"]  # the other run's folder is not forgotten
+
+
+def test_a_catalog_whose_rows_do_not_read_back_is_moved_aside(tmp_path, capsys):
+    import duckdb
+
+    from fctlab import catalog
+
+    exp, root = tiny(tmp_path), tmp_path / "cmp"
+    assert invoke("compare", exp, "--scheme", "tcp", "--scheme", "dctcp", "--out", root).exit_code == 0
+    con = duckdb.connect(str(root / "catalog.duckdb"))
+    con.execute("UPDATE runs SET summary = '{not json'")
+    con.close()
+    catalog.record_run(root, root / "tcp")
+    assert (root / "catalog.duckdb.corrupt").is_file()
+    assert "catalog.duckdb.corrupt" in capsys.readouterr().err
+    runs, _ = catalog.load(root, flows=False)
+    assert sorted(runs["run_id"]) == ["dctcp", "tcp"]
+
+
+def test_report_names_an_unreadable_summary(tmp_path):
+    exp, out = tiny(tmp_path), tmp_path / "out"
+    assert invoke("run", exp, "--out", out).exit_code == 0
+    (out / "summary.json").write_text("{half")
+    r = invoke("report", out)
+    assert r.exit_code == 2
+    assert "summary.json" in r.output and "no runs (no" not in r.output
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Generation rates and what stopped a run
+
+def test_a_rate_cdf_from_zero_is_refused(tmp_path):
+    cdf = tmp_path / "rates.cdf"
+    cdf.write_text("0 0\n1e9 1\n")
+    exp = tiny(tmp_path)
+    out = tmp_path / "out"
+    r = invoke("run", exp, "--out", out, "--set", "workload.gen_rate_dist=cdf", "--set", f"workload.gen_rate_cdf={cdf}")
+    refused(r, out, "workload.gen_rate_cdf", "> 0")
+    cdf.write_text("1e6 0\n1e9 1\n")
+    assert invoke("run", exp, "--out", out, "--set", "workload.gen_rate_dist=cdf",
+                  "--set", f"workload.gen_rate_cdf={cdf}").exit_code == 0
+
+
+def test_slow_rates_are_warned_about_and_the_stop_is_explained(tmp_path):
+    flows = trace(tmp_path, "src,dst,size_bytes,start_ns,gen_rate_bps", "0,1,100000,0,1", "1,2,1000,0,1e9")
+    exp = tmp_path / "exp.toml"
+    exp.write_text(f'[topology]\nkind = "single_switch"\nhosts = 4\n[workload]\ntrace = {str(flows)!r}\n')
+    r = invoke("run", exp, "--out", tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    assert "1 of 2 flows generate their data" in r.output and "1 bit/s" in r.output
+    assert "HIT THE TIME LIMIT" not in r.output
+    assert "nothing left to simulate before the time limit (60000 ms) after" in r.output
+
+
+def test_stop_reason_tells_the_clock_from_the_events():
+    from fctlab.analyze import stop_reason
+
+    cfg = {"run": {"time_limit_ms": 10.0}}
+    assert stop_reason({"sim_time_ns": 10e6, "unfinished_flows": 3, "config": cfg}).startswith("STOPPED AT THE TIME")
+    assert "after 0.07 ms" in stop_reason({"sim_time_ns": 7e4, "unfinished_flows": 3, "config": cfg})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Progress
+
+def test_simulate_calls_a_progress_callback_until_every_flow_is_counted():
+    from fctlab.config import experiment_from_dict
+    from fctlab.simulation import simulate
+
+    exp = experiment_from_dict({"topology": {"kind": "single_switch", "hosts": 4},
+                                "workload": {"cdf": "websearch", "load": 0.5, "flows": 50}})
+    calls: list[tuple[int, int]] = []
+    result = simulate(exp, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (int(result.flows["finished"].sum()), 50)
+    assert all(t == 50 for _, t in calls) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    with pytest.raises(ValueError, match="progress"):
+        simulate(exp, progress=3)
+
+
+def test_eta_text():
+    from fctlab.cli._common import eta_text
+
+    assert eta_text(0, 100, 5) == "0 of 100 (0%), 5 s elapsed, time left unknown yet"
+    assert eta_text(25, 100, 10) == "25 of 100 (25%), 10 s elapsed, about 30 s left"
+    assert eta_text(1, 100, 60).endswith("about 1.6 h left")
+    assert eta_text(3, 4, 150).endswith("about 50 s left")
+
+
+def test_a_plain_progress_line_comes_every_interval_off_a_terminal(monkeypatch, capsys):
+    import threading
+
+    from fctlab.cli import _common
+
+    done = threading.Event()
+
+    class Counter:
+        """Seven flows done; the engine (the worker) ends once the count has been shown three times."""
+
+        reads = 0
+
+        @property
+        def flows_done(self) -> int:
+            Counter.reads += 1
+            if Counter.reads == 3:
+                done.set()
+            return 7
+
+    monkeypatch.setattr(_common, "PLAIN_PROGRESS_SECONDS", 0.0)  # a line at every poll
+    worker = threading.Thread(target=done.wait)
+    worker.start()
+    _common._wait(worker, Counter(), 10, "demo")
+    err = capsys.readouterr().err
+    assert err.startswith("running demo: 10 flows\n")
+    assert len(err.splitlines()) == 4, err  # the first line and one per poll until the worker ended
+    assert all("7 of 10 (70%)" in line and "left" in line for line in err.splitlines()[1:]), err
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Switching the topology kind with --set
+
+def test_switching_the_topology_kind_drops_the_old_kinds_keys():
+    from fctlab.config import ConfigError, load_experiment
+
+    quick = Path(__file__).parent.parent / "examples" / "quick.toml"
+    exp = load_experiment(quick, overrides=["topology.kind=fat_tree", "workload.warmup_flows=0"])
+    topo = exp.engine["topology"]
+    assert topo["kind"] == "fat_tree" and "hosts_per_leaf" not in topo and "spines" not in topo
+    # keys both kinds take keep the file's values
+    assert (topo["host_link_delay_ns"], topo["core_link_gbps"]) == (20200.0, 40.0)
+    # a key the new kind does not take, given by an override, is still refused by name
+    with pytest.raises(ConfigError, match="topology.spines"):
+        load_experiment(quick, overrides=["topology.kind=fat_tree", "topology.spines=3"])
+    # the same kind set again changes nothing
+    same = load_experiment(quick, overrides=["topology.kind=leaf_spine"])
+    assert same.engine["topology"]["hosts_per_leaf"] == 8

@@ -310,8 +310,10 @@ def experiment_from_dict(
     """
     overrides = tuple(overrides)
     raw = deep_copy(data)
+    kind_before = raw.get("topology", {}).get("kind") if isinstance(raw.get("topology"), dict) else None
     for item in overrides:
         apply_override(raw, item)
+    _drop_other_kinds_keys(raw, kind_before, overrides)
     base = Path(base_dir).resolve() if base_dir is not None else Path.cwd()
 
     _check_top_level(raw)
@@ -351,6 +353,32 @@ def experiment_from_dict(
         derived_thresholds=derived,
         inputs=_input_files(workload),
     )
+
+
+def _drop_other_kinds_keys(raw: dict[str, Any], kind_before: Any, overrides: Sequence[str]) -> None:
+    """An override that switches ``topology.kind`` (``--set topology.kind=fat_tree`` on a leaf-spine file) drops
+    the file's topology keys that the new kind does not take (a leaf-spine's ``leaves``, ``hosts_per_leaf``,
+    ``spines``), so that the new kind starts from its own defaults; keys both kinds take (link rates and delays)
+    are kept, and a key given by an override is never dropped (one the new kind does not take is refused as
+    usual, naming it)."""
+    topo = raw.get("topology")
+    if not isinstance(topo, dict) or kind_before is None or topo.get("kind") == kind_before:
+        return
+    given = set()
+    for item in overrides:
+        parts, _ = parse_override(item)
+        if parts[0] == "topology" and len(parts) == 2:
+            given.add(parts[1])
+    if "kind" not in given or not isinstance(topo.get("kind"), str):
+        return
+    from fctlab import _core
+
+    try:
+        takes = set(json.loads(_core.default_topology(topo["kind"])))
+    except ValueError:  # an unknown kind: validation names it
+        return
+    for key in [k for k in topo if k not in takes and k not in given]:
+        del topo[key]
 
 
 def _derive_thresholds(raw: Mapping[str, Any], base: Path) -> dict[str, Any] | None:

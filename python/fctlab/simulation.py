@@ -150,7 +150,8 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
 
 def workload_notes(exp: Experiment, flows: pd.DataFrame | FlowColumns) -> list[str]:
     """What a user should know about these flows before they run, one line each: flows that start after
-    ``run.time_limit_ms`` (they cannot finish), trace priorities beyond the switches' queues (they share the
+    ``run.time_limit_ms``, or whose data generation rate makes them generate their last byte after it (they
+    cannot finish), trace priorities beyond the switches' queues (they share the
     last queue). Raises ConfigError (``run.time_limit_ms``) when every flow starts after the time limit, since
     such a run would only idle up to the limit."""
     notes = []
@@ -169,6 +170,20 @@ def workload_notes(exp: Experiment, flows: pd.DataFrame | FlowColumns) -> list[s
         if late:
             notes.append(f"{late:,} of {n:,} flows start after run.time_limit_ms ({limit_ms:g} ms) and cannot "
                          "finish; raise run.time_limit_ms or the load to include them")
+    if "gen_rate_bps" in flows.columns and n:
+        # the application model: a flow cannot finish before its last byte is generated, size * 8 / rate after
+        # its start (less its cached bytes); flows that only generate their data after the time limit cannot
+        rate = column(flows, "gen_rate_bps", np.float64)
+        size = column(flows, "size_bytes", np.float64)
+        cached = column(flows, "cached_bytes", np.float64) if "cached_bytes" in flows.columns else 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ready_ms = start_ps.astype(np.float64) / 1e9 + (size - cached) * 8.0 / rate * 1e3
+        slow = int(np.count_nonzero(~np.isnan(rate) & (rate > 0) & (ready_ms > limit_ms)))
+        if slow:
+            low = float(np.nanmin(np.where(rate > 0, rate, np.nan)))
+            notes.append(f"{slow:,} of {n:,} flows generate their data (size / gen_rate_bps) past run.time_limit_ms "
+                         f"({limit_ms:g} ms) and cannot finish (the slowest rate is {low:.4g} bit/s); raise the "
+                         "rates or run.time_limit_ms")
     queues = int(exp.engine["switch"]["queues"])
     if "priority" in flows and n and exp.workload.trace is not None:
         top = int(column(flows, "priority", np.int64).max())
@@ -434,6 +449,39 @@ def deadline_ps(deadline_ns: np.ndarray) -> np.ndarray:
     return np.maximum(np.ceil(np.asarray(deadline_ns, dtype=np.float64) * 1000.0), 1.0).astype(np.uint64)
 
 
+#: Seconds between the calls of a ``progress`` callback of :func:`simulate`.
+PROGRESS_SECONDS = 0.5
+
+
+def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any, threads: int) -> tuple[Any, str]:
+    """``_core.run`` on a worker thread while this thread calls ``report(flows_done, total)`` every
+    PROGRESS_SECONDS and once at the end."""
+    import threading
+
+    from fctlab import _core
+
+    counter = _core.Progress()
+    total = len(inputs["src"])
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = _core.run(config_json, inputs, counter, threads)
+        except BaseException as e:  # handed to the calling thread
+            box["error"] = e
+
+    worker = threading.Thread(target=work, name="fctlab-engine", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(PROGRESS_SECONDS)
+        if worker.is_alive():
+            report(counter.flows_done, total)
+    if "error" in box:
+        raise box["error"]
+    report(counter.flows_done, total)
+    return box["out"]
+
+
 def default_threads(exp: Experiment) -> int:
     """The engine threads a run of ``exp`` should use when it has the machine to itself: 2 on a machine with two
     cores or more when the fabric's host links hold enough packets within their propagation delay for the two
@@ -450,7 +498,10 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     """Run an experiment and return its :class:`Result`.
 
     ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
-    this call runs (the engine releases the GIL). ``flows`` reuses a workload table from :func:`build_flows`
+    this call runs (the engine releases the GIL), or a callback ``progress(flows_done, flows_total)``: it is
+    called in the calling thread about every ``PROGRESS_SECONDS`` while the engine runs (on another thread), and
+    once more at the end with the final count (e.g. ``lambda done, total: print(f"{done}/{total}")``, or a tqdm
+    bar's update). An exception it raises ends the call (the engine's thread is left to finish on its own). ``flows`` reuses a workload table from :func:`build_flows`
     (e.g. to run several schemes on the same flows), or the :class:`~fctlab.workloads.FlowColumns` of
     :func:`workload_columns`; by default it is built from the experiment. ``threads`` (1 or 2) only changes
     the speed: on two threads the engine simulates the hosts and the switches side by side, with bit-identical
@@ -471,7 +522,12 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
             flows = flows.reset_index(drop=True)
     inputs = engine_inputs(flows)
     check_flows(exp, flows, inputs)
-    columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
+    if progress is not None and not isinstance(progress, _core.Progress):
+        if not callable(progress):
+            raise ValueError(f"progress: must be a fctlab._core.Progress or a callable(done, total) (got {progress!r})")
+        columns, stats_json = _run_reporting(exp.engine_json(), inputs, progress, threads)
+    else:
+        columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
     stats = json.loads(stats_json)
     table = flow_table(
         flows,

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from fctlab.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, console, fail, output_dir, run_with_progress, say
+from fctlab.cli._common import (
+    EXIT_BAD_INPUT, EXIT_FAILED, check_rerun, console, fail, output_dir, run_with_progress, say, signals_interrupt,
+)
 
 if TYPE_CHECKING:
     from fctlab.config import Experiment
@@ -79,6 +81,9 @@ def run(
     out: _OutOption = None,
     sets: _SetOption = None,
     threads: _ThreadsOption = None,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace results of another configuration in the results directory (the same "
+        "configuration is always written again).")] = False,
 ) -> None:
     """Run one experiment; write flows.parquet, summary.json and config.json to the results directory."""
     from fctlab.config import ConfigError
@@ -88,23 +93,28 @@ def run(
         exp, flows = prepare(experiment, sets)
         notes = _notes(exp, flows)
         out_dir = output_dir(out, exp)
+        check_rerun(out_dir, exp, overwrite)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     _say_notes(notes)
-    try:
-        result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
-    except typer.Exit:  # (a RuntimeError subclass in click)
-        raise
-    except (ValueError, RuntimeError) as e:
-        raise fail(f"engine: {e}", EXIT_FAILED) from None
-    del flows  # the result table holds what is written: free the workload before writing
-    from fctlab.analyze import summary_table
-    from fctlab.results import write_results
+    with signals_interrupt():  # SIGTERM / SIGHUP end the run as Ctrl-C does
+        try:
+            result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
+        except typer.Exit:  # (a RuntimeError subclass in click)
+            raise
+        except (ValueError, RuntimeError) as e:
+            raise fail(f"engine: {e}", EXIT_FAILED) from None
+        del flows  # the result table holds what is written: free the workload before writing
+        from fctlab.analyze import summary_table
+        from fctlab.results import write_results
 
-    try:
-        write_results(result, out_dir)
-    except OSError as e:
-        raise fail(f"writing results to {out_dir}: {e}", EXIT_FAILED) from None
+        try:
+            write_results(result, out_dir)
+        except OSError as e:
+            raise fail(f"writing results to {out_dir}: {e}", EXIT_FAILED) from None
+        except KeyboardInterrupt as e:  # (its temporary file is removed by the write itself)
+            raise fail(f"interrupted while writing the results; {out_dir} may hold some of this run's files and "
+                       "none of its temporary ones: run the command again", getattr(e, "exit_code", 130)) from None
     summary = result.summary
     del result  # the catalog reads the written files: free the table before DuckDB loads
     _record_in_catalog(out_dir, out_dir)
