@@ -307,3 +307,89 @@ def test_switching_the_topology_kind_drops_the_old_kinds_keys():
     # the same kind set again changes nothing
     same = load_experiment(quick, overrides=["topology.kind=leaf_spine"])
     assert same.engine["topology"]["hosts_per_leaf"] == 8
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Interrupting a run
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_run_stopped_by_a_signal_says_so_and_writes_nothing(tmp_path, signame):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import fctlab
+
+    exp = tmp_path / "long.toml"
+    exp.write_text(TINY.replace("flows = 20", "flows = 300000"))  # tens of seconds
+    env = dict(os.environ, PYTHONPATH=str(Path(fctlab.__file__).resolve().parents[1]))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from fctlab.cli import main; main()", "run", str(exp), "--out", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = ""
+        while not line.startswith("running long"):  # the engine has started once this line is out
+            line = proc.stderr.readline()
+            assert line, "the run ended before it started"
+        proc.send_signal(getattr(signal, signame))
+        _, rest = proc.communicate(timeout=60)
+        assert proc.returncode == (130 if signame == "SIGINT" else 128 + signal.SIGTERM), rest
+        assert "interrupted; nothing was written for this run" in rest
+        assert not (tmp_path / "out").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# No input reaches a panic: trace sizes x schemes x levels
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+#: every scheme, with what it needs to run on a bare trace
+_SCHEME_SETS = {
+    "tcp": [], "dctcp": [], "pfabric": [], "las": [], "l2dct": [], "homa": [], "rcp": [], "d3": [], "pdq": [],
+    "hyline": [], "qjump": [], "rax": [], "rax-plus": [],
+    "pias": ["scheme.thresholds_bytes=[10000, 20000, 30000, 40000, 50000, 60000, 70000]"],
+    "qclimb": ["scheme.thresholds_bytes=[10000, 20000, 30000, 40000, 50000, 60000, 70000]", "scheme.qclimb_info=precise"],
+}
+
+
+def _schemes() -> list[str]:
+    from fctlab import _core
+
+    return sorted(name for name, _ in _core.schemes())
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    sizes=st.lists(st.one_of(st.integers(1, 10**7), st.integers(1, 2**64 - 1),
+                             st.sampled_from([4_294_967_293 * 1460, 4_294_967_294 * 1460, 10**13, 2**62])),
+                   min_size=1, max_size=3),
+    scheme=st.sampled_from(_schemes()),
+    level=st.sampled_from(["packet", "flow"]),
+)
+def test_no_trace_size_scheme_or_level_reaches_a_panic(sizes, scheme, level):
+    import tempfile
+
+    from fctlab.config import ConfigError, experiment_from_dict
+    from fctlab.simulation import simulate
+    from fctlab.workloads import WorkloadError
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "t.csv"
+        path.write_text("src,dst,size_bytes,start_ns\n" + "".join(f"{i % 3},3,{s},{i}\n" for i, s in enumerate(sizes)))
+        raw = {"topology": {"kind": "single_switch", "hosts": 4}, "scheme": {"name": scheme},
+               "run": {"level": level, "time_limit_ms": 0.05}, "workload": {"trace": str(path)}}
+        sets = [*_SCHEME_SETS.get(scheme, []), "routing.mode=ecmp"]
+        try:
+            exp = experiment_from_dict(raw, overrides=sets)
+            result = simulate(exp)
+        except (ConfigError, WorkloadError) as e:
+            assert "engine failed" not in str(e) and "panick" not in str(e)
+            return
+        assert len(result.flows) == len(sizes)

@@ -87,7 +87,7 @@ def check_rerun(out: Path, exp: Experiment, overwrite: bool) -> None:
     _clean_temporaries(out)
     state, why = run_state(out, exp.to_dict())
     if state == "conflict" and not overwrite:
-        raise ConfigError("--out", f"{out} {why}; give --overwrite to replace it, or write to another folder")
+        raise ConfigError("--out", f"{out}: {why}; give --overwrite to replace it, or write to another folder")
 
 
 def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1) -> Result:
