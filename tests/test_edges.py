@@ -393,3 +393,20 @@ def test_no_trace_size_scheme_or_level_reaches_a_panic(sizes, scheme, level):
             assert "engine failed" not in str(e) and "panick" not in str(e)
             return
         assert len(result.flows) == len(sizes)
+
+
+def test_a_sweep_over_topology_kinds_drops_each_points_old_keys():
+    from fctlab.config import read_experiment_file
+    from fctlab.sweep import sweep_from_dict
+
+    quick = Path(__file__).parent.parent / "examples" / "quick.toml"
+    raw = read_experiment_file(quick)
+    raw["sweep"] = {"topology": {"kind": ["leaf_spine", "fat_tree"]}}
+    sweep = sweep_from_dict(raw, base_dir=quick.parent, build_flows=False)
+    leaf, fat = (p.experiment.engine["topology"] for p in sweep.points)
+    assert leaf["hosts_per_leaf"] == 8 and fat["kind"] == "fat_tree" and "hosts_per_leaf" not in fat
+    # and a base override on a sweep file
+    del raw["sweep"]
+    raw["sweep"] = {"workload": {"load": [0.5, 0.6]}}
+    sweep = sweep_from_dict(raw, base_dir=quick.parent, overrides=["topology.kind=fat_tree"], build_flows=False)
+    assert all(p.experiment.engine["topology"]["kind"] == "fat_tree" for p in sweep.points)

@@ -29,6 +29,7 @@ from fctlab.config import (
     Experiment,
     apply_override,
     deep_copy,
+    drop_other_kinds_keys,
     set_key_path,
     experiment_from_dict,
     parse_override,
@@ -169,6 +170,7 @@ def sweep_from_dict(
     workload once, so a workload that does not fit its topology fails here rather than in a worker."""
     overrides = tuple(overrides)
     raw = deep_copy(data)
+    kind_in_file = _topology_kind(raw)
     axis_sets: list[tuple[str, str, Any]] = []
     base_sets: list[tuple[str, list[str]]] = []
     for item in overrides:
@@ -181,6 +183,7 @@ def sweep_from_dict(
             apply_override(raw, item)
             base_sets.append((item, parts))
 
+    drop_other_kinds_keys(raw, kind_in_file, [".".join(parts) for _, parts in base_sets])
     table = raw.pop(SWEEP_SECTION, {})
     if not isinstance(table, dict):
         raise ConfigError(SWEEP_SECTION, f"must be a table ([sweep]), got {type(table).__name__} {table!r}")
@@ -217,8 +220,10 @@ def sweep_from_dict(
         values = dict(zip(keys, combo))
         run_id = run_id_for(values)
         point_raw = deep_copy(raw)
+        kind_before = _topology_kind(point_raw)
         for key, value in values.items():
             _set_path(point_raw, key, value)
+        drop_other_kinds_keys(point_raw, kind_before, [*values, *(".".join(parts) for _, parts in base_sets)])
         try:
             exp = experiment_from_dict(point_raw, base_dir=base, source=source, _applied=overrides)
         except ConfigError as e:
@@ -237,6 +242,11 @@ def sweep_from_dict(
         points.append(point)
     return Sweep(name=points[0].experiment.name, axes=axes, points=points, source=source, overrides=overrides,
                  notes=tuple(notes))
+
+
+def _topology_kind(raw: Mapping[str, Any]) -> Any:
+    topo = raw.get("topology")
+    return topo.get("kind") if isinstance(topo, dict) else None
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
