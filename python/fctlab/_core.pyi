@@ -18,6 +18,7 @@ __all__ = [
     "scheme_rows",
     "flow_columns",
     "run",
+    "check_flows",
     "ideal_fct_ns",
     "Progress",
 ]
