@@ -442,7 +442,7 @@ def _with_new_engine_keys(have: dict[str, Any]) -> dict[str, Any] | None:
     return comparable_config({**have, **{k: v for k, v in engine.items() if k != "seed"}})
 
 
-def _clean_temporaries(run_dir: Path) -> None:
+def clean_temporaries(run_dir: Path) -> None:
     """Remove the temporary files a killed writer left behind (results.atomic_write's hidden ``.*.tmp``)."""
     if run_dir.is_dir():
         for tmp in run_dir.glob(".*.tmp"):
@@ -623,7 +623,7 @@ def run_sweep(
     try:
         with catalog.writer_lock(out, wait=False):
             for point in todo:
-                _clean_temporaries(runs_root / point.run_id)
+                clean_temporaries(runs_root / point.run_id)
             if on_note is not None:
                 for note in sweep.notes:
                     on_note(note)

@@ -82,9 +82,9 @@ def check_rerun(out: Path, exp: Experiment, overwrite: bool) -> None:
     (ConfigError on ``--out``) a folder holding the finished results of another configuration unless
     ``overwrite``; results of the same configuration are simply written again (the rule sweeps follow)."""
     from fctlab.config import ConfigError
-    from fctlab.sweep import _clean_temporaries, run_state
+    from fctlab.sweep import clean_temporaries, run_state
 
-    _clean_temporaries(out)
+    clean_temporaries(out)
     state, why = run_state(out, exp.to_dict())
     if state == "conflict" and not overwrite:
         raise ConfigError("--out", f"{out}: {why}; give --overwrite to replace it, or write to another folder")
