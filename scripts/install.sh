@@ -15,7 +15,7 @@ step() { echo "[install $(elapsed)] $*" >&2; }
 long() {
     local what=$1
     shift
-    ( while sleep "$HEARTBEAT"; do echo "[install $(elapsed)]   ... still $what" >&2; done ) &
+    ( while sleep "$HEARTBEAT"; do echo "[install $(elapsed)]   ... still $what"; done ) >&2 &  # (not on stdout: a $(...) would wait for it)
     local beat=$!
     local status=0
     "$@" || status=$?
