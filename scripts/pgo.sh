@@ -43,10 +43,16 @@ rm -rf "$out/raw" # build scripts ran instrumented too: keep only the training r
 mkdir -p "$out/raw"
 bench="$out/build/release/fctlab-bench"
 flows=benchmarks/pgo/flows-websearch-144hosts-1000.csv
+n=$(ls benchmarks/pgo/*.json | wc -l)
+i=0
 for cfg in benchmarks/pgo/*.json; do
+    i=$((i + 1))
+    echo "pgo: training scenario $i of $((n + 1)): $(basename "$cfg" .json)" >&2
     "$bench" "$cfg" "$flows" 1 >/dev/null
 done
+echo "pgo: training scenario $((n + 1)) of $((n + 1)): dctcp on two threads" >&2
 "$bench" benchmarks/pgo/dctcp.json "$flows" 2 >/dev/null
+echo "pgo: merging the profiles" >&2
 "$profdata" merge -o "$out/fctlab.profdata" "$out/raw"
 echo "$key" >"$out/key"
 echo "$PWD/$out/fctlab.profdata"

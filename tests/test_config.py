@@ -166,7 +166,8 @@ def test_override_can_switch_topology_kind(tmp_path):
         (TINY.replace('cdf = "websearch"\n', ""), (), "workload.cdf"),
         (TINY, ("workload.lod=0.3",), "workload.lod"),
         (TINY, ("switch.queues=0",), "switch.queues"),
-        (TINY, ("topology.kind=fat_tree",), "topology.hosts"),  # single_switch keys left behind
+        # switching the kind drops the file's single_switch keys, but not one given alongside
+        (TINY, ("topology.kind=fat_tree", "topology.hosts=4"), "topology.hosts"),
         (TINY, ("workload.load.x=1",), "workload.load"),
     ],
 )

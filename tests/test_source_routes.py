@@ -35,7 +35,8 @@ def test_flows_on_one_path_share_it_and_on_two_do_not(tmp_path):
 
 
 def test_a_path_past_the_pairs_paths_is_an_error(tmp_path):
-    with pytest.raises(ValueError, match="flow 0 has path 4, but host 0 has 4 equal-cost paths to host 7"):
+    with pytest.raises(ValueError, match=r"column 'path', row 1 \(line 2\): path 4 does not exist: host 0 has 4 "
+                       "equal-cost paths to host 7"):
         _run(tmp_path, ["0,7,1000,0,4"])
     p = tmp_path / "bad.csv"
     p.write_text("src,dst,size_bytes,start_ns,path\n0,7,1000,0,-2\n")

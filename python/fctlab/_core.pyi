@@ -18,6 +18,7 @@ __all__ = [
     "scheme_rows",
     "flow_columns",
     "run",
+    "check_flows",
     "ideal_fct_ns",
     "fabric_scale",
     "tier_loads",
@@ -88,6 +89,13 @@ class Progress:
 def flow_columns() -> str:
     """The flow input columns ``run`` takes, as a JSON list of rows: name, dtype ("uint32", "uint64", "uint8" or
     "bool"), required, none (the entry meaning "none" for one flow, or null) and meaning."""
+
+def check_flows(
+    config_json: str, columns: dict[str, npt.NDArray[np.generic]]
+) -> tuple[str, int | None, str | None, str | None] | None:
+    """Check flow columns (as ``run`` takes them) against a config as a run would before it simulates anything:
+    None when a run would accept them, else (message, flow id or None, column or None, the fault said of that
+    cell alone or None). Raises ValueError for a bad config or a column of the wrong name or dtype."""
 
 def run(
     config_json: str,

@@ -312,8 +312,22 @@ def _totals_line(summary: Mapping[str, Any]) -> str:
     if summary.get("pfc_pause_frames"):
         parts.append(f"PFC pauses {summary['pfc_pause_frames']:,}")
     if summary.get("hit_time_limit"):
-        parts.append("HIT THE TIME LIMIT")
+        parts.append(stop_reason(summary))
     return "; ".join(parts)
+
+
+def stop_reason(summary: Mapping[str, Any]) -> str:
+    """What stopped a run that still had events when it ended (``hit_time_limit``): the clock reached
+    ``run.time_limit_ms`` while flows were running, or the only events left lay after the limit (e.g. flows that
+    generate their data at a few bit/s, or start later), so the simulated time ends short of it."""
+    limit_ms = (summary.get("config") or {}).get("run", {}).get("time_limit_ms")
+    sim_ns = summary.get("sim_time_ns")
+    unfinished = summary.get("unfinished_flows", 0)
+    if limit_ms is None or sim_ns is None or sim_ns >= 0.99 * limit_ms * 1e6:
+        return f"STOPPED AT THE TIME LIMIT with {unfinished:,} flows unfinished"
+    return (f"STOPPED: nothing left to simulate before the time limit ({limit_ms:g} ms) after {sim_ns / 1e6:.4g} ms; "
+            f"the next events of the {unfinished:,} unfinished flows fall after it (data generated too slowly, or "
+            "flows starting later)")
 
 
 def deadline_line(summary: Mapping[str, Any]) -> str:

@@ -263,14 +263,18 @@ def _connect_for_writing(root: Path) -> Any:
     except duckdb.Error as e:
         if _is_lock_error(e) or not path.exists():
             raise
-        aside = path.with_name(CATALOG_FILE + ".corrupt")
-        os.replace(path, aside)
-        wal = path.with_name(CATALOG_FILE + ".wal")
-        if wal.exists():
-            os.replace(wal, aside.with_name(aside.name + ".wal"))
-        sys.stderr.write(f"warning: {path} could not be opened ({' '.join(str(e).split())}); moved aside to "
-                         f"{aside.name}, rebuilding from the run folders\n")
+        _move_aside(path, f"could not be opened ({' '.join(str(e).split())})")
         return _connect(path, read_only=False)
+
+
+def _move_aside(path: Path, why: str) -> None:
+    """Move a damaged catalog (and its WAL) to ``catalog.duckdb.corrupt``, saying so on stderr."""
+    aside = path.with_name(CATALOG_FILE + ".corrupt")
+    os.replace(path, aside)
+    wal = path.with_name(CATALOG_FILE + ".wal")
+    if wal.exists():
+        os.replace(wal, aside.with_name(aside.name + ".wal"))
+    sys.stderr.write(f"warning: {path} {why}; moved aside to {aside.name}, rebuilding from the run folders\n")
 
 
 def _sql_text(text: str) -> str:
@@ -307,21 +311,22 @@ def _write(root: Path, rows: Sequence[Mapping[str, Any]], con: Any = None) -> No
             con.close()
 
 
-def _stored_rows(root: Path, con: Any = None) -> list[dict[str, Any]]:
+def _stored_rows(root: Path, con: Any = None) -> list[dict[str, Any]] | None:
     """The rows already in the catalog, rebuilt from their stored config and summary JSON (read on ``con`` if
-    given, left open)."""
+    given, left open); None when the catalog holds no ``runs`` table (new, or left by a write that never
+    committed: its rows must come from the run folders)."""
     own = con is None
     if own:
         path = root / CATALOG_FILE
         if not path.exists():
-            return []
+            return None
         con = _connect(path, read_only=False)
     try:
         found = con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_name = 'runs'"
         ).fetchall()
         if not found:
-            return []
+            return None
         records = con.execute("SELECT run_id, flows_path, config, summary, recorded_at FROM runs").fetchall()
     finally:
         if own:
@@ -333,19 +338,33 @@ def _stored_rows(root: Path, con: Any = None) -> list[dict[str, Any]]:
 
 
 def upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
-    """Add or replace the given runs (run id, run dir); the caller holds the writer lock."""
+    """Add or replace the given runs (run id, run dir); the caller holds the writer lock. The other rows are the
+    catalog's; when it has none to give (no catalog yet, no ``runs`` table, or rows that do not read back), every
+    run folder under ``root`` is recorded instead, and a catalog whose rows do not read back is first moved aside
+    to ``catalog.duckdb.corrupt``."""
+    import duckdb
+
     root = Path(root)
+    path = root / CATALOG_FILE
     new = {run_id: _read_run(root, Path(run_dir), run_id) for run_id, run_dir in runs}
     # one connection reads the stored rows and writes the new table: opening and closing the file costs tens of ms
     con = None
+    stored: list[dict[str, Any]] | None = None
     try:
-        con = _connect(root / CATALOG_FILE, read_only=False)
-        rows = {r["run_id"]: r for r in _stored_rows(root, con)}
-    except Exception:  # unreadable or from another version: the run folders are the truth
+        con = _connect(path, read_only=False)
+        stored = _stored_rows(root, con)
+    except Exception as e:  # unreadable or from another version: the run folders are the truth
         if con is not None:
             con.close()
             con = None
+        if isinstance(e, duckdb.Error) and _is_lock_error(e):
+            raise
+        if path.exists():
+            _move_aside(path, f"cannot be read ({' '.join(str(e).split())})")
+    if stored is None:
         rows = {run_id: _read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root)}
+    else:
+        rows = {r["run_id"]: r for r in stored}
     rows.update(new)
     try:
         _write(root, list(rows.values()), con)

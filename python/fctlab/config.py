@@ -310,8 +310,10 @@ def experiment_from_dict(
     """
     overrides = tuple(overrides)
     raw = deep_copy(data)
+    kind_before = raw.get("topology", {}).get("kind") if isinstance(raw.get("topology"), dict) else None
     for item in overrides:
         apply_override(raw, item)
+    drop_other_kinds_keys(raw, kind_before, [".".join(parse_override(item)[0]) for item in overrides])
     base = Path(base_dir).resolve() if base_dir is not None else Path.cwd()
 
     _check_top_level(raw)
@@ -351,6 +353,28 @@ def experiment_from_dict(
         derived_thresholds=derived,
         inputs=_input_files(workload),
     )
+
+
+def drop_other_kinds_keys(raw: dict[str, Any], kind_before: Any, given_keys: Iterable[str]) -> None:
+    """When ``given_keys`` (dotted key paths set by overrides or sweep axes) switch ``topology.kind`` away from
+    ``kind_before`` (``--set topology.kind=fat_tree`` on a leaf-spine file), drop the topology keys that the new
+    kind does not take (a leaf-spine's ``leaves``, ``hosts_per_leaf``, ``spines``), so that the new kind starts
+    from its own defaults; keys both kinds take (link rates and delays) are kept, and a key given alongside is
+    never dropped (one the new kind does not take is refused as usual, naming it)."""
+    topo = raw.get("topology")
+    if not isinstance(topo, dict) or kind_before is None or topo.get("kind") == kind_before:
+        return
+    given = {key.split(".", 1)[1] for key in given_keys if key.startswith("topology.") and key.count(".") == 1}
+    if "kind" not in given or not isinstance(topo.get("kind"), str):
+        return
+    from fctlab import _core
+
+    try:
+        takes = set(json.loads(_core.default_topology(topo["kind"])))
+    except ValueError:  # an unknown kind: validation names it
+        return
+    for key in [k for k in topo if k not in takes and k not in given]:
+        del topo[key]
 
 
 def _derive_thresholds(raw: Mapping[str, Any], base: Path) -> dict[str, Any] | None:

@@ -270,6 +270,9 @@ class Report:
     ):
         if metric not in METRICS:
             raise ReportError(f"--metric: must be one of {', '.join(METRICS)}, got {metric!r}")
+        if not runs and skipped:
+            more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
+            raise ReportError(f"RESULTS_DIR: no readable runs under {root}: {skipped[0]}{more}")
         if not runs:
             raise ReportError(f"RESULTS_DIR: no runs (no {SUMMARY_FILE}) found under {root}")
         self.runs = list(runs)

@@ -150,7 +150,8 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
 
 def workload_notes(exp: Experiment, flows: pd.DataFrame | FlowColumns) -> list[str]:
     """What a user should know about these flows before they run, one line each: flows that start after
-    ``run.time_limit_ms`` (they cannot finish), trace priorities beyond the switches' queues (they share the
+    ``run.time_limit_ms``, or whose data generation rate makes them generate their last byte after it (they
+    cannot finish), trace priorities beyond the switches' queues (they share the
     last queue). Raises ConfigError (``run.time_limit_ms``) when every flow starts after the time limit, since
     such a run would only idle up to the limit."""
     notes = []
@@ -169,6 +170,20 @@ def workload_notes(exp: Experiment, flows: pd.DataFrame | FlowColumns) -> list[s
         if late:
             notes.append(f"{late:,} of {n:,} flows start after run.time_limit_ms ({limit_ms:g} ms) and cannot "
                          "finish; raise run.time_limit_ms or the load to include them")
+    if "gen_rate_bps" in flows.columns and n:
+        # the application model: a flow cannot finish before its last byte is generated, size * 8 / rate after
+        # its start (less its cached bytes); flows that only generate their data after the time limit cannot
+        rate = column(flows, "gen_rate_bps", np.float64)
+        size = column(flows, "size_bytes", np.float64)
+        cached = column(flows, "cached_bytes", np.float64) if "cached_bytes" in flows.columns else 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ready_ms = start_ps.astype(np.float64) / 1e9 + (size - cached) * 8.0 / rate * 1e3
+        slow = int(np.count_nonzero(~np.isnan(rate) & (rate > 0) & (ready_ms > limit_ms)))
+        if slow:
+            low = float(np.nanmin(np.where(rate > 0, rate, np.nan)))
+            notes.append(f"{slow:,} of {n:,} flows generate their data (size / gen_rate_bps) past run.time_limit_ms "
+                         f"({limit_ms:g} ms) and cannot finish (the slowest rate is {low:.4g} bit/s); raise the "
+                         "rates or run.time_limit_ms")
     queues = int(exp.engine["switch"]["queues"])
     if "priority" in flows and n and exp.workload.trace is not None:
         top = int(column(flows, "priority", np.int64).max())
@@ -187,6 +202,103 @@ def _trace_has_priority(path: Path) -> bool:
     import pandas as pd
 
     return "priority" in [str(c).strip() for c in pd.read_csv(path, nrows=0).columns]
+
+
+def engine_inputs(flows: pd.DataFrame | FlowColumns) -> dict[str, np.ndarray]:
+    """The engine's flow input columns (``fctlab._core.flow_columns()``) of a flow table whose ``flow_id`` is
+    0..n-1 in row order: each a contiguous array of the engine's dtype, "none" entries where a trace left a cell
+    empty."""
+    if not np.array_equal(column(flows, "flow_id"), np.arange(len(flows))):
+        raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
+    # the engine's flow inputs, one array per column of its table (names, dtypes and "none" entries from it)
+    from fctlab.fabric import flow_columns
+
+    spec = flow_columns()
+    inputs: dict[str, np.ndarray] = {}
+
+    def put(name: str, values: np.ndarray) -> None:
+        inputs[name] = np.ascontiguousarray(values, dtype=spec[name]["dtype"])
+
+    def copy(name: str) -> None:
+        put(name, column(flows, name, spec[name]["dtype"]))
+
+    for name, row in spec.items():
+        if row["required"]:
+            copy(name)
+    if "priority" in flows:
+        copy("priority")
+    # pFabric ranked by estimate reads the trace's estimate_bytes (the true size where it is missing)
+    if "estimate_bytes" in flows.columns:
+        est = column(flows, "estimate_bytes", np.float64)
+        est = np.where(np.isnan(est), column(flows, "size_bytes", np.float64), est)
+        put("estimate_bytes", est.astype(np.uint64))
+    # QCLIMB's predicted bounds (a trace annotated by `fctlab predict annotate`)
+    if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
+        copy("lower_bytes")
+        copy("upper_bytes")
+    # flow dependencies (-1: none) and, for scheme qclimb, the flows handed to PIAS
+    if "after_flow" in flows.columns:
+        a = column(flows, "after_flow", np.int64)
+        bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
+        if len(bad):
+            raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
+        put("after_flow", u32_or_none(a, "after_flow"))
+    if "qclimb" in flows.columns:
+        copy("qclimb")
+    # connection ids (transport.connections = "trace")
+    if "conn" in flows.columns:
+        copy("conn")
+    # deadlines (relative, ns; NaN: none) -> absolute picoseconds, the engine's "none" for the others
+    if "deadline_ns" in flows.columns:
+        d = column(flows, "deadline_ns", np.float64)
+        has = ~np.isnan(d)
+        if has.any():
+            start = column(flows, "start_ps", np.uint64)
+            ends = np.where(has, start + deadline_ps(np.where(has, d, 0.0)), spec["deadline_ps"]["none"])
+            put("deadline_ps", ends.astype(np.uint64))
+    # the application model: generation rates (bit/s; NaN or 0: all bytes ready at the start), cached bytes
+    if "gen_rate_bps" in flows.columns:
+        g = column(flows, "gen_rate_bps", np.float64)
+        put("gen_rate_bps", np.where(np.isnan(g), float(spec["gen_rate_bps"]["none"]), np.round(g)).astype(np.uint64))
+        if "cached_bytes" in flows.columns:
+            copy("cached_bytes")
+    # source routes (-1: ECMP)
+    if "path" in flows.columns:
+        put("path", u32_or_none(column(flows, "path", np.int64), "path"))
+    return inputs
+
+
+#: Engine flow columns that a trace gives under another name (the engine's are in picoseconds).
+_TRACE_COLUMN = {"start_ps": "start_ns", "deadline_ps": "deadline_ns"}
+
+
+def check_flows(exp: Experiment, flows: pd.DataFrame | FlowColumns,
+                inputs: dict[str, np.ndarray] | None = None) -> None:
+    """Check the flows against what the experiment's scheme and level need of them, as the engine would before it
+    simulates anything (``validate::flows``: the largest flow the family counts, the columns the scheme reads,
+    source routes and generation rates where they cannot go, paths the flow level cannot hold). Raises
+    ConfigError naming ``workload.trace`` with the file, its 1-based row and column for a trace's flow, else
+    ``workload``. ``inputs``: the flows' :func:`engine_inputs`, when already built."""
+    from fctlab import _core
+    from fctlab.workloads.trace import TRACE_SOURCE, trace_cell
+
+    if inputs is None:
+        inputs = engine_inputs(flows)
+    fault = _core.check_flows(exp.engine_json(), inputs)
+    if fault is None:
+        return
+    message, flow, col, problem = fault
+    source = getattr(flows, "attrs", {}).get(TRACE_SOURCE)
+    if source is None:
+        raise ConfigError("workload", message)
+    name = _TRACE_COLUMN.get(col, col) if col is not None else None
+    if flow is not None and name is not None:
+        where = trace_cell(flows, int(flow), name)
+        if where is not None:
+            raise ConfigError("workload.trace", f"{where}: {problem}")
+    if name is not None and problem is not None:
+        raise ConfigError("workload.trace", f"{source['path']}: {problem} (give the trace a {name!r} column)")
+    raise ConfigError("workload.trace", f"{source['path']}: {message}")
 
 
 def _ns(ps: np.ndarray) -> np.ndarray:
@@ -337,6 +449,39 @@ def deadline_ps(deadline_ns: np.ndarray) -> np.ndarray:
     return np.maximum(np.ceil(np.asarray(deadline_ns, dtype=np.float64) * 1000.0), 1.0).astype(np.uint64)
 
 
+#: Seconds between the calls of a ``progress`` callback of :func:`simulate`.
+PROGRESS_SECONDS = 0.5
+
+
+def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any, threads: int) -> tuple[Any, str]:
+    """``_core.run`` on a worker thread while this thread calls ``report(flows_done, total)`` every
+    PROGRESS_SECONDS and once at the end."""
+    import threading
+
+    from fctlab import _core
+
+    counter = _core.Progress()
+    total = len(inputs["src"])
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = _core.run(config_json, inputs, counter, threads)
+        except BaseException as e:  # handed to the calling thread
+            box["error"] = e
+
+    worker = threading.Thread(target=work, name="fctlab-engine", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(PROGRESS_SECONDS)
+        if worker.is_alive():
+            report(counter.flows_done, total)
+    if "error" in box:
+        raise box["error"]
+    report(counter.flows_done, total)
+    return box["out"]
+
+
 def default_threads(exp: Experiment) -> int:
     """The engine threads a run of ``exp`` should use when it has the machine to itself: 2 on a machine with two
     cores or more when the fabric's host links hold enough packets within their propagation delay for the two
@@ -353,7 +498,10 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     """Run an experiment and return its :class:`Result`.
 
     ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
-    this call runs (the engine releases the GIL). ``flows`` reuses a workload table from :func:`build_flows`
+    this call runs (the engine releases the GIL), or a callback ``progress(flows_done, flows_total)``: it is
+    called in the calling thread about every ``PROGRESS_SECONDS`` while the engine runs (on another thread), and
+    once more at the end with the final count (e.g. ``lambda done, total: print(f"{done}/{total}")``, or a tqdm
+    bar's update). An exception it raises ends the call (the engine's thread is left to finish on its own). ``flows`` reuses a workload table from :func:`build_flows`
     (e.g. to run several schemes on the same flows), or the :class:`~fctlab.workloads.FlowColumns` of
     :func:`workload_columns`; by default it is built from the experiment. ``threads`` (1 or 2) only changes
     the speed: on two threads the engine simulates the hosts and the switches side by side, with bit-identical
@@ -362,7 +510,6 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
     from fctlab import _core
-    from fctlab.fabric import flow_columns
 
     if flows is None:
         flows = workload_columns(exp)
@@ -373,65 +520,17 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
             flows = flows.sort_values("flow_id", kind="stable")
         if not isinstance(flows.index, pd.RangeIndex) or flows.index.start != 0 or flows.index.step != 1:
             flows = flows.reset_index(drop=True)
-    if not np.array_equal(column(flows, "flow_id"), np.arange(len(flows))):
-        raise ValueError("flows: flow_id must be 0..n-1 (the engine numbers flows by position)")
+    inputs = engine_inputs(flows)
+    check_flows(exp, flows, inputs)
     from fctlab.check import check, summary_entry
 
     checked = check(exp, flows)  # what summary.json records of the pre-run check (warnings, fabric, cost)
-    # the engine's flow inputs, one array per column of its table (names, dtypes and "none" entries from it)
-    spec = flow_columns()
-    inputs: dict[str, np.ndarray] = {}
-
-    def put(name: str, values: np.ndarray) -> None:
-        inputs[name] = np.ascontiguousarray(values, dtype=spec[name]["dtype"])
-
-    def copy(name: str) -> None:
-        put(name, column(flows, name, spec[name]["dtype"]))
-
-    for name, row in spec.items():
-        if row["required"]:
-            copy(name)
-    if "priority" in flows:
-        copy("priority")
-    # pFabric ranked by estimate reads the trace's estimate_bytes (the true size where it is missing)
-    if "estimate_bytes" in flows.columns:
-        est = column(flows, "estimate_bytes", np.float64)
-        est = np.where(np.isnan(est), column(flows, "size_bytes", np.float64), est)
-        put("estimate_bytes", est.astype(np.uint64))
-    # QCLIMB's predicted bounds (a trace annotated by `fctlab predict annotate`)
-    if "lower_bytes" in flows.columns and "upper_bytes" in flows.columns:
-        copy("lower_bytes")
-        copy("upper_bytes")
-    # flow dependencies (-1: none) and, for scheme qclimb, the flows handed to PIAS
-    if "after_flow" in flows.columns:
-        a = column(flows, "after_flow", np.int64)
-        bad = np.flatnonzero((a >= np.arange(len(a))) | (a < -1))
-        if len(bad):
-            raise ValueError(f"flows: flow_id {bad[0]} has after_flow {a[bad[0]]}: a flow may only wait for an earlier flow")
-        put("after_flow", u32_or_none(a, "after_flow"))
-    if "qclimb" in flows.columns:
-        copy("qclimb")
-    # connection ids (transport.connections = "trace")
-    if "conn" in flows.columns:
-        copy("conn")
-    # deadlines (relative, ns; NaN: none) -> absolute picoseconds, the engine's "none" for the others
-    if "deadline_ns" in flows.columns:
-        d = column(flows, "deadline_ns", np.float64)
-        has = ~np.isnan(d)
-        if has.any():
-            start = column(flows, "start_ps", np.uint64)
-            ends = np.where(has, start + deadline_ps(np.where(has, d, 0.0)), spec["deadline_ps"]["none"])
-            put("deadline_ps", ends.astype(np.uint64))
-    # the application model: generation rates (bit/s; NaN or 0: all bytes ready at the start), cached bytes
-    if "gen_rate_bps" in flows.columns:
-        g = column(flows, "gen_rate_bps", np.float64)
-        put("gen_rate_bps", np.where(np.isnan(g), float(spec["gen_rate_bps"]["none"]), np.round(g)).astype(np.uint64))
-        if "cached_bytes" in flows.columns:
-            copy("cached_bytes")
-    # source routes (-1: ECMP)
-    if "path" in flows.columns:
-        put("path", u32_or_none(column(flows, "path", np.int64), "path"))
-    columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
+    if progress is not None and not isinstance(progress, _core.Progress):
+        if not callable(progress):
+            raise ValueError(f"progress: must be a fctlab._core.Progress or a callable(done, total) (got {progress!r})")
+        columns, stats_json = _run_reporting(exp.engine_json(), inputs, progress, threads)
+    else:
+        columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
     stats = json.loads(stats_json)
     table = flow_table(
         flows,

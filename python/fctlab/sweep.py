@@ -29,6 +29,7 @@ from fctlab.config import (
     Experiment,
     apply_override,
     deep_copy,
+    drop_other_kinds_keys,
     set_key_path,
     experiment_from_dict,
     parse_override,
@@ -169,6 +170,7 @@ def sweep_from_dict(
     workload once, so a workload that does not fit its topology fails here rather than in a worker."""
     overrides = tuple(overrides)
     raw = deep_copy(data)
+    kind_in_file = _topology_kind(raw)
     axis_sets: list[tuple[str, str, Any]] = []
     base_sets: list[tuple[str, list[str]]] = []
     for item in overrides:
@@ -181,6 +183,7 @@ def sweep_from_dict(
             apply_override(raw, item)
             base_sets.append((item, parts))
 
+    drop_other_kinds_keys(raw, kind_in_file, [".".join(parts) for _, parts in base_sets])
     table = raw.pop(SWEEP_SECTION, {})
     if not isinstance(table, dict):
         raise ConfigError(SWEEP_SECTION, f"must be a table ([sweep]), got {type(table).__name__} {table!r}")
@@ -217,8 +220,10 @@ def sweep_from_dict(
         values = dict(zip(keys, combo))
         run_id = run_id_for(values)
         point_raw = deep_copy(raw)
+        kind_before = _topology_kind(point_raw)
         for key, value in values.items():
             _set_path(point_raw, key, value)
+        drop_other_kinds_keys(point_raw, kind_before, [*values, *(".".join(parts) for _, parts in base_sets)])
         try:
             exp = experiment_from_dict(point_raw, base_dir=base, source=source, _applied=overrides)
         except ConfigError as e:
@@ -237,6 +242,11 @@ def sweep_from_dict(
         points.append(point)
     return Sweep(name=points[0].experiment.name, axes=axes, points=points, source=source, overrides=overrides,
                  notes=tuple(notes))
+
+
+def _topology_kind(raw: Mapping[str, Any]) -> Any:
+    topo = raw.get("topology")
+    return topo.get("kind") if isinstance(topo, dict) else None
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
@@ -295,20 +305,24 @@ def _blame(e: ConfigError, axes: Mapping[str, list[Any]], values: Mapping[str, A
 def _check_flows(
     exp: Experiment, axes: Mapping[str, list[Any]], values: Mapping[str, Any], run_id: str, seen: set[str]
 ) -> list[str]:
-    """Generate the point's flows once per distinct (seed, workload, hosts, link rate, time limit, queues) to
-    catch a workload that does not fit its topology before anything runs; returns the notes on them
-    (:func:`fctlab.simulation.workload_notes`), each naming the point."""
-    from fctlab.simulation import build_flows, workload_notes
+    """Generate the point's flows to catch, before anything runs, a workload that does not fit its topology and
+    flows its scheme or level cannot take (:func:`fctlab.simulation.check_flows`, once per distinct workload and
+    engine config); returns the notes on them (:func:`fctlab.simulation.workload_notes`, once per distinct
+    seed, workload, hosts, link rate, time limit and queues), each naming the point."""
+    from fctlab.simulation import build_flows, check_flows, workload_notes
 
     key = json.dumps([exp.seed, exp.workload.model_dump(), exp.hosts, exp.host_link_bps,
                       exp.engine["run"]["time_limit_ms"], exp.engine["switch"]["queues"]], sort_keys=True)
-    if key in seen:
+    engine_key = json.dumps([exp.seed, exp.workload.model_dump(), exp.engine_json()], sort_keys=True)
+    if key in seen and engine_key in seen:
         return []
     try:
-        notes = workload_notes(exp, build_flows(exp))
+        flows = build_flows(exp)
+        notes = workload_notes(exp, flows) if key not in seen else []
+        check_flows(exp, flows)
     except ConfigError as e:
         raise _blame(e, axes, values, run_id) from None
-    seen.add(key)
+    seen.update((key, engine_key))
     return [f"{run_id}: {note}" for note in notes]
 
 
@@ -428,7 +442,7 @@ def _with_new_engine_keys(have: dict[str, Any]) -> dict[str, Any] | None:
     return comparable_config({**have, **{k: v for k, v in engine.items() if k != "seed"}})
 
 
-def _clean_temporaries(run_dir: Path) -> None:
+def clean_temporaries(run_dir: Path) -> None:
     """Remove the temporary files a killed writer left behind (results.atomic_write's hidden ``.*.tmp``)."""
     if run_dir.is_dir():
         for tmp in run_dir.glob(".*.tmp"):
@@ -609,7 +623,7 @@ def run_sweep(
     try:
         with catalog.writer_lock(out, wait=False):
             for point in todo:
-                _clean_temporaries(runs_root / point.run_id)
+                clean_temporaries(runs_root / point.run_id)
             if on_note is not None:
                 for note in sweep.notes:
                     on_note(note)

@@ -249,6 +249,23 @@ fn flow_set(columns: &Bound<'_, PyDict>) -> PyResult<FlowSet> {
     Ok(flows)
 }
 
+/// A flow fault: (message, flow id or None, column or None, the fault said of the cell alone or None).
+type FlowFault = (String, Option<usize>, Option<&'static str>, Option<String>);
+
+/// Check flows against a config as a run would before it simulates anything (`validate::flows`: the columns'
+/// consistency, the largest flow the level and family count, the columns the scheme reads, what the level or
+/// family cannot take). None when a run would accept them; else (message, flow, column, problem): the flow id
+/// (0-based) and column at fault where one is, so that a front end can name a file's row and column.
+#[pyfunction]
+fn check_flows(config_json: &str, columns: &Bound<'_, PyDict>) -> PyResult<Option<FlowFault>> {
+    let cfg = parse(config_json)?;
+    let flows = flow_set(columns)?;
+    Ok(fctlab_sim::validate::flows(&cfg, &flows).err().map(|e| match e.cell {
+        Some(c) => (e.message, c.flow, Some(c.column), Some(c.problem)),
+        None => (e.message, None, None, None),
+    }))
+}
+
 /// Run one simulation on `threads` threads (1 or 2: the results are the same). `columns` maps each flow input
 /// column's name (`flow_columns()`) to a 1-D numpy array of its dtype. Releases the GIL while simulating.
 ///
@@ -330,6 +347,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scheme_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(flow_columns, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_flows, m)?)?;
     m.add_function(wrap_pyfunction!(ideal_fct_ns, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_scale, m)?)?;
     m.add_function(wrap_pyfunction!(tier_loads, m)?)?;

@@ -208,13 +208,40 @@ pub enum ColumnMut<'a> {
 /// Most flows a run may have: flow ids travel in 30 bits inside events.
 pub const MAX_FLOWS: usize = (1 << 30) - 2;
 
-/// A flow that cannot be simulated; names the flow and the column.
+/// Flows that cannot be simulated: a message naming the flow and the column, and where it is known, the cell
+/// itself ([`FlowCell`]), so that a front end can point at the row and column of the file the flows came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlowError(pub String);
+pub struct FlowError {
+    /// The whole message, as printed.
+    pub message: String,
+    /// The cell at fault, when the fault is one flow's (or one column's).
+    pub cell: Option<FlowCell>,
+}
+
+/// Where a [`FlowError`] is: a column and, when one flow is at fault, that flow (its id, 0-based), with the fault
+/// said of the cell alone (`problem`), for a message that names a file's row instead of the flow id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowCell {
+    pub flow: Option<usize>,
+    pub column: &'static str,
+    pub problem: String,
+}
+
+impl FlowError {
+    /// An error of the flows as a whole.
+    pub fn new(message: impl Into<String>) -> Self {
+        FlowError { message: message.into(), cell: None }
+    }
+
+    /// An error of one flow's cell in `column` (`flow`: None for the column as a whole).
+    pub fn at(flow: Option<usize>, column: &'static str, problem: impl Into<String>, message: impl Into<String>) -> Self {
+        FlowError { message: message.into(), cell: Some(FlowCell { flow, column, problem: problem.into() }) }
+    }
+}
 
 impl fmt::Display for FlowError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -285,7 +312,7 @@ impl FlowSet {
         let n = self.src.len();
         let same = |name: &str, len: usize| {
             if len != n {
-                Err(FlowError(format!("flows.{name}: has {len} entries but flows.src has {n}")))
+                Err(FlowError::new(format!("flows.{name}: has {len} entries but flows.src has {n}")))
             } else {
                 Ok(())
             }
@@ -304,7 +331,7 @@ impl FlowSet {
             same("upper_bytes", self.upper_bytes.len())?;
             for i in 0..n {
                 if self.lower_bytes[i] > self.upper_bytes[i] {
-                    return Err(FlowError(format!(
+                    return Err(FlowError::new(format!(
                         "flow {i} has lower_bytes {} > upper_bytes {}",
                         self.lower_bytes[i], self.upper_bytes[i]
                     )));
@@ -315,7 +342,7 @@ impl FlowSet {
             same("after", self.after.len())?;
             for (i, &a) in self.after.iter().enumerate() {
                 if a != NO_PARENT && a as usize >= i {
-                    return Err(FlowError(format!(
+                    return Err(FlowError::new(format!(
                         "flow {i} has after_flow {a}: a flow may only wait for an earlier flow (a smaller flow id)"
                     )));
                 }
@@ -332,7 +359,7 @@ impl FlowSet {
                 let (s, d) = (self.src[i], self.dst[i]);
                 let &mut (s0, d0, first) = pair.entry(self.conn[i]).or_insert((s, d, i));
                 if (s0, d0) != (s, d) {
-                    return Err(FlowError(format!(
+                    return Err(FlowError::new(format!(
                         "flow {i} has conn {} from host {s} to {d}, but flow {first} of that connection goes from {s0} to {d0}",
                         self.conn[i]
                     )));
@@ -343,7 +370,7 @@ impl FlowSet {
             same("deadline_ps", self.deadline_ps.len())?;
             for i in 0..n {
                 if self.deadline_ps[i] != NO_DEADLINE && self.deadline_ps[i] <= self.start_ps[i] {
-                    return Err(FlowError(format!(
+                    return Err(FlowError::new(format!(
                         "flow {i} has deadline_ps {} at or before its start_ps {}",
                         self.deadline_ps[i], self.start_ps[i]
                     )));
@@ -357,7 +384,7 @@ impl FlowSet {
             same("cached_bytes", self.cached_bytes.len())?;
             for i in 0..n {
                 if self.cached_bytes[i] > self.size_bytes[i] {
-                    return Err(FlowError(format!(
+                    return Err(FlowError::new(format!(
                         "flow {i} has cached_bytes {} > size_bytes {}",
                         self.cached_bytes[i], self.size_bytes[i]
                     )));
@@ -368,20 +395,20 @@ impl FlowSet {
             same("path", self.path.len())?;
         }
         if n > MAX_FLOWS {
-            return Err(FlowError(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));
+            return Err(FlowError::new(format!("flows: too many flows ({n}; at most {MAX_FLOWS})")));
         }
         for i in 0..n {
             if self.src[i] >= hosts {
-                return Err(FlowError(format!("flow {i} has src {} but the topology has {hosts} hosts", self.src[i])));
+                return Err(FlowError::new(format!("flow {i} has src {} but the topology has {hosts} hosts", self.src[i])));
             }
             if self.dst[i] >= hosts {
-                return Err(FlowError(format!("flow {i} has dst {} but the topology has {hosts} hosts", self.dst[i])));
+                return Err(FlowError::new(format!("flow {i} has dst {} but the topology has {hosts} hosts", self.dst[i])));
             }
             if self.src[i] == self.dst[i] {
-                return Err(FlowError(format!("flow {i} has src == dst ({})", self.src[i])));
+                return Err(FlowError::new(format!("flow {i} has src == dst ({})", self.src[i])));
             }
             if self.size_bytes[i] == 0 {
-                return Err(FlowError(format!("flow {i} has size_bytes 0")));
+                return Err(FlowError::new(format!("flow {i} has size_bytes 0")));
             }
         }
         Ok(())

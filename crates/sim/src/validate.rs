@@ -8,12 +8,13 @@
 //! the same first one, with the same key and message, as when the config checked everything itself. Read a
 //! user's config with [`config_from_json`]; [`Config::from_json`] alone leaves these checks out.
 //!
-//! Two refusals stay inside the flow level, where the facts they need are at hand: a Jellyfish path longer than
-//! the flow level holds (known only once the flow's path is drawn), and RAX with a bounded send buffer (checked
-//! as the level sets up its tags).
+//! Every refusal of a config or of flows is here, before a run starts: the levels themselves only assert what
+//! these checks have made sure of (a Jellyfish path longer than the flow level holds, RAX with a bounded send
+//! buffer at the flow level, a flow with more segments than its family counts).
 
 use crate::config::{
-    CheckPoint, Config, ConfigError, Connections, FamilyName, HomaSizes, Level, QclimbInfo, SchemeName, TopologyConfig,
+    CheckPoint, Config, ConfigError, Connections, FamilyName, HomaSizes, Level, QclimbInfo, RankBy, SchemeName,
+    TopologyConfig,
 };
 use crate::flowlevel;
 use crate::flows::{FlowError, FlowSet, NO_PATH, NO_RATE};
@@ -36,79 +37,140 @@ pub fn check(cfg: &Config) -> Result<(), ConfigError> {
 }
 
 /// Check `flows` against what the run's scheme and level need of them, before anything is simulated: the
-/// columns' own consistency ([`FlowSet::validate`]), then the columns a scheme reads (QCLIMB's bounds, Homa's
+/// columns' own consistency ([`FlowSet::validate`]), the largest flow the level and family can count
+/// ([`max_flow_bytes`]), then the columns a scheme reads (QCLIMB's bounds or estimates, pFabric's and Homa's
 /// estimates or bounds, connection ids for `transport.connections = "trace"`), and what a level or family cannot
-/// take (source routes, data generation rates). [`crate::run`] calls it; the levels themselves trust their flows
-/// beyond [`FlowSet::validate`]. The first fault found is reported, in the order the checks are listed here.
+/// take (source routes, data generation rates, at the flow level a path longer than it holds). [`crate::run`]
+/// calls it, and the front ends call it before they start a run (so that a fault is reported as bad input,
+/// naming the file's row and column from the error's [`crate::flows::FlowCell`]); the levels trust their flows.
+/// The first fault found is reported, in the order the checks are listed here.
 pub fn flows(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
     flows.validate(cfg.topology.hosts())?;
     let name = cfg.scheme.name;
+    let most = max_flow_bytes(cfg);
+    if let Some(i) = flows.size_bytes.iter().position(|&b| b > most) {
+        return Err(FlowError::at(
+            Some(i),
+            "size_bytes",
+            format!(
+                "{} bytes is more than scheme {} counts at {} (at most {most} bytes{})",
+                flows.size_bytes[i],
+                name.as_str(),
+                level_name(cfg),
+                max_flow_why(cfg)
+            ),
+            format!(
+                "flow {i} has size_bytes {}, more than scheme {} counts at {} (at most {most} bytes{})",
+                flows.size_bytes[i],
+                name.as_str(),
+                level_name(cfg),
+                max_flow_why(cfg)
+            ),
+        ));
+    }
+    estimates(cfg, flows)?;
     match cfg.run.level {
         Level::Flow => {
-            if flows.path.iter().any(|&p| p != NO_PATH) {
-                return Err(FlowError("flows: the flow level does not take source routes (the trace's path column)".into()));
-            }
-            if flows.gen_rate_bps.iter().any(|&r| r != NO_RATE) {
-                return Err(FlowError(
-                    "run.level = \"flow\": flows with a data generation rate (gen_rate_bps) are not modelled at the \
-                     flow level yet; run them at the packet level"
-                        .into(),
+            if let Some(i) = flows.path.iter().position(|&p| p != NO_PATH) {
+                return Err(FlowError::at(
+                    Some(i),
+                    "path",
+                    "the flow level does not take source routes; run at the packet level or leave the cell empty \
+                     (ECMP)",
+                    "flows: the flow level does not take source routes (the trace's path column)",
                 ));
             }
-            qclimb_bounds(cfg, flows)
+            if let Some(i) = flows.gen_rate_bps.iter().position(|&r| r != NO_RATE) {
+                return Err(FlowError::at(
+                    Some(i),
+                    "gen_rate_bps",
+                    "run.level = \"flow\": data generation rates are not modelled at the flow level yet; run at the \
+                     packet level",
+                    "run.level = \"flow\": flows with a data generation rate (gen_rate_bps) are not modelled at the \
+                     flow level yet; run them at the packet level",
+                ));
+            }
+            qclimb_bounds(cfg, flows)?;
+            flow_level_paths(cfg, flows)
         }
         Level::Packet => {
             qclimb_bounds(cfg, flows)?;
             if cfg.transport.connections == Connections::Trace && flows.conn.len() != flows.len() {
-                return Err(FlowError(
+                return Err(FlowError::at(
+                    None,
+                    "conn",
+                    "transport.connections = \"trace\" needs a connection id for every flow",
                     "flows: transport.connections = \"trace\" needs a connection id for every flow (the trace's \
-                     `conn` column)"
-                        .into(),
+                     `conn` column)",
                 ));
             }
             let family = name.family();
-            if family != FamilyName::Tcp && flows.path.iter().any(|&p| p != NO_PATH) {
-                return Err(FlowError(format!(
-                    "flows: scheme {} does not take source routes (the trace's path column); the TCP family's \
-                     strict-priority schemes do{}",
-                    name.as_str(),
-                    if name == SchemeName::Hyline { " (HyLine's manager routes its flows itself)" } else { "" }
-                )));
-            }
-            if family != FamilyName::Tcp && flows.gen_rate_bps.iter().any(|&r| r != NO_RATE) {
-                return Err(FlowError(format!(
-                    "flows: scheme {} does not model data generation rates (gen_rate_bps); the TCP-family schemes do",
-                    name.as_str()
-                )));
+            if family != FamilyName::Tcp {
+                if let Some(i) = flows.path.iter().position(|&p| p != NO_PATH) {
+                    let why = format!(
+                        "scheme {} does not take source routes; the TCP family's strict-priority schemes do{}",
+                        name.as_str(),
+                        if name == SchemeName::Hyline { " (HyLine's manager routes its flows itself)" } else { "" }
+                    );
+                    return Err(FlowError::at(
+                        Some(i),
+                        "path",
+                        why.clone(),
+                        format!("flows: {why} (the trace's path column)"),
+                    ));
+                }
+                if let Some(i) = flows.gen_rate_bps.iter().position(|&r| r != NO_RATE) {
+                    let why = format!(
+                        "scheme {} does not model data generation rates; the TCP-family schemes do",
+                        name.as_str()
+                    );
+                    return Err(FlowError::at(
+                        Some(i),
+                        "gen_rate_bps",
+                        why.clone(),
+                        format!("flows: {why} (gen_rate_bps)"),
+                    ));
+                }
             }
             match family {
                 FamilyName::Tcp if !flows.path.is_empty() => {
                     if name.rank_queue() {
-                        return Err(FlowError(format!(
-                            "flows: scheme {} cannot take source routes (the trace's path column): its packets' rank \
-                             field is where routes ride; strict-priority schemes can",
-                            name.as_str()
-                        )));
+                        if let Some(i) = flows.path.iter().position(|&p| p != NO_PATH) {
+                            let why = format!(
+                                "scheme {} cannot take source routes: its packets' rank field is where routes ride; \
+                                 strict-priority schemes can",
+                                name.as_str()
+                            );
+                            return Err(FlowError::at(
+                                Some(i),
+                                "path",
+                                why.clone(),
+                                format!("flows: {why} (the trace's path column)"),
+                            ));
+                        }
                     }
                     // every route must be a path of the fabric as built (the seed does not change the fabric)
                     let net: Network = Network::build(cfg, 0);
                     route::route_codes(&net, flows)?;
                 }
                 FamilyName::Homa => {
-                    let needs = |col: &Vec<u64>, what: &str| {
+                    let needs = |col: &Vec<u64>, what: &str, column: &'static str| {
                         if col.len() == flows.len() {
                             Ok(())
                         } else {
-                            Err(FlowError(format!(
-                                "flows: scheme homa with scheme.homa_sizes = \"{what}\" needs {what}_bytes for every flow"
-                            )))
+                            Err(FlowError::at(
+                                None,
+                                column,
+                                format!("scheme homa with scheme.homa_sizes = \"{what}\" needs {column} for every flow"),
+                                format!("flows: scheme homa with scheme.homa_sizes = \"{what}\" needs {column} for every flow"),
+                            ))
                         }
                     };
                     match cfg.scheme.homa_sizes {
                         HomaSizes::Exact => {}
-                        HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate")?,
-                        HomaSizes::Lower => needs(&flows.lower_bytes, "lower")?,
-                        HomaSizes::Upper => needs(&flows.upper_bytes, "upper")?,
+                        HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate", "estimate_bytes")?,
+                        HomaSizes::Lower => needs(&flows.lower_bytes, "lower", "lower_bytes")?,
+                        HomaSizes::Upper => needs(&flows.upper_bytes, "upper", "upper_bytes")?,
                     }
                 }
                 _ => {}
@@ -118,14 +180,91 @@ pub fn flows(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
     }
 }
 
+fn level_name(cfg: &Config) -> &'static str {
+    match cfg.run.level {
+        Level::Packet => "the packet level",
+        Level::Flow => "the flow level",
+    }
+}
+
+/// The largest flow (bytes) a run of `cfg` can simulate. At the packet level every family numbers a flow's
+/// segments in 32 bits (two numbers kept back as markers), so a flow has at most 2^32 - 3 segments of
+/// `transport.mss_bytes` (about 6.3 TB at the default 1,460 B). The flow level counts bits in floating point and
+/// time in 64-bit picoseconds: a flow is held to the same segment count, so both levels take the same flows and
+/// its transfer, about 2^65 bits at most, ends within the clock at every host link rate the config allows.
+pub fn max_flow_bytes(cfg: &Config) -> u64 {
+    (u32::MAX as u64 - 2) * cfg.transport.mss_bytes as u64
+}
+
+fn max_flow_why(cfg: &Config) -> String {
+    format!(": 2^32 - 3 segments of transport.mss_bytes = {}", cfg.transport.mss_bytes)
+}
+
+/// A scheme told to read estimated sizes needs them: pFabric ranked by estimate (`scheme.rank = "estimate"`) and
+/// QCLIMB by a point estimate (`scheme.qclimb_info = "point_fixed"` or `"point_climb"`) read `estimate_bytes`, and
+/// without that column would run on the true sizes, i.e. be the exact-size scheme under another name.
+fn estimates(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
+    let sc = &cfg.scheme;
+    let reads = match sc.name {
+        SchemeName::Pfabric if sc.rank == RankBy::Estimate => Some("scheme pfabric with scheme.rank = \"estimate\""),
+        SchemeName::Qclimb if sc.qclimb_info == QclimbInfo::PointFixed => {
+            Some("scheme qclimb with scheme.qclimb_info = \"point_fixed\"")
+        }
+        SchemeName::Qclimb if sc.qclimb_info == QclimbInfo::PointClimb => {
+            Some("scheme qclimb with scheme.qclimb_info = \"point_climb\"")
+        }
+        _ => None,
+    };
+    match reads {
+        Some(what) if flows.estimate_bytes.len() != flows.len() => Err(FlowError::at(
+            None,
+            "estimate_bytes",
+            format!("{what} needs estimate_bytes for every flow (without it the run would use the true sizes)"),
+            format!(
+                "flows: {what} needs estimate_bytes for every flow (a trace annotated by `fctlab predict annotate`); \
+                 without it the run would use the true sizes"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// QCLIMB with bounds reads both bounds of every flow (at either level).
 fn qclimb_bounds(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
     if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
-        return Err(FlowError(
+        let column = if flows.lower_bytes.len() == flows.len() { "upper_bytes" } else { "lower_bytes" };
+        return Err(FlowError::at(
+            None,
+            column,
+            "scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow",
             "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every \
-             flow (a trace annotated by `fctlab predict annotate`)"
-                .into(),
+             flow (a trace annotated by `fctlab predict annotate`)",
         ));
+    }
+    Ok(())
+}
+
+/// The flow level holds at most [`flowlevel::MAX_HOPS`] ports on a flow's path. BCube's paths are bounded by
+/// `topology.k` (checked with the config); a Jellyfish graph's are known once it is drawn: a flow's ports are
+/// those of a shortest path between its hosts (ECMP's and spraying's paths alike), counted here per pair of hosts.
+fn flow_level_paths(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
+    if !matches!(cfg.topology, TopologyConfig::Jellyfish(_)) {
+        return Ok(());
+    }
+    let net: Network = Network::build(cfg, 0);
+    let mut seen: std::collections::HashMap<(u32, u32), usize> = std::collections::HashMap::new();
+    for i in 0..flows.len() {
+        let (src, dst) = (flows.src[i], flows.dst[i]);
+        let ports = *seen.entry((src, dst)).or_insert_with(|| net.ecmp_path(src, dst, 0).len());
+        if ports > flowlevel::MAX_HOPS {
+            let why = format!(
+                "host {src} to host {dst} crosses {ports} ports; the flow level takes at most {}: this Jellyfish \
+                 graph is too wide; give its switches more network ports (topology.network_ports) or use fewer \
+                 switches (topology.switches), or run it at the packet level",
+                flowlevel::MAX_HOPS
+            );
+            return Err(FlowError::at(Some(i), "dst", why.clone(), format!("run.level = \"flow\": flow {i}: {why}")));
+        }
     }
     Ok(())
 }
@@ -154,6 +293,14 @@ fn deeper(cfg: &Config, at: CheckPoint) -> Result<(), ConfigError> {
                         name.as_str(),
                         flowlevel::supported_names().join(", ")
                     ),
+                );
+            }
+            if matches!(name, SchemeName::Rax | SchemeName::RaxPlus) && cfg.transport.send_buffer_bytes != 0 {
+                return err(
+                    "transport.send_buffer_bytes",
+                    "run.level = \"flow\": RAX's remaining time depends on the bytes written into a bounded send \
+                     buffer, which the flow level does not model; use 0 (unbounded)"
+                        .into(),
                 );
             }
         }
@@ -224,6 +371,49 @@ mod tests {
         let e = config_from_json(r#"{"run": {"level": "flow"}, "topology": {"kind": "bcube", "k": 3}, "scheme": {"rax_base": 0.5}}"#)
             .unwrap_err();
         assert_eq!(e.key, "topology.k");
+    }
+
+    fn one_flow() -> FlowSet {
+        FlowSet { src: vec![0], dst: vec![1], size_bytes: vec![1_000], start_ps: vec![0], ..FlowSet::default() }
+    }
+
+    /// pFabric by estimate and QCLIMB by a point estimate without estimates would be the exact-size schemes
+    /// (bit-identical results): refused, naming the column; with the column they run.
+    #[test]
+    fn estimated_sizes_need_their_column() {
+        for (scheme, key) in [
+            (r#"{"name": "pfabric", "rank": "estimate"}"#, "rank"),
+            (r#"{"name": "qclimb", "qclimb_info": "point_fixed", "thresholds_bytes": [1,2,3,4,5,6,7]}"#, "qclimb_info"),
+            (r#"{"name": "qclimb", "qclimb_info": "point_climb", "thresholds_bytes": [1,2,3,4,5,6,7]}"#, "qclimb_info"),
+        ] {
+            for level in ["packet", "flow"] {
+                let cfg = config_from_json(&format!(r#"{{"scheme": {scheme}, "run": {{"level": "{level}"}}}}"#)).unwrap();
+                let e = flows(&cfg, &one_flow()).unwrap_err();
+                assert!(e.message.contains(key) && e.message.contains("true sizes"), "{e}");
+                assert_eq!(e.cell.map(|c| (c.flow, c.column)), Some((None, "estimate_bytes")));
+                flows(&cfg, &FlowSet { estimate_bytes: vec![500], ..one_flow() }).unwrap();
+            }
+        }
+        // the default rank reads no estimate
+        flows(&config_from_json(r#"{"scheme": {"name": "pfabric"}}"#).unwrap(), &one_flow()).unwrap();
+    }
+
+    /// A flow is refused past 2^32 - 3 segments, at the first flow over, naming its size cell; RAX with a bounded
+    /// send buffer at the flow level is refused with the config.
+    #[test]
+    fn flows_too_large_to_count_and_rax_buffers_are_refused_before_the_run() {
+        let cfg = config_from_json(r#"{"transport": {"mss_bytes": 1000}}"#).unwrap();
+        assert_eq!(max_flow_bytes(&cfg), 4_294_967_293_000);
+        let mut f = one_flow();
+        f.size_bytes = vec![4_294_967_293_000];
+        flows(&cfg, &f).unwrap();
+        f.size_bytes = vec![4_294_967_293_001];
+        let e = flows(&cfg, &f).unwrap_err();
+        assert_eq!(e.cell.map(|c| (c.flow, c.column)), Some((Some(0), "size_bytes")));
+        let e = config_from_json(r#"{"scheme": {"name": "rax"}, "transport": {"send_buffer_bytes": 1000},
+            "run": {"level": "flow"}}"#)
+        .unwrap_err();
+        assert_eq!(e.key, "transport.send_buffer_bytes");
     }
 
     #[test]

@@ -59,14 +59,14 @@ fn trace_connections_follow_the_ids_and_are_required() {
     let mut cfg = dctcp(Connections::Trace);
     let mut f = flows(&[(0, 2, 50_000, 0), (0, 2, 50_000, 1_000 * PS_PER_US), (0, 2, 50_000, 2_000 * PS_PER_US)]);
     let err = run(&cfg, &f, None, 1).unwrap_err();
-    assert!(err.0.contains("conn"), "{}", err.0);
+    assert!(err.message.contains("conn"), "{}", err.message);
     f.conn = vec![7, 8, 7];
     let out = run(&cfg, &f, None, 1).unwrap();
     assert_eq!((out.stats.connections_opened, out.stats.connections_reused), (2, 1));
     // one connection joins one pair of hosts
     f.src[2] = 1;
     let err = f.validate(3).unwrap_err();
-    assert!(err.0.contains("conn 7"), "{}", err.0);
+    assert!(err.message.contains("conn 7"), "{}", err.message);
     cfg.transport.connections = Connections::PerFlow;
     f.src[2] = 0;
     assert_eq!(run(&cfg, &f, None, 1).unwrap().stats.connections_reused, 0, "ids are ignored per flow");

@@ -67,7 +67,7 @@ fn a_workload_finishes_deterministically() {
     let mut f = flows(&[(0, 1, 10_000, 0)]);
     f.gen_rate_bps = vec![1_000_000_000];
     let e = fctlab_sim::run(&cfg("dctcp", Level::Flow), &f, None, 1).unwrap_err();
-    assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
+    assert!(e.message.contains("gen_rate_bps"), "{}", e.message);
 }
 
 /// QCLIMB by bounds needs both bounds of every flow at the flow level too: the run is refused with the packet
@@ -80,7 +80,7 @@ fn qclimb_without_bounds_is_refused_at_both_levels() {
         let mut c = Config::from_json(text).unwrap();
         c.run.level = level;
         let e = fctlab_sim::run(&c, &f, None, 1).unwrap_err();
-        assert!(e.0.contains("needs lower_bytes and upper_bytes for every flow"), "{level:?}: {}", e.0);
+        assert!(e.message.contains("needs lower_bytes and upper_bytes for every flow"), "{level:?}: {}", e.message);
         let mut g = f.clone();
         g.lower_bytes = vec![5_000, 10_000];
         g.upper_bytes = vec![15_000, 30_000];

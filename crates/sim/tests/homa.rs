@@ -138,11 +138,11 @@ fn estimated_sizes() {
     let poor = run(&homa(r#", "homa_sizes": "estimate""#), &f);
     assert_eq!(poor.stats.flows_finished, 500);
     let e = fctlab_sim::run(&homa(r#", "homa_sizes": "upper""#), &f, None, 1).unwrap_err();
-    assert!(e.0.contains("upper_bytes"), "{}", e.0);
+    assert!(e.message.contains("upper_bytes"), "{}", e.message);
     // the application model's generation rates are the TCP family's: refused here, not ignored
     f.gen_rate_bps = vec![1_000_000_000; f.len()];
     let e = fctlab_sim::run(&homa(""), &f, None, 1).unwrap_err();
-    assert!(e.0.contains("gen_rate_bps"), "{}", e.0);
+    assert!(e.message.contains("gen_rate_bps"), "{}", e.message);
 }
 
 /// Loss into a few receivers with one message granted at a time: a message granted to its end and then passed

@@ -76,12 +76,12 @@ fn unrouted_flows_are_unchanged_and_two_threads_agree() {
 fn bad_paths_and_schemes_that_cannot_carry_routes_are_refused() {
     let f = with_paths(flows(&[(0, 7, 1_000, 0), (0, 1, 1_000, 0)]), &[3, 1]);
     let e = fctlab_sim::run(&fabric("tcp"), &f, None, 1).unwrap_err();
-    assert!(e.0.contains("flow 1 has path 1") && e.0.contains("1 equal-cost paths"), "{}", e.0);
+    assert!(e.message.contains("flow 1 has path 1") && e.message.contains("1 equal-cost paths"), "{}", e.message);
     let ok = with_paths(flows(&[(0, 7, 1_000, 0)]), &[3]);
     let e = fctlab_sim::run(&fabric("pfabric"), &ok, None, 1).unwrap_err();
-    assert!(e.0.contains("pfabric") && e.0.contains("rank"), "{}", e.0);
+    assert!(e.message.contains("pfabric") && e.message.contains("rank"), "{}", e.message);
     let e = fctlab_sim::run(&fabric("hyline"), &ok, None, 1).unwrap_err();
-    assert!(e.0.contains("manager routes"), "{}", e.0);
+    assert!(e.message.contains("manager routes"), "{}", e.message);
 }
 
 /// PFC's next-queue mode reads each packet's next port ahead of time: with source routes it reads the route

@@ -426,4 +426,12 @@ fn a_jellyfish_too_wide_for_the_flow_level_names_its_keys() {
     let list: Vec<(u32, u32, u64, u64)> = (0..50).map(|i| (i, 299 - i, 1_000, 0)).collect();
     let e = fctlab_sim::run(&cfg, &flows(&list), None, 1).err().expect("refused").to_string();
     assert!(e.contains("topology.network_ports") && e.contains("topology.switches"), "{e}");
+    // refused by the checks before a run, at the first flow whose pair is too far apart, naming its cell
+    let cell = fctlab_sim::validate::flows(&cfg, &flows(&list)).unwrap_err().cell.expect("a cell");
+    assert_eq!(cell.column, "dst");
+    let far = list.iter().position(|&(s, d, _, _)| {
+        let one: Vec<(u32, u32, u64, u64)> = vec![(s, d, 1_000, 0)];
+        fctlab_sim::validate::flows(&cfg, &flows(&one)).is_err()
+    });
+    assert_eq!(cell.flow, far);
 }

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from fctlab.sweep import Point, RunEvent, SweepReport
 
 __all__ = [
-    "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "output_dir", "run_with_progress",
-    "Terminated", "signals_interrupt", "ProgressView", "print_results", "warn_before_run", "warn_sweep_points", "STRICT_HELP",
+    "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "output_dir", "check_rerun", "run_with_progress",
+    "eta_text", "Terminated", "signals_interrupt", "ProgressView", "print_results", "warn_before_run", "warn_sweep_points",
+    "STRICT_HELP",
 ]
 
 STRICT_HELP = "Refuse to run (exit 2) when the pre-run check warns (fctlab check lists its rules)."
@@ -119,8 +120,22 @@ def warn_sweep_points(points: list[Point], strict: bool = False) -> int:
     return len(seen)
 
 
+def check_rerun(out: Path, exp: Experiment, overwrite: bool) -> None:
+    """Before a single run writes to ``out``: remove the temporary files a killed write left there, and refuse
+    (ConfigError on ``--out``) a folder holding the finished results of another configuration unless
+    ``overwrite``; results of the same configuration are simply written again (the rule sweeps follow)."""
+    from fctlab.config import ConfigError
+    from fctlab.sweep import clean_temporaries, run_state
+
+    clean_temporaries(out)
+    state, why = run_state(out, exp.to_dict())
+    if state == "conflict" and not overwrite:
+        raise ConfigError("--out", f"{out}: {why}; give --overwrite to replace it, or write to another folder")
+
+
 def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1) -> Result:
-    """Run the engine in a worker thread; on a terminal, show flows finished / total polled from the engine."""
+    """Run the engine in a worker thread; show flows finished / total polled from the engine (a bar with the
+    time left on a terminal, a line every ~10 s otherwise)."""
     from fctlab import _core
     from fctlab.simulation import simulate
 
@@ -138,21 +153,46 @@ def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1)
     worker.start()
     try:
         _wait(worker, progress, len(flows), label)
-    except KeyboardInterrupt:
-        raise fail("interrupted; nothing was written for this run", 130) from None
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM / SIGHUP under signals_interrupt (Terminated)
+        raise fail("interrupted; nothing was written for this run", getattr(e, "exit_code", 130)) from None
     if "error" in box:
         raise box["error"]
     return box["result"]
 
 
+#: Seconds between the plain progress lines written when stderr is not a terminal (CI, notebooks, logs).
+PLAIN_PROGRESS_SECONDS = 10.0
+
+
+def eta_text(done: float, total: float, elapsed: float) -> str:
+    """``12,345 of 20,000 (62%), 41 s elapsed, about 25 s left`` (the time left extrapolated from the rate so
+    far; unknown until something is done)."""
+    share = f" ({100 * done / total:.0f}%)" if total else ""
+    left = "time left unknown yet" if done <= 0 or done >= total else f"about {_duration(elapsed * (total - done) / done)} left"
+    return f"{done:,.0f} of {total:,.0f}{share}, {_duration(elapsed)} elapsed, {left}"
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> None:
-    """Wait for the engine thread, drawing a progress bar on stderr when it is a terminal."""
+    """Wait for the engine thread: a progress bar with the time left on stderr when it is a terminal, else a
+    plain line every PLAIN_PROGRESS_SECONDS."""
+    import time
+
     _import_while_running()
     if sys.stderr.isatty():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
 
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("flows"),
-                   TimeElapsedColumn())
+                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
         with Progress(*columns, console=console(stderr=True), transient=True) as bar:
             task = bar.add_task(label, total=total)
             while worker.is_alive():
@@ -161,8 +201,15 @@ def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> No
     else:
         sys.stderr.write(f"running {label}: {total:,} flows\n")
         sys.stderr.flush()
+        start = time.monotonic()
+        next_line = start + PLAIN_PROGRESS_SECONDS
         while worker.is_alive():
             worker.join(0.5)
+            now = time.monotonic()
+            if worker.is_alive() and now >= next_line:
+                sys.stderr.write(f"  {label}: {eta_text(progress.flows_done, total, now - start)} (flows finished)\n")
+                sys.stderr.flush()
+                next_line = now + PLAIN_PROGRESS_SECONDS
 
 
 def _import_while_running() -> None:
@@ -217,6 +264,7 @@ class ProgressView:
         self.tty = sys.stderr.isatty()
         self.bar: Any = None
         self.task: Any = None
+        self.started: float | None = None
 
     def __enter__(self) -> ProgressView:
         return self
@@ -239,22 +287,32 @@ class ProgressView:
         total = len(todo) + len(skipped)
         done = f" ({len(skipped)} already done, skipped)" if skipped else ""
         self._line(f"sweep {self.name}: {total} runs{done}; {len(todo)} to run on {self.where}")
+        import time
+
+        self.started = time.monotonic()
         if self.tty and todo:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
 
             self.bar = Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TimeElapsedColumn(), console=Console(stderr=True, highlight=False), transient=False,
+                TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                console=Console(stderr=True, highlight=False), transient=False,
             )
             self.bar.start()
             self.task = self.bar.add_task(self.name, total=len(todo))
 
     def update(self, event: RunEvent) -> None:
+        import time
+
+        if self.started is None:
+            self.started = time.monotonic()
+        left = eta_text(event.done, event.total, time.monotonic() - self.started).split(", ", 1)[1]
         if event.ok:
             info = event.info
             text = (f"[{event.done}/{event.total}] done {event.run_id} in {event.wall_seconds:.1f} s "
-                    f"({info.get('flows', 0):,} flows, {info.get('unfinished', 0):,} unfinished)")
+                    f"({info.get('flows', 0):,} flows, {info.get('unfinished', 0):,} unfinished); sweep: {left}")
         else:
             text = f"[{event.done}/{event.total}] FAILED {event.run_id}: {event.error}"
         if self.bar is not None:

@@ -12,11 +12,13 @@ from fctlab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     STRICT_HELP,
+    check_rerun,
     console,
     fail,
     output_dir,
     run_with_progress,
     say,
+    signals_interrupt,
     warn_before_run,
 )
 
@@ -69,10 +71,13 @@ def prepare(experiment: Path, sets: list[str] | None) -> tuple[Experiment, Any]:
     return exp, workload_columns(exp)
 
 
-def _notes(exp: Experiment, flows: Any) -> list[str]:
-    """What to tell the user about the flows before they run (ConfigError when none could run)."""
-    from fctlab.simulation import workload_notes
+def _notes(exp: Experiment, flows: Any, runs: list[Experiment] | None = None) -> list[str]:
+    """What to tell the user about the flows before they run; ConfigError when none could run, or when the flows
+    are not what the scheme or level of ``exp`` (or of each of ``runs``) can take."""
+    from fctlab.simulation import check_flows, workload_notes
 
+    for each in runs or [exp]:
+        check_flows(each, flows)
     return workload_notes(exp, flows)
 
 
@@ -88,6 +93,9 @@ def run(
     sets: _SetOption = None,
     threads: _ThreadsOption = None,
     strict: _StrictOption = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace results of another configuration in the results directory (the same "
+        "configuration is always written again).")] = False,
 ) -> None:
     """Run one experiment; write flows.parquet, summary.json and config.json to the results directory."""
     from fctlab.config import ConfigError
@@ -97,24 +105,29 @@ def run(
         exp, flows = prepare(experiment, sets)
         notes = _notes(exp, flows)
         out_dir = output_dir(out, exp)
+        check_rerun(out_dir, exp, overwrite)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     _say_notes(notes)
     warn_before_run(exp, flows, strict)
-    try:
-        result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
-    except typer.Exit:  # (a RuntimeError subclass in click)
-        raise
-    except (ValueError, RuntimeError) as e:
-        raise fail(f"engine: {e}", EXIT_FAILED) from None
-    del flows  # the result table holds what is written: free the workload before writing
-    from fctlab.analyze import summary_table
-    from fctlab.results import write_results
+    with signals_interrupt():  # SIGTERM / SIGHUP end the run as Ctrl-C does
+        try:
+            result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
+        except typer.Exit:  # (a RuntimeError subclass in click)
+            raise
+        except (ValueError, RuntimeError) as e:
+            raise fail(f"engine: {e}", EXIT_FAILED) from None
+        del flows  # the result table holds what is written: free the workload before writing
+        from fctlab.analyze import summary_table
+        from fctlab.results import write_results
 
-    try:
-        write_results(result, out_dir)
-    except OSError as e:
-        raise fail(f"writing results to {out_dir}: {e}", EXIT_FAILED) from None
+        try:
+            write_results(result, out_dir)
+        except OSError as e:
+            raise fail(f"writing results to {out_dir}: {e}", EXIT_FAILED) from None
+        except KeyboardInterrupt as e:  # (its temporary file is removed by the write itself)
+            raise fail(f"interrupted while writing the results; {out_dir} may hold some of this run's files and "
+                       "none of its temporary ones: run the command again", getattr(e, "exit_code", 130)) from None
     summary = result.summary
     del result  # the catalog reads the written files: free the table before DuckDB loads
     _record_in_catalog(out_dir, out_dir)
@@ -174,7 +187,7 @@ def compare(
             if not scheme or "/" in scheme or scheme.startswith("."):
                 raise ConfigError("--scheme", f"bad scheme name {scheme!r}")
             variants[scheme] = base.with_overrides([f"scheme.name={scheme}"])
-        notes = _notes(base, flows)
+        notes = _notes(base, flows, list(variants.values()))
         out_dir = output_dir(out, base)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
@@ -235,7 +248,7 @@ def calibrate(
         base, flows = prepare(experiment, sets)
         packet = base.with_overrides(["run.level=packet"])
         flow = base.with_overrides(["run.level=flow"])
-        notes = _notes(base, flows)
+        notes = _notes(base, flows, [packet, flow])
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
     _say_notes(notes)

@@ -86,7 +86,15 @@ def load_rate_cdf(name_or_path: str | Path) -> Cdf:
             known = ", ".join(c.name for c in list_rate_cdfs())
             raise WorkloadError(f"unknown rate CDF {name_or_path!r}; known names: {known} (or give a file path)")
     path = Path(name_or_path)
-    return parse_cdf_file(path, path.stem)
+    cdf = parse_cdf_file(path, path.stem)
+    if cdf.sizes[0] <= 0:
+        # draws interpolate from the first point: a CDF from 0 gives rates near 0 (1 bit/s after rounding),
+        # whose flows generate their data for days; a trace's gen_rate_bps = 0 is refused the same way
+        raise WorkloadError(
+            f"{path}: a rate CDF's rates must be > 0 bit/s; its first point is {cdf.sizes[0]:g} (draws between it and "
+            "the next point would be rates near 0, flows that never finish); start it at the lowest real rate"
+        )
+    return cdf
 
 
 def list_rate_cdfs() -> list[Cdf]:

@@ -14,7 +14,7 @@ from fctlab.workloads.table import build_table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TRACE_REQUIRED", "TRACE_OPTIONAL", "MAX_START_NS", "read_trace"]
+__all__ = ["TRACE_REQUIRED", "TRACE_OPTIONAL", "MAX_START_NS", "TRACE_SOURCE", "read_trace", "trace_cell"]
 
 
 TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
@@ -191,9 +191,11 @@ def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
         after = _int_column(df, "after_flow", where, is_csv, minimum=-1)
         i = first_true(after >= np.arange(len(after)))
         if i is not None:
+            # after_flow names a data row counted from 0 (the row of this message counts from 1)
+            may = "only -1 (none): it is the first row" if i == 0 else f"0 to {i - 1}, or -1 for none"
             raise WorkloadError(
                 f"{where}: column 'after_flow', {_row_label(i, is_csv)}: {int(after[i])} is not an earlier row "
-                "(a flow may only wait for a flow on an earlier row; rows count from 0 here)"
+                f"(after_flow counts data rows from 0; this row may name {may})"
             )
         # a waiting flow sorts no earlier than its parent (parents come first in the file)
         sort_ps = start_ps.copy()
@@ -219,7 +221,26 @@ def read_trace(path: str | Path, *, rebase: bool = False) -> pd.DataFrame:
         # a source route: the index of the flow's path among its pair's equal-cost paths (-1: ECMP)
         extra["path"] = _int_column(df, "path", where, is_csv, minimum=-1, maximum=U32_MAX - 1)
 
-    return build_table(src, dst, size, start_ps, sort_ps=sort_ps, **extra).frame()
+    table = build_table(src, dst, size, start_ps, sort_ps=sort_ps, **extra).frame()
+    # where each flow came from (flow id -> 0-based data row of the file), for errors found later (the engine's
+    # checks against the scheme and the level) to name the file's row
+    table.attrs[TRACE_SOURCE] = {"path": str(path), "is_csv": is_csv,
+                                 "rows": np.argsort(start_ps if sort_ps is None else sort_ps, kind="stable")}
+    return table
+
+
+#: The key of a trace table's ``attrs`` that says where its flows came from: the file (``path``, ``is_csv``) and
+#: each flow's 0-based data row (``rows``, by flow id).
+TRACE_SOURCE = "fctlab_trace_source"
+
+
+def trace_cell(table: object, flow: int, column: str) -> str | None:
+    """``FILE: column 'COL', row R (line L)`` for flow ``flow`` of a table read by :func:`read_trace` (rows count
+    data rows from 1, as every trace error does); None for a table not read from a trace file."""
+    source = getattr(table, "attrs", {}).get(TRACE_SOURCE)
+    if source is None or not 0 <= flow < len(source["rows"]):
+        return None
+    return f"{source['path']}: column {column!r}, {_row_label(int(source['rows'][flow]), source['is_csv'])}"
 
 
 def _bool_column(df: pd.DataFrame, col: str, where: str, is_csv: bool) -> np.ndarray:

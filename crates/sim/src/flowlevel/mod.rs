@@ -176,7 +176,7 @@ pub(crate) fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError>
 fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, FlowError> {
     let wall = std::time::Instant::now();
     let Some(model) = model_of(cfg.scheme.name) else {
-        return Err(FlowError(format!(
+        return Err(FlowError::new(format!(
             "run.level = \"flow\": scheme {} has no flow-level model yet (the flow level has: {})",
             cfg.scheme.name.as_str(),
             supported_names().join(", ")
@@ -417,21 +417,9 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             results.start_ps[i] = now;
             results.ideal_fct_ps[i] = ideal;
             stats.connections_opened += 1;
-            if path.len() > MAX_HOPS {
-                // (BCube's paths are bounded up front, by topology.k; a Jellyfish graph's diameter is known only
-                // once it is drawn)
-                let hint = if matches!(cfg.topology, crate::config::TopologyConfig::Jellyfish(_)) {
-                    ": this Jellyfish graph is too wide; give its switches more network ports \
-                     (topology.network_ports) or use fewer switches (topology.switches), or run it at the packet \
-                     level"
-                } else {
-                    ""
-                };
-                return Err(FlowError(format!(
-                    "run.level = \"flow\": flow {id} crosses {} ports; the flow level takes at most {MAX_HOPS}{hint}",
-                    path.len()
-                )));
-            }
+            // (validate::flows refuses a path longer than this before the run: BCube's by topology.k, a
+            // Jellyfish graph's per pair of hosts once it is drawn)
+            assert!(path.len() <= MAX_HOPS, "flow {id} crosses {} ports (at most {MAX_HOPS})", path.len());
             let mut hops = [0; MAX_HOPS];
             let mut hops_len = 0;
             for &r in path.iter().filter(|&&r| res.kept[r as usize]) {

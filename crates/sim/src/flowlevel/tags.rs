@@ -58,13 +58,7 @@ impl Tags {
                 Tags::Qclimb { tagging, thresholds: sc.thresholds_bytes.clone(), slack, bounds, per_byte }
             }
             SchemeName::Rax | SchemeName::RaxPlus => {
-                if cfg.transport.send_buffer_bytes != 0 {
-                    return Err(FlowError(
-                        "run.level = \"flow\": RAX's remaining time depends on the bytes written into a bounded send \
-                         buffer (transport.send_buffer_bytes), which the flow level does not model; use 0 (unbounded)"
-                            .into(),
-                    ));
-                }
+                // (a bounded send buffer is refused with the config: validate's flow-level checks)
                 let rax = RaxParams::from_config(cfg, sc.name == SchemeName::RaxPlus);
                 Tags::Rax { rax, size: flows.size_bytes.clone(), per_byte }
             }

@@ -89,11 +89,14 @@ pub(crate) fn route_codes<H: crate::net::packet::Header>(net: &Network<H>, flows
         let (src, dst) = (flows.src[i], flows.dst[i]);
         let codes = cache.entry((src, dst)).or_insert_with(|| paths(net, src, dst).into_iter().map(|(c, _)| c).collect());
         let Some(&code) = codes.get(p as usize) else {
-            return Err(FlowError(format!(
-                "flow {i} has path {p}, but host {src} has {} equal-cost paths to host {dst} (paths 0 to {})",
-                codes.len(),
-                codes.len() - 1
-            )));
+            let paths =
+                format!("host {src} has {} equal-cost paths to host {dst} (paths 0 to {})", codes.len(), codes.len() - 1);
+            return Err(FlowError::at(
+                Some(i),
+                "path",
+                format!("path {p} does not exist: {paths}"),
+                format!("flow {i} has path {p}, but {paths}"),
+            ));
         };
         out.push(ROUTED | code);
     }
