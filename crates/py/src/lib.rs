@@ -112,6 +112,18 @@ fn fabric_scale<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, 
 /// The offered load of each tier of links (`net::scale::tier_loads`) when flows `src[i]` -> `dst[i]` of
 /// `size_bytes[i]` arrive over `span_ns`: a list of (tier, ports, mean load, most loaded port's load), and the
 /// data packets' port crossings on those paths.
+/// The flow columns a fabric function reads: of one length, and every host in the topology.
+fn check_pairs(cfg: &Config, src: &[u32], dst: &[u32], size: &[u64]) -> PyResult<()> {
+    if src.len() != dst.len() || src.len() != size.len() {
+        return Err(PyValueError::new_err("src, dst and size_bytes must have the same length"));
+    }
+    let hosts = cfg.topology.hosts();
+    if let Some(&h) = src.iter().chain(dst).find(|&&h| h >= hosts) {
+        return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
+    }
+    Ok(())
+}
+
 #[pyfunction]
 fn tier_loads<'py>(
     config_json: &str,
@@ -122,13 +134,7 @@ fn tier_loads<'py>(
 ) -> PyResult<(Vec<(&'static str, u32, f64, f64)>, u64)> {
     let cfg = parse(config_json)?;
     let (src, dst, size) = (src.as_slice()?, dst.as_slice()?, size_bytes.as_slice()?);
-    if src.len() != dst.len() || src.len() != size.len() {
-        return Err(PyValueError::new_err("src, dst and size_bytes must have the same length"));
-    }
-    let hosts = cfg.topology.hosts();
-    if let Some(&h) = src.iter().chain(dst).find(|&&h| h >= hosts) {
-        return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
-    }
+    check_pairs(&cfg, src, dst, size)?;
     let span_ps = (span_ns.max(0.0) * 1000.0) as u64;
     let (loads, packet_hops) = fctlab_sim::net::scale::tier_loads(&cfg, src, dst, size, span_ps);
     Ok((loads.into_iter().map(|t| (t.tier, t.ports, t.mean, t.max)).collect(), packet_hops))
@@ -147,13 +153,7 @@ fn ideal_fct_ns<'py>(
 ) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
     let cfg = parse(config_json)?;
     let (src, dst, size) = (src.as_slice()?, dst.as_slice()?, size_bytes.as_slice()?);
-    if src.len() != dst.len() || src.len() != size.len() {
-        return Err(PyValueError::new_err("src, dst and size_bytes must have the same length"));
-    }
-    let hosts = cfg.topology.hosts();
-    if let Some(&h) = src.iter().chain(dst).find(|&&h| h >= hosts) {
-        return Err(PyValueError::new_err(format!("host {h} is not in the topology ({hosts} hosts)")));
-    }
+    check_pairs(&cfg, src, dst, size)?;
     let out: Vec<f64> =
         fctlab_sim::net::ideal::ideal_fcts(&cfg, src, dst, size).into_iter().map(|ps| ps as f64 / 1000.0).collect();
     Ok(out.into_pyarray(py))
