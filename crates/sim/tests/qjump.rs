@@ -68,16 +68,8 @@ fn a_flow_beyond_its_bucket_is_held_to_the_level_rate() {
 fn every_byte_arrives_and_two_threads_agree() {
     let cfg = qjump(r#", "qjump_bucket_bytes": [3000, 6000, 9000, 12000, 30000, 60000, 300000, 1312500]"#);
     let f = random_flows(400, 5, 300_000, 30 * US, 5);
-    let one = run(&cfg, &f);
-    assert_eq!(one.stats.flows_finished, 400);
+    let one = delivered_alike_on_two_threads(&cfg, &f);
     assert!(one.stats.host_limiter_drops > 0);
-    for i in 0..400 {
-        assert!(one.results.bytes_delivered[i] >= f.size_bytes[i], "flow {i}");
-    }
-    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
-    assert_eq!(two.stats.threads, 2);
-    assert_eq!(one.results, two.results);
-    assert_eq!(comparable(&one.stats), comparable(&two.stats));
 }
 
 /// A level-7 flow (1.2 MB) from host 0 keeps the 1 Gbps core port of the left switch full (20 packets of
@@ -133,16 +125,23 @@ fn ranked_queue_delivers_everything_on_one_and_two_threads() {
     let mut cfg = qjump(r#", "qjump_queue": "ranked""#);
     cfg.switch.buffer_bytes = 30_000;
     let f = random_flows(400, 5, 300_000, 10 * US, 11);
-    let one = run(&cfg, &f);
-    assert_eq!(one.stats.flows_finished, 400);
+    let one = delivered_alike_on_two_threads(&cfg, &f);
     assert!(one.stats.drops > 0);
-    for i in 0..400 {
+}
+
+/// Every flow finishes with every byte delivered, and two engine threads give the one-thread results; returns
+/// those.
+fn delivered_alike_on_two_threads(cfg: &Config, f: &FlowSet) -> RunOutput {
+    let one = run(cfg, f);
+    assert_eq!(one.stats.flows_finished, f.len() as u64);
+    for i in 0..f.len() {
         assert!(one.results.bytes_delivered[i] >= f.size_bytes[i], "flow {i}");
     }
-    let two = fctlab_sim::run(&cfg, &f, None, 2).unwrap();
+    let two = fctlab_sim::run(cfg, f, None, 2).unwrap();
     assert_eq!(two.stats.threads, 2);
     assert_eq!(one.results, two.results);
     assert_eq!(comparable(&one.stats), comparable(&two.stats));
+    one
 }
 
 /// What the ranked queue cannot run with is refused, naming the key.

@@ -586,8 +586,8 @@ impl Standing {
         }
     }
 
-    /// Room for the resources built so far (their queues' delays); returns 0.
-    fn grow(&mut self, res: &Resources, net: &Network) -> Ps {
+    /// Room for the resources built so far (their queues' delays).
+    fn grow(&mut self, res: &Resources, net: &Network) {
         for r in self.delay.len()..res.capacity.len() {
             let p = res.first_port[r] as usize;
             let bytes = if self.is_nic[p] {
@@ -601,7 +601,6 @@ impl Standing {
             ));
             self.past.push(0);
         }
-        0
     }
 
     fn set_back(&mut self, k: u32, back: &[u32], res: &Resources) {
