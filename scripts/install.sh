@@ -55,7 +55,8 @@ if [ "${FCTLAB_PGO:-1}" != 0 ] && profile=$(long "training the profile" bash scr
 else
     step "building the engine without profile-guided optimisation and installing the Python packages: a few minutes (release build, whole-program optimisation)"
 fi
-# editable install: Python sources stay in python/, the engine is built (release) into python/fctlab/_core*.so
-long "building the engine and installing the Python packages" .venv/bin/python -m pip install --quiet -e ".[test]"
+# editable install: Python sources stay in python/, the engine is built (release) into python/fctlab/_core*.so;
+# with the test tools and the documentation site's generator (mkdocs, which scripts/test.sh runs)
+long "building the engine and installing the Python packages" .venv/bin/python -m pip install --quiet -e ".[test,docs]"
 .venv/bin/python -c "import fctlab, fctlab._core; print('fctlab', fctlab.__version__, 'installed in .venv')"
 step "done"

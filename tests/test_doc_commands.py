@@ -1,5 +1,6 @@
 """Every shell command that README.md and docs/ show runs, as written, in a test: the lines of their ``sh`` blocks
-and the inline `fctlab ...` spans that are whole commands (with an option or a file). A command is made small
+and the inline `fctlab ...` spans that are whole commands (with an option or a file); the ``python`` blocks of the
+pages in PYTHON_RUN run too, after the page's commands, in the same folder. A command is made small
 where it would take long (the same command, fewer flows: TINY below) and a few are not run here, each with its
 reason (NOT_RUN). A command added to the docs is run by this test from then on, or must be listed."""
 
@@ -26,7 +27,12 @@ NOT_RUN = {
     "fctlab reproduce": "a paper's recipe at small or paper scale (minutes to hours); each recipe runs at scale tiny "
                         "in tests/test_reproduce*.py",
     "fctlab sweep EXP.toml --out DIR [": "a synopsis of the options, not a command",
+    "mkdocs serve": "serves the documentation site until stopped; scripts/test.sh builds the same site (mkdocs build "
+                    "--strict)",
 }
+
+#: Pages whose ``python`` blocks are a program to run (in order, after the page's commands): the tutorial's.
+PYTHON_RUN = {"tutorial.md"}
 
 #: Placeholders in commands and what the test puts there.
 PLACEHOLDERS = {"EXP.toml": "examples/quick.toml", "DIR": "out/doc-dir"}
@@ -65,6 +71,10 @@ def _commands(path: Path) -> list[str]:
     return [re.sub(r"^\.venv/bin/", "", c) for c in found]
 
 
+def _python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
 def _not_run(command: str) -> str | None:
     for start, why in NOT_RUN.items():
         if command.startswith(start):
@@ -93,6 +103,9 @@ def _runnable(command: str) -> list[str] | None:
 def test_the_docs_show_commands():
     every = [c for doc in DOCS for c in _commands(doc)]
     assert len(every) > 40 and any("topology.kind=fat_tree" in c for c in every)
+    # the pages a newcomer reads first show commands, and the tutorial a program
+    assert _commands(ROOT / "docs" / "tutorial.md") and _commands(ROOT / "docs" / "getting-started.md")
+    assert len(_python_blocks(ROOT / "docs" / "tutorial.md")) >= 2
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=[str(d.relative_to(ROOT)) for d in DOCS])
@@ -120,4 +133,8 @@ def test_every_command_of_a_doc_runs(doc, tmp_path, monkeypatch):
             failed.append(f"{command!r} (run as {args}) exited {result.exit_code}: {result.output[-600:]}")
         ran += 1
     assert not failed, f"{doc.name}:\n" + "\n".join(failed)
+    if doc.name in PYTHON_RUN:
+        namespace: dict[str, object] = {"__name__": "__doc_page__"}
+        for block in _python_blocks(doc):
+            exec(compile(block, f"{doc.name} python block", "exec"), namespace)
     assert ran or all(_not_run(c) or _runnable(c) is None for c in commands)

@@ -280,7 +280,7 @@ fn next_queue_mode_backpressure_and_fat_tree() {
 /// PIAS (packets of a flow move between queues), RCP and PDQ (explicit rates, event-driven agents; their
 /// queues stay short, so they pause at 4 packets here, and both queues are protected). PIAS's protected queue 1
 /// does drop: its queue 0 (the first 100 KB of every flow) fills the ports' buffers, and there is no headroom
-/// here (`switch.pfc_headroom_bytes`, docs/schemes.md).
+/// here (`switch.pfc_headroom_bytes`, docs/schemes-hyline.md).
 #[test]
 fn other_strict_priority_schemes_run_with_pfc() {
     for scheme in [SchemeName::Pias, SchemeName::Rcp, SchemeName::Pdq] {

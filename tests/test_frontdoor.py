@@ -1,0 +1,84 @@
+"""The scheme matrix of README.md and docs/index.md: generated from the engine's scheme rows and the committed
+claims, and stale when either changed without ``python -m fctlab.frontdoor``; README.md stays a front door."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from fctlab import frontdoor
+from fctlab.scheme_table import rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _matrix_rows(text: str) -> dict[str, list[str]]:
+    block = text.split(frontdoor.MARKERS[0], 1)[1].split(frontdoor.MARKERS[1], 1)[0]
+    out = {}
+    for line in block.splitlines():
+        m = re.match(r"\| \[([a-z0-9-]+)\]\(", line)
+        if m:
+            out[m.group(1)] = [c.strip() for c in line.strip("|").split("|")]
+    return out
+
+
+def test_the_matrices_are_current():
+    stale = frontdoor.render(ROOT)
+    assert not stale, f"stale scheme matrix in {sorted(str(p.relative_to(ROOT)) for p in stale)}: run " \
+                      "`python -m fctlab.frontdoor`"
+
+
+def test_a_changed_claim_makes_the_matrix_stale(tmp_path):
+    (tmp_path / "docs" / "claims").mkdir(parents=True)
+    (tmp_path / "README.md").write_text((ROOT / "README.md").read_text())
+    (tmp_path / "docs" / "index.md").write_text((ROOT / "docs" / "index.md").read_text())
+    for path in (ROOT / "docs" / "claims").glob("*.json"):
+        doc = json.loads(path.read_text())
+        if doc["recipe"] == "homa":
+            for c in doc["claims"]:
+                c["verdict"] = "reproduced"
+        (tmp_path / "docs" / "claims" / path.name).write_text(json.dumps(doc))
+    stale = frontdoor.render(tmp_path)
+    assert set(stale) == {tmp_path / "README.md", tmp_path / "docs" / "index.md"}
+    homa = _matrix_rows(stale[tmp_path / "README.md"])["homa"]
+    assert homa[4] == "5 / 5"
+
+
+def test_every_scheme_has_a_row_saying_what_it_runs_on():
+    table = _matrix_rows((ROOT / "README.md").read_text())
+    assert list(table) == [r["name"] for r in rows()]
+    for r in rows():
+        cells = table[r["name"]]
+        # the flow level: a cross for exactly the schemes whose row has no fluid model
+        assert cells[2] == (frontdoor.NO if r["flow_level"] is None else frontdoor.YES), r["name"]
+        # every scheme runs at the packet level, some with gaps that its page lists
+        assert cells[1] == frontdoor.YES or frontdoor.PARTLY in cells[1]
+    # independently of the generator: Homa, HyLine and QJump have no flow-level model (docs/flow-level.md)
+    assert {n for n, c in table.items() if c[2] == frontdoor.NO} == {"homa", "hyline", "qjump"}
+
+
+def test_the_claim_counts_match_the_claims_files():
+    table = _matrix_rows((ROOT / "README.md").read_text())
+    pias = json.loads((ROOT / "docs" / "claims" / "pias-small.json").read_text())
+    reproduced = sum(c["verdict"] == "reproduced" for c in pias["claims"])
+    ran = sum(c["verdict"] != "not_run" for c in pias["claims"])
+    assert table["pias"][4] == f"{reproduced} / {ran}"
+    assert "testbed" in table["qclimb"][4] and "sim" in table["qclimb"][4]
+
+
+def test_every_known_gap_is_on_its_page():
+    for name in frontdoor.KNOWN_GAPS:
+        row = next(r for r in rows() if r["name"] == name)
+        page = frontdoor.PAGES.get(name) or frontdoor.PAGES[row["family"]]
+        assert "\n## Known gaps\n" in (ROOT / "docs" / page).read_text(), page
+
+
+def test_the_readme_is_a_front_door():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.encode()) < 10_000
+    # the two set-up commands, exactly, and the demo's figure
+    assert "bash scripts/demo.sh" in text and "bash scripts/test.sh" in text
+    assert (ROOT / "docs" / "img" / "demo-fct.png").is_file() and "docs/img/demo-fct.png" in text
+    for link in re.findall(r"\]\(((?:docs/)[^)#]+)", text):
+        assert (ROOT / link).is_file(), link
