@@ -6,8 +6,10 @@ claims fctlab reproduces. Generated, never written by hand:
   (:func:`fctlab.scheme_table.rows`, what ``fctlab schemes`` prints);
 - the recipes come from :data:`fctlab.recipes.REGISTRY`, and the claim counts from the committed
   ``docs/claims/*.json`` (the same files that fill the claims tables of docs/reproduce-*.md);
-- the only hand-kept data here is :data:`KNOWN_GAPS` (which schemes have parts of their paper not built, and
-  the page that says which) and :data:`PAGES` (the docs page of each scheme family).
+- which page documents a scheme, and whether that page lists known gaps for it, come from the scheme pages
+  themselves: each ``docs/schemes-*.md`` names the schemes it covers in a ``<!-- schemes: a b -->`` line and,
+  in its "Known gaps" section, those with parts not built or not matching their paper in a
+  ``<!-- known-gaps: a b -->`` line. No scheme is named here (tests/test_scheme_names.py).
 
 ``python -m fctlab.frontdoor`` rewrites the matrices between their markers; ``python -m fctlab.frontdoor check``
 exits 1 when one is stale (tests/test_frontdoor.py does the same).
@@ -21,19 +23,29 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-#: The docs page of each scheme (by name) or family (by the row's ``family``), relative to docs/.
-PAGES = {
-    "qclimb": "schemes-qclimb.md",
-    "tcp": "schemes-tcp.md",
-    "rate": "schemes-rate.md",
-    "homa": "schemes-homa.md",
-    "hyline": "schemes-hyline.md",
-    "qjump": "schemes-hyline.md",
-}
+#: The scheme pages, relative to the repository root, and the markers read from them.
+SCHEME_PAGES = "docs/schemes-*.md"
+_COVERS = re.compile(r"^<!-- schemes: ([a-z0-9 -]+) -->$", re.M)
+_GAPS = re.compile(r"^<!-- known-gaps: ([a-z0-9 -]+) -->$", re.M)
 
-#: Schemes that run at the packet level with parts of their paper not built or not matching it; the page of
-#: each says what, in its "Known gaps" section.
-KNOWN_GAPS = ("pdq", "pdq-es", "pdq-es-et", "d3", "homa", "hyline", "qjump", "rax", "rax-plus")
+
+def scheme_pages(root: Path) -> tuple[dict[str, str], set[str]]:
+    """Which page (relative to docs/) documents each scheme, and the schemes with known gaps on their page;
+    ValueError for a scheme on two pages, or with gaps on a page that does not cover it."""
+    page_of: dict[str, str] = {}
+    gaps: set[str] = set()
+    for path in sorted(root.glob(SCHEME_PAGES)):
+        text = path.read_text(encoding="utf-8")
+        covered = {n for m in _COVERS.finditer(text) for n in m.group(1).split()}
+        for name in covered:
+            if name in page_of:
+                raise ValueError(f"scheme {name!r} is covered by docs/{page_of[name]} and docs/{path.name}")
+            page_of[name] = path.name
+        listed = {n for m in _GAPS.finditer(text) for n in m.group(1).split()}
+        if listed - covered:
+            raise ValueError(f"docs/{path.name}: known gaps for schemes it does not cover: {sorted(listed - covered)}")
+        gaps |= listed
+    return page_of, gaps
 
 #: The symbols and what they mean (the legend printed under the matrix).
 YES, PARTLY, NO, NONE = "✓", "◐", "✗", "–"
@@ -77,11 +89,14 @@ def matrix(root: Path, prefix: str) -> str:
 
     names = [r for r in registry.names() if r != "demo"]
     claims = _claims(root)
+    page_of, gaps = scheme_pages(root)
     lines = ["| scheme | packet level | flow level | recipe | paper claims reproduced |", "|---|:-:|:-:|---|---|"]
     for row in rows():
         name = row["name"]
-        page = PAGES.get(name) or PAGES[row["family"]]
-        packet = f"[{PARTLY}]({prefix}{page}#known-gaps)" if name in KNOWN_GAPS else YES
+        if name not in page_of:
+            raise ValueError(f"scheme {name!r} is on no scheme page (a <!-- schemes: ... --> line of {SCHEME_PAGES})")
+        page = page_of[name]
+        packet = f"[{PARTLY}]({prefix}{page}#known-gaps)" if name in gaps else YES
         flow = YES if row["flow_level"] is not None else NO
         own = _recipes_of(name, names)
         recipe_pages = {r: f"reproduce-{r.split('-')[0]}.md" for r in own}
