@@ -332,7 +332,7 @@ def _order(labels: Any) -> list[str]:
 def hyline_tables(results_dir: str | Path) -> list[tuple[str, str]]:
     """Plain-text tables: per workload of the main study, AFCT and p99 (normalised) per size range and scheme
     against load, and application throughput; the Light/Heavy study; PFC on and off; the threshold study; the
-    manager's statistics. The figures go to ``results_dir/report/figures/hyline-*.png``."""
+    manager's statistics (the figures: :func:`hyline_figures`)."""
     from fctlab.analyze import format_table
 
     data = figure_data(results_dir)
@@ -354,8 +354,6 @@ def hyline_tables(results_dir: str | Path) -> list[tuple[str, str]]:
             tables.append((f"{workload}: normalised FCT (AFCT by size range, p99 overall) and application "
                            f"throughput (FCT <= {DEADLINE_FACTOR:g} x ideal)",
                            format_table(head, rows, "ll" + "r" * (len(head) - 2))))
-            if study == "main":
-                _plot(Path(results_dir), workload, by, labels, loads)
     for study, title in (("pfc", "PFC on and off (HyLine, web search)"),
                          ("threshold", "threshold H (HyLine, web search, load 0.6)"),
                          ("fabric", "the 256-host fabric (8 hosts per edge switch; web search, load 0.6)")):
@@ -382,23 +380,54 @@ def hyline_tables(results_dir: str | Path) -> list[tuple[str, str]]:
     return tables
 
 
-def _plot(root: Path, workload: str, by: dict[str, Any], labels: list[str], loads: list[float]) -> None:
-    """The paper's Fig. 5/6: AFCT per size range against load, one panel per range and one overall."""
+def hyline_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """The paper's Figures 5 and 6 for each workload of the main study: normalised AFCT per size range against the
+    load, drawn into ``results_dir/report/figures/hyline-<workload>.png`` (and .svg)."""
+    data = figure_data(results_dir)
+    out = []
+    for workload, by in data.get("main", {}).items():
+        loads = sorted({x for v in by.values() for x in v})
+        out.append((f"{workload}: average normalised FCT (FCT / ideal FCT) per size range against the load (the "
+                    "paper's Figures 5 and 6 type; size ranges without finished flows left out)",
+                    _plot(Path(results_dir), workload, by, _order(by), loads)))
+    return out
+
+
+def _plot(root: Path, workload: str, by: dict[str, Any], labels: list[str], loads: list[float]) -> Path:
+    """The paper's Fig. 5/6: AFCT per size range against load, one panel per range with flows and one overall."""
+    from fctlab.plot import value_axis
+
+    def ys_of(label: str, p: str) -> list[float]:
+        ys = [by[label].get(x, {}).get(p, {}).get("afct") for x in loads]
+        return [float("nan") if y is None else y for y in ys]
+
     parts = [n for n, _, _ in RANGES] + ["all"]
-    fig = figure((12, 3.2))
+    empty = [p for p in parts if all(y != y for label in labels for y in ys_of(label, p))]
+    parts = [p for p in parts if p not in empty]
+    fig = figure((3.1 * len(parts) + 0.6, 3.6))
+    axes = fig.subplots(1, len(parts), squeeze=False)[0]
     for k, p in enumerate(parts):
-        ax = fig.add_subplot(1, len(parts), k + 1)
+        ax = axes[k]
+        values: list[float] = []
         for i, label in enumerate(labels):
-            ys = [by[label].get(x, {}).get(p, {}).get("afct") for x in loads]
-            ax.plot(loads, [float("nan") if y is None else y for y in ys], marker="o", color=f"C{i}", label=label)
-        ax.set_title(f"{p}", fontsize=9)
+            ys = ys_of(label, p)
+            values += ys
+            ax.plot(loads, ys, marker="o", color=f"C{i}", label=label)
+        value_axis(ax, values, floor=1.0)
+        ax.set_title("all flows" if p == "all" else p, fontsize=9)
         ax.set_xlabel("load")
+        if len(loads) <= 12:
+            ax.set_xticks(loads, [f"{x:g}" for x in loads])
+        ax.grid(alpha=0.3, which="both")
         if k == 0:
-            ax.set_ylabel("normalised AFCT")
-        ax.set_yscale("log")
-    fig.axes[0].legend(fontsize=7)
-    fig.suptitle(f"{workload}: normalised AFCT by flow size against load", fontsize=10)
-    save_figure(fig, root, f"hyline-{workload}")
+            ax.set_ylabel("average normalised FCT")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=min(len(labels), 6),
+               fontsize=8, frameon=False)
+    if empty:
+        fig.text(0.99, 0.005, "no finished flows in " + ", ".join(empty) + " (left out)", ha="right",
+                 va="bottom", fontsize=8, color="0.35")
+    fig.suptitle(f"{workload}: average normalised FCT by flow size against load", fontsize=10)
+    return save_figure(fig, root, f"hyline-{workload}")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -638,5 +667,7 @@ RECIPE = Recipe(
     sweep=hyline_sweep,
     claims=hyline_claims,
     tables=hyline_tables,
+    figures=hyline_figures,
+    generic_figures=False,  # its own figures use the paper's four size ranges, not the fixed three bins
     needs_out_dir=True,
 )

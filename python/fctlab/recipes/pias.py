@@ -322,5 +322,6 @@ RECIPE = Recipe(
     summary="PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric",
     sweep=pias_sweep,
     claims=pias_claims,
+    metric="slowdown",  # the paper's Figures 5 and 6: FCT normalised to the ideal, per size bin, against load
     options=("thresholds",),
 )
