@@ -462,7 +462,10 @@ def test_recipe_text_tables_become_html_tables():
     assert "<td></td><td>PIAS</td><td class=num>1,103.3</td><td class=num>-5.6%</td>" in out
     assert '<p class="unit">paper: a note under the table</p>' in out
     # not a table: kept as preformatted text
-    assert text_table_html("one line only").startswith('<pre class="table">')
+    assert text_table_html("one line only") == '<div class="scroll"><pre class="table">one line only</pre></div>'
+    # a caption line before the header is a note above the table
+    out = text_table_html("FCT in us\n" + text)
+    assert out.startswith('<p class="unit">FCT in us</p><div class="scroll"><table') and out.count("<tr>") == 3
 
 
 def test_claims_are_grouped_by_unit_with_the_unit_in_the_headers():
@@ -480,3 +483,25 @@ def test_claims_are_grouped_by_unit_with_the_unit_in_the_headers():
     assert '<td class="value">10 to 20</td><td class="value">15</td>' in pct
     assert '<td class="value">[4, 5.5]</td>' in pct and "%</td>" not in pct
     assert "<th>paper (x, times)</th>" in times and '<td class="value">1.2</td>' in times
+
+
+def test_results_table_leaves_out_bins_without_flows(tmp_path):
+    """A workload whose flows are all small (Homa's W1) gets no medium and large columns, and a note says so."""
+    def bin_(count, mean):
+        return {"count": count, "finished": count, "unfinished": 0, "mean_fct_ns": mean,
+                "p99_fct_ns": None if mean is None else 2 * mean, "mean_slowdown": None, "p99_slowdown": None}
+
+    for scheme, k in (("tcp", 1.0), ("dctcp", 0.8)):
+        run = tmp_path / "runs" / scheme
+        run.mkdir(parents=True)
+        (run / "summary.json").write_text(json.dumps({
+            "scheme": scheme, "seed": 1, "flows": 10,
+            "config": {"scheme": {"name": scheme}, "workload": {"cdf": "tiny_rpc", "load": 0.5}, "seed": 1},
+            "bins": {"small": bin_(10, 5e3 * k), "medium": bin_(0, None), "large": bin_(0, None),
+                     "all": bin_(10, 5e3 * k)}}))
+    page = Report.from_dir(tmp_path).write(tmp_path / "out").html.read_text()
+    table = page[page.index('id="table-tiny-rpc-fct"'):]
+    table = table[:table.index("</table>")]
+    assert "small (0, 100 KB]" in table and "all flows" in table
+    assert "medium (100 KB" not in table and "large (10 MB" not in table
+    assert "Left out, no finished flow in any run: medium, large." in page

@@ -179,6 +179,7 @@ def plot_fct_bins(
                 count = max(s["bins"][name]["count"] for s in summaries.values())
                 ax.set_title(f"{titles.get(name, name)}\n{count:,} flows", fontsize=10)
             ax.grid(axis="y", alpha=0.3)
+    handles: list[Any]
     if dots:
         handles = [Line2D([], [], linestyle="none", marker="o", markersize=8, color=c) for c in colours]
     else:

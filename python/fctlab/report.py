@@ -550,7 +550,10 @@ class Report:
                  '<th rowspan="2">flows</th>', '<th rowspan="2">unfinished</th>']
         head2 = []
         titles = bin_titles(r.summary for r in self.runs)
-        for b in SUMMARY_BINS:
+        # bins without a finished flow in any row of this workload get no columns (a note names them)
+        shown = [b for b in SUMMARY_BINS if t[f"{b}.{mean_key}"].notna().any()] or ["all"]
+        empty = [b for b in SUMMARY_BINS if b not in shown]
+        for b in shown:
             head1.append(f'<th colspan="2" class="bin">{e(titles[b])}</th>')
             head2.extend(["<th>mean</th>", "<th>p99</th>"])
         body = []
@@ -567,7 +570,7 @@ class Report:
                 f'<td{" class=warn" if unfinished or r["hit_time_limit"] else ""}>{unfinished:,}'
                 f"{' (time limit)' if r['hit_time_limit'] else ''}</td>",
             ]
-            for b in SUMMARY_BINS:
+            for b in shown:
                 for key in (mean_key, p99_key):
                     cells.append(f"<td>{_num(r[f'{b}.{key}'], metric)}</td>")
             body.append(f"<tr{cls}>{''.join(cells)}</tr>")
@@ -578,7 +581,8 @@ class Report:
             f"<caption>{e(caption)}</caption>"
             f"<thead><tr>{''.join(head1)}</tr><tr>{''.join(head2)}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>"
-            f'<p class="unit">Unit: {e(unit)}. "-": no finished flow in the bin.</p>'
+            f'<p class="unit">Unit: {e(unit)}. "-": no finished flow in the bin.'
+            + (f" Left out, no finished flow in any run: {e(', '.join(empty))}." if empty else "") + "</p>"
         )
 
     def _claims_section(self) -> str:
