@@ -77,7 +77,12 @@ def value_axis(ax: Any, values: Iterable[float | None], *, floor: float = 0.0, w
     xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     pos = [v for v in xs if v > 0]
     if pos and min(pos) > 0 and max(pos) / min(pos) > wide and len(pos) == len(xs):
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
         ax.set_yscale("log")
+        # plain numbers on the decades ("1,000", "0.1"), not "10^3"; no labels on the minor ticks
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         return "log"
     top = max(xs) if xs else floor + 1.0
     bottom = min(floor, min(xs)) if xs else floor

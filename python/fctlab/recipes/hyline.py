@@ -384,17 +384,34 @@ def hyline_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
     """The paper's Figures 5 and 6 for each workload of the main study: normalised AFCT per size range against the
     load, drawn into ``results_dir/report/figures/hyline-<workload>.png`` (and .svg)."""
     data = figure_data(results_dir)
+    # the paper's overall reductions of HyLine's AFCT, from the claims (ids <workload>-vs-<scheme>): a range, or an
+    # "up to" number
+    names = {"pfabric": "pFabric", "qjump": "Qjump", "dctcp": "DCTCP"}
+    paper: dict[str, list[tuple[str, float, float]]] = {}
+    for c in hyline_claims(results_dir):
+        w, _, other = c.id.partition("-vs-")
+        if other in names and not isinstance(c.paper_value, str):
+            lo, hi = (c.paper_value if isinstance(c.paper_value, list) else (c.paper_value, c.paper_value))
+            paper.setdefault(w, []).append((names[other], float(lo), float(hi)))
     out = []
     for workload, by in data.get("main", {}).items():
         loads = sorted({x for v in by.values() for x in v})
-        out.append((f"{workload}: average normalised FCT (FCT / ideal FCT) per size range against the load (the "
-                    "paper's Figures 5 and 6 type; size ranges without finished flows left out)",
-                    _plot(Path(results_dir), workload, by, _order(by), loads)))
+        marks = paper.get(workload, [])
+        caption = (f"{workload}: average normalised FCT (FCT / ideal FCT) per size range against the load (the "
+                   "paper's Figures 5 and 6 type; size ranges without finished flows left out)")
+        if marks and "HyLine" in by:
+            caption += ("; in the all-flows panel, black: where HyLine would be with the paper's reductions against "
+                        + ", ".join(f"{o} ({lo:g}-{hi:g}%)" if lo != hi else f"{o} (up to {hi:g}%)"
+                                    for o, lo, hi in marks) + ")")
+        out.append((caption, _plot(Path(results_dir), workload, by, _order(by), loads, marks)))
     return out
 
 
-def _plot(root: Path, workload: str, by: dict[str, Any], labels: list[str], loads: list[float]) -> Path:
-    """The paper's Fig. 5/6: AFCT per size range against load, one panel per range with flows and one overall."""
+def _plot(root: Path, workload: str, by: dict[str, Any], labels: list[str], loads: list[float],
+          marks: Sequence[tuple[str, float, float]] = ()) -> Path:
+    """The paper's Fig. 5/6: AFCT per size range against load, one panel per range with flows and one overall;
+    ``marks`` (scheme, lo %, hi %): the paper's reductions of HyLine's overall AFCT against a scheme, drawn in the
+    overall panel at each load as a black bar (a range: from the scheme's AFCT x (1 - hi) to x (1 - lo))."""
     from fctlab.plot import value_axis
 
     def ys_of(label: str, p: str) -> list[float]:
@@ -413,7 +430,24 @@ def _plot(root: Path, workload: str, by: dict[str, Any], labels: list[str], load
             ys = ys_of(label, p)
             values += ys
             ax.plot(loads, ys, marker="o", color=f"C{i}", label=label)
-        value_axis(ax, values, floor=1.0)
+        if p == "all" and "HyLine" in labels:
+            dx = 0.02 * max(1.0, 2 * (loads[-1] - loads[0]))
+            for k2, (other, lo, hi) in enumerate(marks):
+                if other not in labels:
+                    continue
+                for x, base in zip(loads, ys_of(other, "all")):
+                    if base != base:
+                        continue
+                    xm = x + dx * (k2 + 1)
+                    top, bottom = base * (1 - lo / 100), base * (1 - hi / 100)
+                    ax.vlines(xm, bottom, top, colors="black", linewidth=2.0, zorder=4)
+                    ax.hlines([bottom, top], xm - dx / 3, xm + dx / 3, colors="black", linewidth=1.2, zorder=4)
+                    ax.annotate(other, (xm, top), xytext=(0, 2), textcoords="offset points", ha="center",
+                                va="bottom", fontsize=6.5)
+                    values += [bottom, top]
+        value_axis(ax, values, floor=1.0, wide=float("inf"))  # linear: these ranges are narrow
+        if len(loads) == 1:
+            ax.set_xlim(loads[0] - 0.1, loads[0] + 0.1)
         ax.set_title("all flows" if p == "all" else p, fontsize=9)
         ax.set_xlabel("load")
         if len(loads) <= 12:
