@@ -77,10 +77,12 @@ def value_axis(ax: Any, values: Iterable[float | None], *, floor: float = 0.0, w
     xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     pos = [v for v in xs if v > 0]
     if pos and min(pos) > 0 and max(pos) / min(pos) > wide and len(pos) == len(xs):
-        from matplotlib.ticker import FuncFormatter, NullFormatter
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
         ax.set_yscale("log")
-        # plain numbers on the decades ("1,000", "0.1"), not "10^3"; no labels on the minor ticks
+        # ticks at 1, 2 and 5 times each power of ten, labelled as plain numbers ("20", "0.5", not "2 x 10^1"), so
+        # that a range of one or two decades still has several labels
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         return "log"
