@@ -396,7 +396,7 @@ def hyline_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
     out = []
     for workload, by in data.get("main", {}).items():
         loads = sorted({x for v in by.values() for x in v})
-        marks = paper.get(workload, [])
+        marks = [m for m in paper.get(workload, []) if m[0] in by]  # against the schemes that ran
         caption = (f"{workload}: average normalised FCT (FCT / ideal FCT) per size range against the load (the "
                    "paper's Figures 5 and 6 type; size ranges without finished flows left out)")
         if marks and "HyLine" in by:
