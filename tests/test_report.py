@@ -16,7 +16,8 @@ from fctlab.cli.report import register
 from fctlab.report import PaperClaim, Report, ReportError, discover_runs, write_report
 from typer.testing import CliRunner
 
-CHROMIUM = Path("/usr/bin/chromium")
+from chromium_page import CHROMIUM, check_page, chromium, screenshot
+
 SCHEMES = ("tcp", "dctcp")
 # load -> seeds: two seeds at the first load, to check the averaging.
 LOADS = {0.4: (1, 2), 0.7: (1,)}
@@ -264,21 +265,14 @@ def test_page_is_self_contained(report_files):
     assert {"id": "table-websearch-fct", "class": "results"} in tables
     assert any(a.get("class") == "claims" for a in tables) and any(a.get("class") == "runs" for a in tables)
     text = report_files.html.read_text(encoding="utf-8")
-    assert "PIAS vs DCTCP, small-flow average FCT: up to 50% lower" in text and "12.5%" in text
+    assert "PIAS vs DCTCP, small-flow average FCT: up to 50% lower" in text
+    # one unit per claims table: the unit in the number columns' headers, the numbers bare
+    assert "<th>paper (%)</th><th>fctlab (%)</th>" in text and '<td class="value">12.5</td>' in text
     assert "runs</dt><dd>6</dd>" in text
 
 
 def _chromium(*args: str, user_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={user_dir}", *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return chromium(*args, user_dir=user_dir, timeout=120)
 
 
 @pytest.mark.skipif(
@@ -296,11 +290,43 @@ def test_page_renders_in_headless_chromium(report_files, tmp_path):
     images = [a for t, a in page.tags if t == "img"]
     assert images and all(a["src"].startswith("data:image/png;base64,") for a in images)
 
-    shot = tmp_path / "page.png"
-    r = _chromium(f"--screenshot={shot}", "--window-size=1400,2400", url, user_dir=tmp_path / "profile-shot")
-    assert r.returncode == 0, r.stderr[-2000:]
+    # no console or script error, every image decoded, nothing wider than the window
+    found = check_page(report_files.html, tmp_path)
+    assert found == {**found, "images": len(images), "broken": [], "errors": []}
+    assert found["width"] <= 1400
+
+    shot = screenshot(report_files.html, tmp_path / "page.png", tmp_path)
     assert shot.stat().st_size > 10_000
     assert shot.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_probe_finds_a_broken_image_and_a_console_error(tmp_path):
+    """The page check itself: a page with an image that does not decode and a script that logs an error."""
+    if not CHROMIUM.exists():
+        pytest.skip("needs Debian's chromium at /usr/bin/chromium")
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><html><head><title>x</title></head><body><img alt="broken" '
+                   'src="data:image/png;base64,AAAA"><script>console.error("boom")</script></body></html>')
+    found = check_page(bad, tmp_path)
+    assert found["images"] == 1 and found["broken"] == ["broken"]
+    assert "boom" in found["errors"] and any(e.startswith("failed to load IMG") for e in found["errors"])
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)"
+)
+def test_demo_recipe_report_renders_cleanly(tmp_path):
+    """The demo recipe at tiny scale: its report (one load: bars per size bin, linear from zero) loads in
+    Chromium with no error and every image decoded, and has no empty panel."""
+    from fctlab.recipes.runner import reproduce
+
+    out = tmp_path / "demo"
+    outcome, files = reproduce("demo", out, scale="tiny", workers=2)
+    assert not outcome.failed
+    text = files.html.read_text()
+    assert text.count("<img ") == 1 and "no finished flows" not in text
+    found = check_page(files.html, tmp_path)
+    assert found["images"] == 1 and found["broken"] == [] and found["errors"] == [] and found["width"] <= 1400
 
 
 # -- the command -----------------------------------------------------------------------------------------------
@@ -368,3 +394,114 @@ def test_bin_titles_follow_the_runs_bin_edges(sweep_dir, tmp_path):
         path.write_text(json.dumps(s))
     html = Report.from_dir(root).write(tmp_path / "out").html.read_text()
     assert "medium [100 KiB, 10 MiB]" in html and "100 KB]" not in html and "KiB = 1,024 bytes" in html
+
+
+# -- figures and tables of the page ------------------------------------------------------------------------------
+
+
+def test_value_axis_is_log_only_over_a_wide_range():
+    from matplotlib.figure import Figure
+
+    from fctlab.plot import value_axis
+
+    ax = Figure().add_subplot()
+    # 3.9 against 4.5: a 15% difference reads as one on a linear axis from zero, not as 8x on a log axis
+    assert value_axis(ax, [3.9, 4.5, None, float("nan")]) == "linear"
+    lo, hi = ax.get_ylim()
+    assert ax.get_yscale() == "linear" and lo == 0.0 and 4.5 < hi < 4.5 * 1.1
+    ax = Figure().add_subplot()
+    assert value_axis(ax, [1.2, 2.0], floor=1.0) == "linear" and 0.9 < ax.get_ylim()[0] < 1.0  # room below 1
+    ax = Figure().add_subplot()
+    assert value_axis(ax, [50.0, 120.0, 25_000.0]) == "log" and ax.get_yscale() == "log"
+    ax = Figure().add_subplot()  # bars: never log, however wide
+    assert value_axis(ax, [50.0, 25_000.0], wide=float("inf")) == "linear" and ax.get_ylim()[0] == 0.0
+
+
+def test_plot_fct_bins_leaves_out_empty_bins(tmp_path):
+    from fctlab.plot import plot_fct_bins
+
+    def bin_(count, mean):
+        return {"count": count, "mean_fct_ns": mean, "p99_fct_ns": None if mean is None else 2 * mean,
+                "mean_slowdown": None, "p99_slowdown": None}
+
+    summaries = {lab: {"bins": {"small": bin_(10, 1e5 * k), "medium": bin_(3, 4e6 * k), "large": bin_(0, None),
+                                "all": bin_(13, 1e6 * k)}} for lab, k in (("a", 1.0), ("b", 1.2))}
+    # the figure's panels are the bins with a value: three, and a note (checked through the drawn figure's text)
+    import matplotlib.figure
+
+    texts: list[str] = []
+    grids: list[tuple] = []
+    text, subplots = matplotlib.figure.Figure.text, matplotlib.figure.Figure.subplots
+
+    def spy_text(self, x, y, s, *args, **kwargs):
+        texts.append(s)
+        return text(self, x, y, s, *args, **kwargs)
+
+    def spy_subplots(self, *args, **kwargs):
+        grids.append(args)
+        return subplots(self, *args, **kwargs)
+
+    matplotlib.figure.Figure.text, matplotlib.figure.Figure.subplots = spy_text, spy_subplots
+    try:
+        png, svg = plot_fct_bins(summaries, tmp_path / "bins.png")
+    finally:
+        matplotlib.figure.Figure.text, matplotlib.figure.Figure.subplots = text, subplots
+    assert png.read_bytes().startswith(PNG_MAGIC) and svg.is_file()
+    assert grids == [(2, 3)]  # mean and p99 rows; small, medium, all
+    assert "no finished flows in bin large (left out)" in texts
+
+
+def test_recipe_text_tables_become_html_tables():
+    from fctlab.analyze import format_table
+    from fctlab.report import text_table_html
+
+    text = format_table(["bin", "run", "mean FCT (us)", "vs DCTCP"],
+                        [["small", "DCTCP", "109.0", "1.00x"], ["", "PIAS", "1,103.3", "-5.6%"]], "llrr")
+    out = text_table_html(text + "\npaper: a note under the table")
+    assert out.count("<tr>") == 3 and "<th>mean FCT (us)</th>" in out
+    assert "<td></td><td>PIAS</td><td class=num>1,103.3</td><td class=num>-5.6%</td>" in out
+    assert '<p class="unit">paper: a note under the table</p>' in out
+    # not a table: kept as preformatted text
+    assert text_table_html("one line only") == '<div class="scroll"><pre class="table">one line only</pre></div>'
+    # a caption line before the header is a note above the table
+    out = text_table_html("FCT in us\n" + text)
+    assert out.startswith('<p class="unit">FCT in us</p><div class="scroll"><table') and out.count("<tr>") == 3
+
+
+def test_claims_are_grouped_by_unit_with_the_unit_in_the_headers():
+    from fctlab.claims import Claim, near
+    from fctlab.report import claims_html
+
+    def claim(i, unit, paper, value):
+        return Claim(id=f"c{i}", statement=f"claim {i}", source="paper", paper_value=paper, value=value, unit=unit,
+                     how="computed", check=near(1.0, 0.5))
+
+    out = claims_html([claim(1, "%", [10.0, 20.0], 15.0), claim(2, "x", 3.0, 1.2), claim(3, "%", 50.0, [4.0, 5.5])])
+    assert out.count('<table class="claims"') == 2
+    pct, times = out.split('<table class="claims"')[1:]
+    assert "<th>paper (%)</th><th>fctlab (%)</th>" in pct and "claim 1" in pct and "claim 3" in pct
+    assert '<td class="value">10 to 20</td><td class="value">15</td>' in pct
+    assert '<td class="value">[4, 5.5]</td>' in pct and "%</td>" not in pct
+    assert "<th>paper (x, times)</th>" in times and '<td class="value">1.2</td>' in times
+
+
+def test_results_table_leaves_out_bins_without_flows(tmp_path):
+    """A workload whose flows are all small (Homa's W1) gets no medium and large columns, and a note says so."""
+    def bin_(count, mean):
+        return {"count": count, "finished": count, "unfinished": 0, "mean_fct_ns": mean,
+                "p99_fct_ns": None if mean is None else 2 * mean, "mean_slowdown": None, "p99_slowdown": None}
+
+    for scheme, k in (("tcp", 1.0), ("dctcp", 0.8)):
+        run = tmp_path / "runs" / scheme
+        run.mkdir(parents=True)
+        (run / "summary.json").write_text(json.dumps({
+            "scheme": scheme, "seed": 1, "flows": 10,
+            "config": {"scheme": {"name": scheme}, "workload": {"cdf": "tiny_rpc", "load": 0.5}, "seed": 1},
+            "bins": {"small": bin_(10, 5e3 * k), "medium": bin_(0, None), "large": bin_(0, None),
+                     "all": bin_(10, 5e3 * k)}}))
+    page = Report.from_dir(tmp_path).write(tmp_path / "out").html.read_text()
+    table = page[page.index('id="table-tiny-rpc-fct"'):]
+    table = table[:table.index("</table>")]
+    assert "small (0, 100 KB]" in table and "all flows" in table
+    assert "medium (100 KB" not in table and "large (10 MB" not in table
+    assert "Left out, no finished flow in any run: medium, large." in page

@@ -186,3 +186,34 @@ def test_demo_runs_end_to_end(tmp_path):
     assert "pFabric" in r.output and "small" in r.output
     assert (tmp_path / "d" / "report" / "index.html").exists()
     assert len(list((tmp_path / "d" / "runs").glob("*/flows.parquet"))) == 3
+
+
+def test_pias_figures_mark_the_papers_reductions(tmp_path, monkeypatch):
+    """The paper's Figures 5 and 6 type: small and large flows' normalised FCT against load, with a mark where
+    PIAS would be with the paper's gain: DCTCP's small-flow mean slowdown 3.0 and the paper's "up to 50% lower"
+    put the mark at 1.5; LAS's large-flow 4.0 on web search at 0.8 and "50% lower" at 2.0."""
+    import matplotlib.axes
+
+    from fctlab.recipes import pias
+
+    def bins(small, large):
+        b = lambda v: {"count": 5, "mean_slowdown": v, "mean_fct_ns": None if v is None else 1e5 * v}  # noqa: E731
+        return {"small": b(small), "medium": b(None), "large": b(large), "all": b(small)}
+
+    values = {"DCTCP": (3.0, 2.2), "L2DCT": (2.5, 2.4), "LAS": (1.2, 4.0), "PIAS": (1.3, 2.1)}
+    for label, (small, large) in values.items():
+        for load in (0.5, 0.8):
+            run = tmp_path / "runs" / f"{label}-{load}"
+            run.mkdir(parents=True)
+            (run / "summary.json").write_text(json.dumps({
+                "config": {"label": label, "workload": {"cdf": "websearch", "load": load}},
+                "bins": bins(small, large)}))
+    marks: list[float] = []
+    hlines = matplotlib.axes.Axes.hlines
+    monkeypatch.setattr(matplotlib.axes.Axes, "hlines",
+                        lambda self, y, *a, **k: (marks.append(float(y)), hlines(self, y, *a, **k))[1])
+    figures = pias.pias_figures(tmp_path)
+    assert [p.name for _, p in figures] == ["pias-websearch.png"] and "black bars" in figures[0][0]
+    # small: DCTCP (-50%) and L2DCT (-40%) at both loads; large: LAS (-50%) at 0.8 only (data mining's DCTCP
+    # mark is for the other workload)
+    assert sorted(marks) == pytest.approx([1.5, 1.5, 1.5, 1.5, 2.0])

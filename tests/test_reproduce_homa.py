@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from fctlab.recipes import homa as rh
 from fctlab.cli import app
+from chromium_page import CHROMIUM, check_page
 from conftest import assert_claims_file
 from fctlab.reproduce import RECIPES
 
@@ -99,6 +100,26 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
     assert next(c for s, c in claims.items() if "higher loads" in s).verdict == "not_run"  # not measured
     assert_claims_file(out, "homa")
     assert "W1 (homa_w1_fb_memcached_etc)" in result.output and "pHost" in result.output
+    # the paper's figure type: slowdown against the message-size percentile, each point a group of equally many
+    # finished messages in size order, the groups covering 0-100% once
+    curves = rh.percentile_curves(out)
+    for w in rh.WORKLOADS:
+        for label in ("Homa", "PIAS"):
+            pts = curves[w][label]
+            finished = data["all"][w][label]["n"] - data["all"][w][label]["unfinished"]
+            assert sum(p["n"] for p in pts) == finished
+            assert pts[0]["lo"] == 0.0 and pts[-1]["hi"] == 100.0
+            assert all(a["hi"] == b["lo"] and a["size"] <= b["size"] for a, b in zip(pts, pts[1:]))
+            assert max(p["n"] for p in pts) - min(p["n"] for p in pts) <= 1
+            assert all(p["p99"] >= p["p50"] >= 1.0 - 1e-9 for p in pts)
+    # the report shows them (and no fixed-bin figures, in whose first bin W1-W3 lie whole), and loads cleanly
+    page = (out / "report" / "index.html").read_text()
+    assert 'id="paper-figures"' in page and page.count("<img ") == len(rh.WORKLOADS) + 1
+    assert "message-size percentile" in page
+    if CHROMIUM.exists():
+        found = check_page(out / "report" / "index.html", tmp_path)
+        assert found["images"] == len(rh.WORKLOADS) + 1 and found["broken"] == [] and found["errors"] == []
+        assert found["width"] <= 1400  # nothing wider than the window: wide tables scroll in their own box
     # resumable: a second run runs nothing again
     again = CliRunner().invoke(app, ["reproduce", "homa", "--scale", "tiny", "--out", str(out), "--workers", "1"])
     assert again.exit_code == 0 and "0 to run" in again.output

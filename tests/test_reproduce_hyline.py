@@ -82,6 +82,10 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert (out / "report" / "index.html").is_file()
     assert (out / "report" / "figures" / "hyline-websearch.png").is_file()
+    page = (out / "report" / "index.html").read_text()
+    # its own figure (the paper's four size ranges) in the page, no fixed-bin figures beside it
+    assert "figures/hyline-websearch.png" in page and page.count("<img ") == 1
+    assert "reductions against DCTCP (up to 88%)" in page  # the paper's number drawn beside the series run
     assert json.loads((out / rh.RECIPE_FILE).read_text()) == {"scale": "tiny", "series": ["HyLine", "DCTCP"]}
     data = rh.figure_data(out)
     main = data["main"]["websearch"]

@@ -106,6 +106,11 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert (out / "report" / "index.html").is_file()
     assert (out / "report" / "figures" / "pdq-3a.png").is_file()
+    # the report leads with the paper's key figures (application throughput and FCT against the number of
+    # flows), and draws no fixed-size-bin figures for the scenarios
+    page = (out / "report" / "index.html").read_text()
+    assert page.index("figures/pdq-3a.png") < page.index("figures/pdq-3d.png") < page.index("figures/pdq-3b.png")
+    assert "_fct_bins" not in page and "_fct_vs_load" not in page
     assert json.loads((out / rp.RECIPE_FILE).read_text())["scale"] == "tiny"
     data = rp.figure_data(out)
     for fig in ("3a", "3b", "3c", "3d", "3e", "4a", "4b"):
@@ -220,8 +225,10 @@ def test_dynamics_figures_with_pdq(tmp_path):
     tables = dict(rp.pdq_tables(tmp_path))
     assert rp.DYNAMICS_TITLES["6"] in tables and "0-1-2-3-4" in tables[rp.DYNAMICS_TITLES["6"]]
     assert rp.DYNAMICS_TITLES["7"] in tables
+    figures = rp.pdq_figures(tmp_path)
     for fig in rp.DYNAMICS:
-        assert (tmp_path / "report" / "figures" / f"pdq-{fig}.png").is_file()
+        png = tmp_path / "report" / "figures" / f"pdq-{fig}.png"
+        assert png.is_file() and (rp.DYNAMICS_TITLES[fig], png) in figures
     claims = {c.id: c for c in rp.pdq_claims(tmp_path)}
     c6, c7 = claims["fig6-seamless-42ms"], claims["fig7-utilization"]
     assert claims["fig7-queue"].value == [hi]

@@ -142,7 +142,13 @@ def test_testbed_tiny_end_to_end(tmp_path):
     out = tmp_path / "tb"
     report, files = reproduce.reproduce("qclimb-testbed", out, scale="tiny", workers=2)
     assert report.ok and not report.failed and len(report.ran) == report.total >= 8
-    assert files.html.exists() and "Recipe tables" in files.html.read_text()
+    page = files.html.read_text()
+    assert files.html.exists() and "Recipe tables" in page
+    # the recipe's tables are HTML tables, and its figures (normalised FCT per size bin against load, one per
+    # workload of the main comparison) are in the page
+    assert '<table class="recipe">' in page and '<pre class="table">' not in page
+    main = sorted({p for p in (x.profile for x in rq.load_runs(out) if x.experiment == "main")})
+    assert [f"figures/qclimb-main-{p}.png" in page for p in main] == [True] * len(main) and main
     # every point's trace holds its target load on the 8-host testbed
     sweep = rq.qclimb_testbed_sweep("tiny", out)  # found in the cache: no retraining
     for p in sweep.points:

@@ -106,6 +106,10 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path):
     doc = assert_claims_file(out, "rax")
     assert {r["verdict"] for r in doc["claims"]} <= {"reproduced", "differs", "not_run"}
     assert "testbed: websearch at load 0.7" in result.output
+    # one figure per setting, workload and load: mean FCT per size bin, bars, with the paper's marks
+    page = (out / "report" / "index.html").read_text()
+    assert "figures/rax-testbed-websearch-load0.7.png" in page and "figures/rax-simulation-websearch-load0.6.png" in page
+    assert "black marks" in page and "_fct_vs_load" not in page
 
 
 def test_bad_scale_fails_before_running(tmp_path):

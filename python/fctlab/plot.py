@@ -1,5 +1,7 @@
 """Plots of run results: mean and 99th-percentile FCT (or slowdown) per flow-size bin, one series per run, as bars
-(:func:`plot_fct_bins`, one load) or as lines against the load (:func:`plot_vs_load`, a sweep).
+(:func:`plot_fct_bins`, one load: one panel per bin, linear from zero) or as lines against the load
+(:func:`plot_vs_load`, a sweep). Bins without finished flows are left out with a note; an axis is logarithmic only
+when its values span more than :data:`WIDE_RANGE` times (:func:`value_axis`).
 
 Uses matplotlib's object API with the Agg canvas (no pyplot, no display, no global figure state), so it works
 on a headless machine and from threads.
@@ -7,6 +9,7 @@ on a headless machine and from threads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,8 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "fct": ("mean_fct_ns", "p99_fct_ns", "FCT"),
     "slowdown": ("mean_slowdown", "p99_slowdown", "slowdown"),
 }
+#: A log axis only when the values span more than this factor (:func:`value_axis`).
+WIDE_RANGE = 20.0
 #: How each bin is titled in the figures (KB = 1,000 bytes, MB = 1,000,000 bytes, as in analyze.SIZE_BINS).
 BIN_TITLES = {
     "small": "small (0, 100 KB]",
@@ -58,6 +63,40 @@ def _summary_of(item: Any) -> Mapping[str, Any]:
     return summary
 
 
+def legend_columns(labels: list[str], width_inches: float, char_inches: float = 0.085) -> int:
+    """How many legend entries fit side by side across a figure ``width_inches`` wide (about ``char_inches`` per
+    character at the medium font, and room for the marker): a long label list wraps instead of running off."""
+    widest = max((len(x) for x in labels), default=1)
+    return max(1, min(len(labels), int(width_inches / (char_inches * widest + 0.75))))
+
+
+def value_axis(ax: Any, values: Iterable[float | None], *, floor: float = 0.0, wide: float = WIDE_RANGE) -> str:
+    """Scale ``ax``'s y axis for ``values``: logarithmic only when the positive values span more than ``wide``
+    times (a log axis over a narrow range makes a small difference look large); otherwise linear from ``floor``
+    (0 for bars, 1 for a slowdown) with a little room above the largest value. Returns "log" or "linear"."""
+    xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    pos = [v for v in xs if v > 0]
+    if pos and min(pos) > 0 and max(pos) / min(pos) > wide and len(pos) == len(xs):
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        ax.set_yscale("log")
+        # ticks at 1, 2 and 5 times each power of ten, labelled as plain numbers ("20", "0.5", not "2 x 10^1"), so
+        # that a range of one or two decades still has several labels
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        return "log"
+    top = max(xs) if xs else floor + 1.0
+    bottom = min(floor, min(xs)) if xs else floor
+    span = top - bottom
+    room = 0.06 * span if span > 1e-9 * max(1.0, abs(top)) else 0.1 * max(1.0, abs(top))
+    # from zero exactly (bars); from another floor with a little room, so that a point on it is not cut in half
+    # (but never so much that the axis reaches far below the floor)
+    ax.set_ylim(bottom if bottom == 0 else bottom - min(room / 2, abs(bottom) / 2 or room), top + room)
+    ax.ticklabel_format(axis="y", useOffset=False)
+    return "linear"
+
+
 def plot_fct_bins(
     results: Mapping[str, Any],
     path: str | Path,
@@ -66,15 +105,21 @@ def plot_fct_bins(
     normalize_to: str | None = None,
     title: str | None = None,
 ) -> list[Path]:
-    """Grouped bars of mean and p99 FCT (us, log scale) per size bin, one colour per run label.
+    """Bars of mean (top row) and 99th-percentile (bottom row) FCT per size bin, one panel per bin with its own
+    linear axis from zero (in us, or ms when the panel reaches 10,000 us), one colour per run label; a slowdown or
+    a ratio to ``normalize_to`` is drawn as dots against a dashed line at 1 (a bar from zero would hide its
+    differences).
 
     ``results`` maps a label (e.g. the scheme) to a :class:`fctlab.Result` or its summary dict. Writes
     ``path`` with suffixes .png and .svg (any suffix given is replaced) and returns both paths. Bins without
-    finished flows are left empty. ``metric="slowdown"`` plots slowdown instead of FCT; ``normalize_to`` names
-    one of the labels and plots every value divided by that label's value in the same bin (linear scale).
+    finished flows in any run are left out, and a note under the panels names them. ``metric="slowdown"`` plots
+    slowdown instead of FCT; ``normalize_to`` names one of the labels and plots every value divided by that
+    label's value in the same bin (a dashed line marks 1).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
 
     if not results:
         raise ValueError("plot_fct_bins: no results to plot")
@@ -82,50 +127,78 @@ def plot_fct_bins(
     summaries = {str(label): _summary_of(r) for label, r in results.items()}
     if normalize_to is not None and normalize_to not in summaries:
         raise ValueError(f"normalize_to: {normalize_to!r} is not one of the labels ({', '.join(summaries)})")
-    scale = 1000.0 if metric == "fct" else 1.0
     base = Path(path)
     if base.suffix in (".png", ".svg"):
         base = base.with_suffix("")
 
-    fig = Figure(figsize=(10, 4.2), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 2, sharey=False)
-    n = len(summaries)
-    width = 0.8 / n
-    xs = range(len(SUMMARY_BINS))
-    stats = ((mean_key, f"mean {what}"), (p99_key, f"99th-percentile {what}"))
-    for ax, (stat, panel) in zip(axes, stats):
-        any_value = False
-        for i, (label, s) in enumerate(summaries.items()):
-            heights = []
-            for name in SUMMARY_BINS:
-                v = s["bins"][name].get(stat)
-                if normalize_to is not None:
-                    ref = summaries[normalize_to]["bins"][name].get(stat)
-                    v = None if v is None or not ref else v / ref
-                    heights.append(float("nan") if v is None else v)
-                else:
-                    heights.append(float("nan") if v is None else v / scale)
-                any_value = any_value or (v is not None and v > 0)
-            offsets = [x - 0.4 + width * (i + 0.5) for x in xs]
-            ax.bar(offsets, heights, width=width, label=label)
-        counts = [max(s["bins"][name]["count"] for s in summaries.values()) for name in SUMMARY_BINS]
-        ax.set_xticks(list(xs), [f"{name}\n({c:,} flows)" for name, c in zip(SUMMARY_BINS, counts)])
+    def value(label: str, name: str, stat: str) -> float | None:
+        v = summaries[label]["bins"][name].get(stat)
+        if v is None:
+            return None
         if normalize_to is not None:
-            ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
-            ax.set_ylabel(f"{what} / {what} of {normalize_to}")
-        else:
-            if any_value:
-                ax.set_yscale("log")
-            ax.set_ylabel("FCT (us)" if metric == "fct" else "slowdown (FCT / ideal FCT)")
-        ax.set_title(panel)
-        ax.grid(axis="y", which="both", alpha=0.3)
-    # Below the panels rather than inside one, where it would hide bars.
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), frameon=False)
+            ref = summaries[normalize_to]["bins"][name].get(stat)
+            return None if not ref else v / ref
+        return v / 1000.0 if metric == "fct" else v
+
+    shown = [b for b in SUMMARY_BINS if any(value(lab, b, s) is not None for lab in summaries
+                                             for s in (mean_key, p99_key))]
+    empty = [b for b in SUMMARY_BINS if b not in shown]
+    if not shown:
+        shown = ["all"]
     edges = {s.get("bin_edges", "papers") for s in summaries.values()}
-    sizes = f" ({bins_text(edges.pop())})" if len(edges) == 1 else ""
-    default_title = f"Flow completion time by flow size{sizes}" if metric == "fct" else f"Slowdown by flow size{sizes}"
+    titles = bin_titles(summaries.values())
+    fig = Figure(figsize=(max(2.9 * len(shown) + 0.8, 6.0), 6.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, len(shown), squeeze=False)
+    labels = list(summaries)
+    colours = [f"C{i % 10}" for i in range(len(labels))]
+    # a ratio (slowdown, or a value over a reference's) is drawn as dots on an axis from 1 or below, where its
+    # differences show; an FCT as bars from zero
+    dots = metric == "slowdown" or normalize_to is not None
+    for row, (stat, stat_name) in enumerate(((mean_key, "mean"), (p99_key, "99th-percentile"))):
+        for col, name in enumerate(shown):
+            ax = axes[row][col]
+            ys = [value(lab, name, stat) for lab in labels]
+            heights = [float("nan") if y is None else y for y in ys]
+            unit = "us"
+            if metric == "fct" and normalize_to is None and max((y for y in ys if y is not None), default=0) >= 1e4:
+                heights, ys, unit = [h / 1000 for h in heights], [None if y is None else y / 1000 for y in ys], "ms"
+            if dots:
+                ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
+                ax.scatter(range(len(labels)), heights, s=60, color=colours, zorder=3)
+                ax.set_xlim(-0.6, len(labels) - 0.4)
+                known = [y for y in ys if y is not None]
+                value_axis(ax, [*known, 1.0], floor=min([1.0, *known]) * 0.9 if known else 0.0, wide=math.inf)
+            else:
+                ax.bar(range(len(labels)), heights, width=0.7, color=colours)
+                value_axis(ax, ys, wide=math.inf)
+            for i, y in enumerate(ys):
+                if y is None:
+                    ax.text(i, ax.get_ylim()[0], "-", ha="center", va="bottom", color="0.45")
+            ax.set_xticks(range(len(labels)), [])
+            if normalize_to is not None:
+                ylabel = f"{stat_name} {what} / {normalize_to}'s"
+            else:
+                ylabel = f"{stat_name} FCT ({unit})" if metric == "fct" else f"{stat_name} normalised FCT"
+            if col == 0 or unit == "ms" or (metric == "fct" and normalize_to is None):
+                ax.set_ylabel(ylabel)
+            if row == 0:
+                count = max(s["bins"][name]["count"] for s in summaries.values())
+                ax.set_title(f"{titles.get(name, name)}\n{count:,} flows", fontsize=10)
+            ax.grid(axis="y", alpha=0.3)
+    handles: list[Any]
+    if dots:
+        handles = [Line2D([], [], linestyle="none", marker="o", markersize=8, color=c) for c in colours]
+    else:
+        handles = [Rectangle((0, 0), 1, 1, color=c) for c in colours]
+    fig.legend(handles, labels, loc="outside lower center", ncol=legend_columns(labels, fig.get_figwidth()),
+               frameon=False)
+    sizes = f" ({bins_text(next(iter(edges)))})" if len(edges) == 1 else ""
+    default_title = (f"Flow completion time by flow size{sizes}" if metric == "fct"
+                     else f"Normalised FCT (slowdown) by flow size{sizes}")
+    if empty:
+        default_note = "no finished flows in bin " + ", ".join(empty) + " (left out)"
+        fig.text(0.99, 0.005, default_note, ha="right", va="bottom", fontsize=8, color="0.35")
     fig.suptitle(title or default_title)
     written = []
     for suffix in (".png", ".svg"):
@@ -164,9 +237,9 @@ def plot_vs_load(
     are already ratios to that label, computed by the caller (the report pairs runs seed by seed for the spread):
     they are drawn as given, with the same axis labels and line at 1. Writes ``path`` as .png and .svg and returns
     both paths. ``titles`` names the bins' panels (default :data:`BIN_TITLES`; see :func:`bin_titles`).
+    Bins without a value in any line get no panel (a note under the figure names them). A slowdown is labelled
+    "normalised FCT" (FCT over ideal FCT), the papers' name for it.
     """
-    import math
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -192,8 +265,12 @@ def plot_vs_load(
     base = Path(path)
     if base.suffix in (".png", ".svg"):
         base = base.with_suffix("")
+    # bins without a value anywhere get no panel; a note under the figure names them
+    has_value = df["value"].notna()
+    empty = [b for b in bins if not (has_value & (df["bin"] == b)).any()]
+    bins = tuple(b for b in bins if b not in empty) or bins[:1]
 
-    fig = Figure(figsize=(3.4 * len(bins) + 0.6, 6.6), layout="constrained")
+    fig = Figure(figsize=(max(3.4 * len(bins) + 0.6, 7.0), 6.6), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(2, len(bins), squeeze=False)
     colours = [f"C{i % 10}" for i in range(len(labels))]
@@ -213,12 +290,14 @@ def plot_vs_load(
                 top = sel["value"].max()
                 scale, unit = (1e6, "ms") if top is not None and math.isfinite(top) and top >= 1e7 else (1e3, "us")
             drawn = False
+            values: list[float] = []
             for i, label in enumerate(labels):
                 line = sel[sel["label"] == label].sort_values("load")
                 if line.empty or line["value"].notna().sum() == 0:
                     continue
                 x = line["load"].to_numpy(dtype=float) + dodge[label]
                 y = line["value"].to_numpy(dtype=float) / scale
+                values.extend(y)
                 (h,) = ax.plot(x, y, marker=markers[i % len(markers)], color=colours[i], label=label,
                                linewidth=1.6, markersize=5)
                 handles.setdefault(label, h)
@@ -231,17 +310,21 @@ def plot_vs_load(
                     above = np.maximum(hi[spread] - y[spread], 0.0)
                     ax.errorbar(x[spread], y[spread], yerr=[below, above],
                                 fmt="none", ecolor=colours[i], elinewidth=1.0, capsize=3, alpha=0.7)
+                    values.extend(hi[spread])
                 drawn = True
             if not drawn:
                 ax.text(0.5, 0.5, "no finished flows", transform=ax.transAxes, ha="center", va="center",
                         color="0.45")
             if reference is not None:
                 ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
+                value_axis(ax, [*values, 1.0], wide=math.inf)
                 ylabel = f"{stat_name} {what} / {reference}'s"
             elif metric == "fct":
+                value_axis(ax, values)
                 ylabel = f"{stat_name} FCT ({unit})"
             else:
-                ylabel = f"{stat_name} slowdown"
+                value_axis(ax, values, floor=1.0 if all(v >= 1.0 for v in values if math.isfinite(v)) else 0.0)
+                ylabel = f"{stat_name} normalised FCT"
             if col == 0 or reference is None:
                 ax.set_ylabel(ylabel)
             if row == 0:
@@ -250,11 +333,16 @@ def plot_vs_load(
                 ax.set_xlabel("load")
             ax.grid(alpha=0.3)
             ax.margins(x=0.06)
-            if 1 < len(all_loads) <= 12:
+            if len(all_loads) == 1:
+                ax.set_xlim(all_loads[0] - 0.1, all_loads[0] + 0.1)
+            if len(all_loads) <= 12:
                 ax.set_xticks(all_loads, [f"{v:g}" for v in all_loads])
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(len(handles), 6),
-                   frameon=False, fontsize="medium")
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+                   ncol=legend_columns(list(handles), fig.get_figwidth()), frameon=False, fontsize="medium")
+    if empty:
+        fig.text(0.99, 0.005, "no finished flows in bin " + ", ".join(empty) + " (left out)", ha="right",
+                 va="bottom", fontsize=8, color="0.35")
     if title:
         fig.suptitle(title, fontsize="large")
     written = []

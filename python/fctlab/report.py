@@ -282,6 +282,9 @@ class Report:
         self.title = title or f"fctlab report: {self.root.name or self.root}"
         self.claims: list[Any] = []  # Claim or PaperClaim
         self.tables: list[tuple[str, str]] = []
+        self.figures: list[tuple[str, Path]] = []
+        #: Draw the per-workload figures (off: their tables only).
+        self.generic_figures = True
         self.workloads = list(dict.fromkeys(r.workload for r in sorted(self.runs, key=lambda r: r.workload)))
         self.normalize_to = normalize_to
         if normalize_to is not None:
@@ -416,16 +419,32 @@ class Report:
         self.claims.extend(c if isinstance(c, Claim) else PaperClaim.coerce(c) for c in claims)
 
     def add_tables(self, tables: Iterable[tuple[str, str]]) -> None:
-        """Add (title, plain-text table) pairs, shown after the paper comparison as preformatted text (the
-        reproduction recipes' own tables, e.g. QCLIMB's Table 3)."""
+        """Add (title, plain-text table) pairs, shown after the paper comparison as HTML tables (the reproduction
+        recipes' own tables, e.g. QCLIMB's Table 3; :func:`text_table_html`)."""
         self.tables.extend((str(t), str(body)) for t, body in tables)
+
+    def add_figures(self, figures: Iterable[tuple[str, str | Path]]) -> None:
+        """Add (caption, PNG path) pairs: figures drawn elsewhere (a recipe's own figure types, e.g. Homa's slowdown
+        by message-size percentile), shown after the paper comparison with their captions. The PNG is embedded;
+        an SVG beside it is named in the caption."""
+        for caption, path in figures:
+            p = Path(path)
+            if p.suffix != ".png" or not p.is_file():
+                raise ReportError(f"figures: {p} is not a PNG file")
+            self.figures.append((str(caption), p))
+
+    def _figures_section(self) -> str:
+        if not self.figures:
+            return ""
+        parts = "".join(_figure_html(caption, path) for caption, path in self.figures)
+        return f'<section id="paper-figures"><h2>The paper\'s figures, from fctlab\'s runs</h2>{parts}</section>'
 
     def _tables_section(self) -> str:
         if not self.tables:
             return ""
         e = html.escape
-        parts = "".join(f"<h3>{e(t)}</h3><pre class=\"table\">{e(body)}</pre>" for t, body in self.tables)
-        return f'<section id="recipe-tables"><h2>Recipe tables</h2><div class="scroll">{parts}</div></section>'
+        parts = "".join(f"<h3>{e(t)}</h3>{text_table_html(body)}" for t, body in self.tables)
+        return f'<section id="recipe-tables"><h2>Recipe tables</h2>{parts}</section>'
 
     # -- output --------------------------------------------------------------------------------------------------
 
@@ -439,9 +458,11 @@ class Report:
         figures: list[Path] = []
         sections = []
         for workload in self.workloads:
-            figs = self._figures(workload, out / "figures")
+            figs = self._figures(workload, out / "figures") if self.generic_figures else []
             figures.extend(p for pair in figs for p in pair[1])
             sections.append(self._workload_section(workload, figs))
+        for _, png in self.figures:
+            figures.extend(p for p in (png, png.with_suffix(".svg")) if p.exists())
         page = self._page(sections)
         index = out / "index.html"
         atomic_write(index, lambda f: f.write(page.encode("utf-8")))
@@ -454,7 +475,7 @@ class Report:
         t = self._table[self._table["workload"] == workload]
         loads = sorted({x for x in t["load"] if not _isnan(x)})
         ref = self._reference_label(workload)
-        what = "FCT" if self.metric == "fct" else "slowdown"
+        what = "FCT" if self.metric == "fct" else "normalised FCT (slowdown)"
         slug = _slug(workload)
         suffix = f"_vs_{_slug(ref)}" if ref else ""
         out = []
@@ -509,12 +530,7 @@ class Report:
         parts = [f'<section class="workload" id="workload-{_slug(workload)}">', f"<h2>{e(workload)}</h2>"]
         for caption, paths in figs:
             png = next(p for p in paths if p.suffix == ".png")
-            data = base64.b64encode(png.read_bytes()).decode("ascii")
-            parts.append(
-                f'<figure><img src="data:image/png;base64,{data}" alt="{e(caption)}">'
-                f'<figcaption>{e(caption)} <span class="file">(files: figures/{e(png.name)}, '
-                f"figures/{e(png.with_suffix('.svg').name)})</span></figcaption></figure>"
-            )
+            parts.append(_figure_html(caption, png))
         parts.append(self._results_table(workload, "fct"))
         if self.metric == "slowdown":
             parts.append(self._results_table(workload, "slowdown"))
@@ -534,7 +550,10 @@ class Report:
                  '<th rowspan="2">flows</th>', '<th rowspan="2">unfinished</th>']
         head2 = []
         titles = bin_titles(r.summary for r in self.runs)
-        for b in SUMMARY_BINS:
+        # bins without a finished flow in any row of this workload get no columns (a note names them)
+        shown = [b for b in SUMMARY_BINS if t[f"{b}.{mean_key}"].notna().any()] or ["all"]
+        empty = [b for b in SUMMARY_BINS if b not in shown]
+        for b in shown:
             head1.append(f'<th colspan="2" class="bin">{e(titles[b])}</th>')
             head2.extend(["<th>mean</th>", "<th>p99</th>"])
         body = []
@@ -551,7 +570,7 @@ class Report:
                 f'<td{" class=warn" if unfinished or r["hit_time_limit"] else ""}>{unfinished:,}'
                 f"{' (time limit)' if r['hit_time_limit'] else ''}</td>",
             ]
-            for b in SUMMARY_BINS:
+            for b in shown:
                 for key in (mean_key, p99_key):
                     cells.append(f"<td>{_num(r[f'{b}.{key}'], metric)}</td>")
             body.append(f"<tr{cls}>{''.join(cells)}</tr>")
@@ -562,7 +581,8 @@ class Report:
             f"<caption>{e(caption)}</caption>"
             f"<thead><tr>{''.join(head1)}</tr><tr>{''.join(head2)}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>"
-            f'<p class="unit">Unit: {e(unit)}. "-": no finished flow in the bin.</p>'
+            f'<p class="unit">Unit: {e(unit)}. "-": no finished flow in the bin.'
+            + (f" Left out, no finished flow in any run: {e(', '.join(empty))}." if empty else "") + "</p>"
         )
 
     def _claims_section(self) -> str:
@@ -635,6 +655,8 @@ class Report:
         toc = "".join(f'<li><a href="#workload-{_slug(w)}">{e(w)}</a></li>' for w in self.workloads)
         if self.tables:
             toc = '<li><a href="#recipe-tables">Recipe tables</a></li>' + toc
+        if self.figures:
+            toc = '<li><a href="#paper-figures">The paper\'s figures</a></li>' + toc
         if self.claims:
             toc = '<li><a href="#paper-comparison">Paper comparison</a></li>' + toc
         titles = bin_titles(r.summary for r in self.runs)
@@ -674,6 +696,7 @@ flow size.</p>
 </header>
 <main>
 {self._claims_section()}
+{self._figures_section()}
 {self._tables_section()}
 {"".join(sections)}
 {self._runs_section()}
@@ -710,6 +733,9 @@ thead th { background: #f1f4f9; border-bottom: 1px solid #c9d0dc; font-weight: 6
 tbody th { text-align: left; font-weight: 600; }
 tr.first td, tr.first th { border-top: 1px solid #c9d0dc; }
 tbody tr:nth-child(even) td { background: #fafbfd; }
+table.recipe td { text-align: left; }
+table.recipe td.num { text-align: right; }
+h3 { font-size: 1.05em; margin: 22px 0 4px; }
 table.claims td, table.runs td { text-align: left; white-space: normal; vertical-align: top; }
 table.claims td.value { text-align: right; font-weight: 600; white-space: nowrap; }
 table.claims td.verdict { font-weight: 600; white-space: nowrap; }
@@ -723,6 +749,86 @@ td.warn { font-weight: 600; }
 details summary { cursor: pointer; font-weight: 600; margin: 28px 0 6px; }
 footer { margin-top: 36px; border-top: 1px solid #e3e7ee; font-size: 0.85em; color: #5a6375; }
 """
+
+
+def _grid(lines: list[str]) -> list[tuple[int, int]] | None:
+    """The column spans of a plain-text table (columns separated by at least two spaces on every line), or None
+    when the lines do not make one with at least two columns."""
+    width = max(len(x) for x in lines)
+    padded = [x.ljust(width) for x in lines]
+    blank = [all(p[i] == " " for p in padded) for i in range(width)]
+    spans, start, i = [], None, 0
+    while i < width:
+        if not blank[i]:
+            if start is None:
+                start = i
+            i += 1
+            continue
+        j = i
+        while j < width and blank[j]:
+            j += 1
+        if start is not None and (j - i >= 2 or j == width):
+            spans.append((start, i))
+            start = None
+        elif start is not None:
+            pass  # a single space inside a column
+        i = j
+    if start is not None:
+        spans.append((start, width))
+    return spans if len(spans) >= 2 else None
+
+
+def _header_cells(line: str) -> int:
+    return len([c for c in re.split(r" {2,}", line.strip()) if c])
+
+
+def text_table_html(text: str) -> str:
+    """A recipe's plain-text table (columns padded and separated by two spaces or more, its first line the
+    header, as :func:`fctlab.analyze.format_table` writes them) as an HTML table; up to two lines before the table
+    and every line after it become notes. Text that holds no such table stays preformatted (in a box that
+    scrolls sideways)."""
+    e = html.escape
+    lines = [x.rstrip() for x in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    found = None
+    for start in range(min(3, max(len(lines) - 1, 0))):
+        want = _header_cells(lines[start])
+        for k in range(len(lines), start + 1, -1):  # the longest block of lines from ``start`` that is a table
+            block = lines[start:k]
+            if any(not x.strip() for x in block):
+                continue
+            spans = _grid(block)
+            if spans is not None and len(spans) == want:
+                found = (start, k, spans)
+                break
+        if found:
+            break
+    if found is None:
+        return f'<div class="scroll"><pre class="table">{e(text)}</pre></div>'
+    start, k, spans = found
+    cells = [[x.ljust(spans[-1][1])[a:b].strip() for a, b in spans] for x in lines[start:k]]
+    # a column is numeric (right-aligned) when its body cells look like numbers
+    numeric = [all(re.fullmatch(r"[-+~<>]?[\d.,]+(e[-+]?\d+)?\s*(%|x|ms|us|s)?( \([^)]*\))?|-|n/a|", row[c])
+                   for row in cells[1:]) for c in range(len(spans))]
+    head = "".join(f"<th>{e(c)}</th>" for c in cells[0])
+    body = "".join(
+        "<tr>" + "".join(f'<td{" class=num" if numeric[c] else ""}>{e(v)}</td>' for c, v in enumerate(row)) + "</tr>"
+        for row in cells[1:])
+    before = "".join(f'<p class="unit">{e(x)}</p>' for x in lines[:start] if x.strip())
+    after = "".join(f'<p class="unit">{e(x)}</p>' for x in lines[k:] if x.strip())
+    return (f'{before}<div class="scroll"><table class="recipe"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            f"</table></div>{after}")
+
+
+def _figure_html(caption: str, png: Path) -> str:
+    """One figure: the PNG embedded as base64, its caption and the names of its files."""
+    e = html.escape
+    data = base64.b64encode(png.read_bytes()).decode("ascii")
+    svg = png.with_suffix(".svg")
+    files = f"figures/{e(png.name)}" + (f", figures/{e(svg.name)}" if svg.exists() else "")
+    return (f'<figure><img src="data:image/png;base64,{data}" alt="{e(caption)}">'
+            f'<figcaption>{e(caption)} <span class="file">(files: {files})</span></figcaption></figure>')
 
 
 def _check_warnings_html(runs: Sequence[Any]) -> str:
@@ -783,14 +889,42 @@ def _bin_from_row(row: Any, b: str) -> dict[str, Any]:
     return out
 
 
+#: How the claims table names each unit in its column headers (a unit not listed is shown as it is).
+UNIT_NAMES = {
+    "%": "%",
+    "x": "x, times",
+    "points": "percentage points",
+    "ms": "ms",
+    "us": "us",
+}
+
+
+def _claim_number(value: Any) -> str:
+    """A claim's number without its unit (the unit is in the column's header); a list in brackets."""
+    from fctlab.claims import value_text
+
+    return value_text(value, "")
+
+
+def _paper_number(value: Any) -> str:
+    from fctlab.claims import value_text
+
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+        return f"{value_text(value[0], '')} to {value_text(value[1], '')}"
+    return value if isinstance(value, str) else value_text(value, "")
+
+
 def claims_html(claims: Sequence[Any]) -> str:
-    """The "paper comparison" section for ``claims`` (Claim records or PaperClaim rows; "" when there are none)."""
+    """The "paper comparison" section for ``claims`` (Claim records or PaperClaim rows; "" when there are none).
+
+    Claims are grouped by unit, one table per unit, so that each number column holds one unit, named in its header
+    (the numbers themselves carry none); the groups follow the order of their first claim."""
     if not claims:
         return ""
     from fctlab.claims import Claim
 
     e = html.escape
-    rows = []
+    groups: dict[str, list[str]] = {}
     for c in claims:
         src = f'<div class=src>{e(c.source)}</div>' if c.source else ""
         if isinstance(c, Claim):
@@ -799,34 +933,41 @@ def claims_html(claims: Sequence[Any]) -> str:
             if d["cause"]:
                 why = f"({d['cause'].replace('_', ' ')}) {why}".strip()
             note = f'<div class=src>{e(d["note"])}</div>' if d["note"] else ""
-            rows.append(
+            groups.setdefault(c.unit, []).append(
                 f'<tr id="claim-{e(c.id)}">'
                 f"<td>{e(c.statement)}{src}</td>"
                 f"<td>{e(c.how)}<div class=src>check: {e(d['check_text'])}</div></td>"
-                f'<td class="value">{e(c.paper_text())}</td>'
-                f'<td class="value">{e(c.value_text())}</td>'
+                f'<td class="value">{e(_paper_number(c.paper_value))}</td>'
+                f'<td class="value">{e(_claim_number(c.value))}</td>'
                 f'<td class="verdict {d["verdict"]}">{e(d["verdict"].replace("_", " "))}</td>'
                 f"<td>{e(why)}{note}</td>"
                 "</tr>"
             )
         else:
-            rows.append(
+            number = c.value if isinstance(c.value, str) else _claim_number(c.value)
+            groups.setdefault(c.unit, []).append(
                 "<tr>"
                 f"<td>{e(c.statement)}{src}</td>"
                 f"<td>{e(c.recipe)}</td>"
                 '<td class="value">-</td>'
-                f'<td class="value">{e(c.value_text())}</td>'
+                f'<td class="value">{e(number)}</td>'
                 '<td class="verdict">-</td>'
                 f"<td>{e(c.note)}</td>"
                 "</tr>"
             )
-    return (
-        '<section id="paper-comparison"><h2>Paper comparison</h2>'
-        '<div class="scroll"><table class="claims"><thead><tr><th>the paper says</th>'
-        "<th>how fctlab's number is computed</th><th>paper</th><th>fctlab</th><th>verdict</th>"
-        "<th>why it differs / note</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
-    )
+    tables = []
+    for unit, rows in groups.items():
+        name = UNIT_NAMES.get(unit, unit)
+        caption = f"Claims in {name}" if unit else "Claims without a unit (ratios, counts, orders)"
+        in_unit = f" ({e(name)})" if unit else ""
+        tables.append(
+            f'<div class="scroll"><table class="claims" data-unit="{e(unit)}"><caption>{e(caption)}</caption>'
+            "<thead><tr><th>the paper says</th><th>how fctlab's number is computed</th>"
+            f"<th>paper{in_unit}</th><th>fctlab{in_unit}</th><th>verdict</th>"
+            "<th>why it differs / note</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>"
+        )
+    return f'<section id="paper-comparison"><h2>Paper comparison</h2>{"".join(tables)}</section>'
 
 
 def write_report(
@@ -837,9 +978,13 @@ def write_report(
     normalize_to: str | None = None,
     claims: Iterable[Any] = (),
     tables: Iterable[tuple[str, str]] = (),
+    figures: Iterable[tuple[str, str | Path]] = (),
+    generic_figures: bool = True,
 ) -> ReportFiles:
     """Find the runs under ``results_dir`` and write their report to ``out`` (default ``results_dir/report``),
-    with the paper ``claims`` and extra plain-text ``tables`` (title, text) if given.
+    with the paper ``claims``, extra plain-text ``tables`` (title, text) and figures already drawn (caption, PNG
+    path: a recipe's own figure types) if given; ``generic_figures=False`` leaves out the per-workload figures
+    (the tables stay).
 
     Raises :class:`ReportError` (a ValueError naming the argument) when there are no runs or an option is bad.
     """
@@ -847,4 +992,6 @@ def write_report(
     report = Report.from_dir(results_dir, metric=metric, normalize_to=normalize_to, exclude=exclude)
     report.add_paper_claims(claims)
     report.add_tables(tables)
+    report.add_figures(figures)
+    report.generic_figures = generic_figures
     return report.write(out)

@@ -32,7 +32,10 @@ class Recipe:
     at a time, each made from what the previous ones wrote (binary searches); ``tables(results_dir)`` gives the
     recipe's own (title, plain-text table) pairs (None: the generic :func:`comparison_tables`, which the report
     leaves out); ``claims(results_dir)`` gives the paper's claims as :class:`fctlab.claims.Claim` records (each
-    with the paper's value, fctlab's and a check; the runner writes them to ``report/claims.json``). ``options`` names
+    with the paper's value, fctlab's and a check; the runner writes them to ``report/claims.json``);
+    ``figures(results_dir)`` draws the paper's own figure types into ``report/figures`` and returns (caption, PNG
+    path) pairs, which the report shows above its generic per-workload figures; ``metric`` is what those generic
+    figures plot ("fct", or "slowdown": FCT over ideal FCT, the papers' "normalised FCT"). ``options`` names
     the keyword options ``sweep`` takes beyond the scale (recipe pias: ``thresholds``); ``paper`` cites the paper."""
 
     name: str
@@ -40,6 +43,12 @@ class Recipe:
     sweep: Callable[..., Any]
     claims: Callable[[str | Path], list[Any]]  # list[fctlab.claims.Claim]
     tables: Callable[[str | Path], list[tuple[str, str]]] | None = None
+    figures: Callable[[str | Path], list[tuple[str, Path]]] | None = None
+    metric: str = "fct"
+    #: Whether the report draws its generic per-workload figures (FCT per fixed size bin) besides the recipe's
+    #: own: off where they would mislead (Homa's W1-W3 lie wholly in the first bin; PDQ's workloads are its
+    #: figures' scenarios, drawn by the recipe).
+    generic_figures: bool = True
     phases: Callable[[str, str | Path], Iterable[Any]] | None = None
     needs_out_dir: bool = False
     scales: tuple[str, ...] = SCALES
@@ -56,6 +65,10 @@ class Recipe:
     def later(self, scale: str, out_dir: str | Path) -> Iterable[Any]:
         """The sweeps that follow the first (none for most recipes)."""
         return () if self.phases is None else self.phases(scale, out_dir)
+
+    def result_figures(self, results_dir: str | Path) -> list[tuple[str, Path]]:
+        """The recipe's own figures, drawn now (none when it has no figures of its own)."""
+        return [] if self.figures is None else self.figures(results_dir)
 
     def result_tables(self, results_dir: str | Path) -> list[tuple[str, str]]:
         """The recipe's tables, or the generic comparison when it has none of its own."""
@@ -172,9 +185,11 @@ def figure(figsize: tuple[float, float] = (6.4, 4.0)) -> Any:
     return fig
 
 
-def save_figure(fig: Any, root: Path, name: str) -> None:
-    """Write ``fig`` as ``root/report/figures/<name>.png`` and ``.svg``, each file replaced whole."""
+def save_figure(fig: Any, root: Path, name: str) -> Path:
+    """Write ``fig`` as ``root/report/figures/<name>.png`` and ``.svg``, each file replaced whole; returns the
+    PNG's path."""
     from fctlab.plot import save_atomic
 
     for suffix in ("png", "svg"):
-        save_atomic(fig, root / "report" / "figures" / f"{name}.{suffix}", suffix)
+        save_atomic(fig, Path(root) / "report" / "figures" / f"{name}.{suffix}", suffix)
+    return Path(root) / "report" / "figures" / f"{name}.png"

@@ -392,8 +392,7 @@ def _order(labels: Any) -> list[str]:
 
 def homa_tables(results_dir: str | Path) -> list[tuple[str, str]]:
     """One plain-text table per workload (rows: size bins; columns: each series' median and 99th-percentile
-    slowdown at :data:`LOAD`) and one for the load sweep, with the figures drawn into
-    ``results_dir/report/figures/homa-<workload>.png`` / ``.svg`` and ``homa-load.png`` / ``.svg``."""
+    slowdown at :data:`LOAD`) and one for the load sweep (the figures: :func:`homa_figures`)."""
     from fctlab.analyze import format_table
 
     data = figure_data(results_dir)
@@ -420,7 +419,6 @@ def homa_tables(results_dir: str | Path) -> list[tuple[str, str]]:
         if any(unfinished.values()):
             title += "; unfinished: " + ", ".join(f"{k} {v}" for k, v in unfinished.items() if v)
         tables.append((title, format_table(head, rows, "ll" + "r" * (len(head) - 2))))
-        _plot_sizes(Path(results_dir), workload, by, labels, bins)
     if data["window"]:
         labels = _order({k for v in data["window"].values() for k in v})
         head = ["workload"] + [f"{label} {q}" for label in labels for q in ("ms", "top 10% drained")]
@@ -441,47 +439,150 @@ def homa_tables(results_dir: str | Path) -> list[tuple[str, str]]:
             fmt(by[label].get(x, {}).get("p99")))] for x in loads]
         tables.append((f"{workload}: slowdown against load (short: at most {SHORT_BYTES:,} B)",
                        format_table(head, rows, "l" + "r" * (len(head) - 1))))
-        _plot_load(Path(results_dir), workload, by, labels, loads)
     return tables
 
 
-def _plot_sizes(root: Path, workload: str, by: dict[str, list[dict[str, Any]]], labels: list[str],
-                bins: list[tuple[int, float]]) -> None:
-    """The paper's figure for one workload: 99th-percentile (solid) and median (dashed) slowdown per size bin, the
-    bins evenly spaced (the x axis follows the size CDF, not the size)."""
-    fig = figure()
-    ax = fig.add_subplot()
-    xs = list(range(len(bins)))
-    for i, label in enumerate(labels):
-        p99 = [float("nan") if b["p99"] is None else b["p99"] for b in by[label]]
-        p50 = [float("nan") if b["p50"] is None else b["p50"] for b in by[label]]
-        ax.plot(xs, p99, marker="o", color=f"C{i}", label=f"{label} p99")
-        ax.plot(xs, p50, marker=".", linestyle="--", color=f"C{i}", label=f"{label} median")
-    ax.set_xticks(xs, [bin_label(lo, hi) for lo, hi in bins], rotation=35, fontsize=7, ha="right")
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bins: deciles of the size distribution)")
-    ax.set_ylabel("slowdown")
-    ax.set_title(f"{workload} ({WORKLOADS[workload]}), load {LOAD:g}: slowdown by message size", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
-    save_figure(fig, root, f"homa-{workload}")
+#: Points per curve of the per-size figures: groups of equally many messages in size order (fewer for small runs,
+#: so that each group's 99th percentile rests on at least :data:`GROUP_MIN` messages).
+GROUPS = 40
+GROUP_MIN = 100
+#: The paper's statement on short messages at :data:`LOAD` on W1-W3 (Homa's p99 slowdown "about 2-3"), drawn as a
+#: band over the short messages' percentiles in the per-size figures.
+PAPER_SHORT_BAND = (2.0, 3.0)
+PAPER_SHORT_WORKLOADS = ("W1", "W2", "W3")
+
+
+def percentile_curves(results_dir: str | Path) -> dict[str, dict[str, list[dict[str, float]]]]:
+    """The paper's per-size figures as data: for each workload and series at :data:`LOAD`, the finished measured
+    messages (pooled over seeds) in size order, split into groups of equally many messages; per group its
+    message-size percentiles (lo, hi, mid: the share of the messages, in %, before the group), its largest message
+    (bytes), and the median and 99th-percentile slowdown. The paper's x axis is the same: linear in the number of
+    messages, labelled with the sizes."""
+    import numpy as np
+    import pandas as pd
+
+    frames: dict[tuple[str, str], list[Any]] = {}
+    for r in load_runs(results_dir):
+        if abs(float(r.values["load"]) - LOAD) > 1e-9:
+            continue
+        frames.setdefault((r.values["workload"], r.values["variant"]), []).append(_measured(r))
+    out: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for (workload, label), fs in sorted(frames.items()):
+        f = pd.concat(fs, ignore_index=True)
+        f = f[f["finished"].astype(bool)].sort_values(["size_bytes", "start_ns"], kind="stable")
+        n = len(f)
+        if n == 0:
+            continue
+        groups = max(1, min(GROUPS, n // GROUP_MIN))
+        sizes = f["size_bytes"].to_numpy()
+        slow = f["slowdown"].to_numpy(dtype=float)
+        cuts = np.linspace(0, n, groups + 1).round().astype(int)
+        rows = []
+        for a, b in zip(cuts, cuts[1:]):
+            if b <= a:
+                continue
+            rows.append({"lo": 100.0 * a / n, "hi": 100.0 * b / n, "mid": 50.0 * (a + b) / n,
+                         "size": float(sizes[b - 1]), "p50": float(np.percentile(slow[a:b], 50)),
+                         "p99": float(np.percentile(slow[a:b], 99)), "n": float(b - a)})
+        out.setdefault(workload, {})[label] = rows
+    return out
+
+
+def _size_text(x: float) -> str:
+    for unit, scale in (("MB", 1e6), ("KB", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x:.0f} B"
+
+
+def homa_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """The paper's Figure 12 type for each workload (99th-percentile and median slowdown against the message-size
+    percentile, one line per series, the paper's short-message band on W1-W3) and the slowdown against load;
+    drawn into ``results_dir/report/figures/homa-<workload>`` and ``homa-load`` (.png, .svg)."""
+    root = Path(results_dir)
+    curves = percentile_curves(results_dir)
+    out = []
+    for workload in WORKLOADS:
+        by = curves.get(workload)
+        if not by:
+            continue
+        out.append((f"{workload} ({WORKLOADS[workload]}) at load {LOAD:g}: 99th-percentile and median slowdown "
+                    "against the message-size percentile (the paper's Figure 12 type: the x axis is linear in the "
+                    "number of messages and labelled with the sizes; each point is a group of equally many "
+                    "messages, pooled over seeds; grey band: the paper's statement for Homa's short messages)",
+                    _plot_sizes(root, workload, by, _order(by))))
+    data = figure_data(results_dir)
+    for workload, by in data["load"].items():
+        loads = sorted({x for v in by.values() for x in v})
+        if len(loads) < 2:
+            continue
+        out.append((f"{workload}: 99th-percentile slowdown of short messages (at most {SHORT_BYTES:,} B) and mean "
+                    "slowdown of all messages, against the load", _plot_load(root, workload, by, _order(by), loads)))
+    return out
+
+
+def _plot_sizes(root: Path, workload: str, by: dict[str, list[dict[str, float]]], labels: list[str]) -> Path:
+    """Two panels, 99th-percentile and median slowdown, against the message-size percentile; the paper's band
+    for Homa's short messages where it gives one."""
+    from fctlab.plot import value_axis
+    from fctlab.workloads import load_cdf
+
+    fig = figure((11, 4.4))
+    axes = fig.subplots(1, 2, sharex=True)
+    cdf = load_cdf(WORKLOADS[workload])
+    ticks = list(range(0, 101, 10))
+    tick_text = [f"{q}\n{_size_text(float(cdf.quantile(min(q, 99.9) / 100)))}" for q in ticks]
+    short_top = 100.0 * cdf.fraction_at_most(SHORT_BYTES) if workload in PAPER_SHORT_WORKLOADS else None
+    for ax, (key, name) in zip(axes, (("p99", "99th-percentile slowdown"), ("p50", "median slowdown"))):
+        values: list[Any] = []
+        for i, label in enumerate(labels):
+            pts = by[label]
+            ys = [p[key] for p in pts]
+            values += ys
+            ax.plot([p["mid"] for p in pts], ys, marker="o", markersize=3, linewidth=1.5, color=f"C{i}",
+                    label=label)
+        if key == "p99" and short_top:
+            lo, hi = PAPER_SHORT_BAND
+            ax.fill_between([0, short_top], [lo, lo], [hi, hi], color="0.45", alpha=0.25, linewidth=0,
+                            label=f"paper: Homa's short messages, p99 about {lo:g}-{hi:g}")
+            values += [lo, hi]
+        value_axis(ax, values, floor=1.0)
+        ax.set_xlim(0, 100)
+        ax.set_xticks(ticks, tick_text, fontsize=7)
+        ax.set_xlabel("message-size percentile (%) and message size")
+        ax.set_ylabel(name)
+        ax.set_title(name)
+        ax.grid(alpha=0.3, which="both")
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncol=min(len(names), 4), frameon=False, fontsize=8)
+    fig.suptitle(f"{workload} ({WORKLOADS[workload]}), load {LOAD:g}: slowdown by message size")
+    return save_figure(fig, root, f"homa-{workload}")
 
 
 def _plot_load(root: Path, workload: str, by: dict[str, dict[float, dict[str, Any]]], labels: list[str],
-               loads: list[float]) -> None:
-    fig = figure()
-    ax = fig.add_subplot()
-    for i, label in enumerate(labels):
-        for key, style, name in (("short_p99", "-", "short p99"), ("mean", "--", "mean")):
+               loads: list[float]) -> Path:
+    from fctlab.plot import value_axis
+
+    fig = figure((11, 4.0))
+    axes = fig.subplots(1, 2, sharex=True)
+    for ax, (key, name) in zip(axes, (("short_p99", "99th-percentile slowdown, short messages"),
+                                      ("mean", "mean slowdown, all messages"))):
+        values: list[Any] = []
+        for i, label in enumerate(labels):
             ys = [by[label].get(x, {}).get(key) for x in loads]
-            ax.plot(loads, [float("nan") if y is None else y for y in ys], marker="o", linestyle=style,
-                    color=f"C{i}", label=f"{label} {name}")
-    ax.set_yscale("log")
-    ax.set_xlabel("load (wire bytes / host link capacity)")
-    ax.set_ylabel("slowdown")
-    ax.set_title(f"{workload}: 99th-percentile slowdown of short messages (<= {SHORT_BYTES:,} B) and mean slowdown",
-                 fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
-    save_figure(fig, root, "homa-load")
+            ys = [float("nan") if y is None else y for y in ys]
+            values += ys
+            ax.plot(loads, ys, marker="o", color=f"C{i}", label=label)
+        value_axis(ax, values, floor=1.0)
+        ax.set_xticks(loads, [f"{x:g}" for x in loads])
+        ax.set_xlabel("load (wire bytes / host link capacity)")
+        ax.set_ylabel(name)
+        ax.set_title(name)
+        ax.grid(alpha=0.3, which="both")
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncol=min(len(names), 5), frameon=False, fontsize=8)
+    fig.suptitle(f"{workload}: slowdown against load (short: at most {SHORT_BYTES:,} B)")
+    return save_figure(fig, root, "homa-load")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -608,5 +709,7 @@ RECIPE = Recipe(
     sweep=homa_sweep,
     claims=homa_claims,
     tables=homa_tables,
+    figures=homa_figures,
+    generic_figures=False,
     needs_out_dir=True,
 )

@@ -332,7 +332,7 @@ def _order(labels: Any) -> list[str]:
 def hyline_tables(results_dir: str | Path) -> list[tuple[str, str]]:
     """Plain-text tables: per workload of the main study, AFCT and p99 (normalised) per size range and scheme
     against load, and application throughput; the Light/Heavy study; PFC on and off; the threshold study; the
-    manager's statistics. The figures go to ``results_dir/report/figures/hyline-*.png``."""
+    manager's statistics (the figures: :func:`hyline_figures`)."""
     from fctlab.analyze import format_table
 
     data = figure_data(results_dir)
@@ -354,8 +354,6 @@ def hyline_tables(results_dir: str | Path) -> list[tuple[str, str]]:
             tables.append((f"{workload}: normalised FCT (AFCT by size range, p99 overall) and application "
                            f"throughput (FCT <= {DEADLINE_FACTOR:g} x ideal)",
                            format_table(head, rows, "ll" + "r" * (len(head) - 2))))
-            if study == "main":
-                _plot(Path(results_dir), workload, by, labels, loads)
     for study, title in (("pfc", "PFC on and off (HyLine, web search)"),
                          ("threshold", "threshold H (HyLine, web search, load 0.6)"),
                          ("fabric", "the 256-host fabric (8 hosts per edge switch; web search, load 0.6)")):
@@ -382,23 +380,88 @@ def hyline_tables(results_dir: str | Path) -> list[tuple[str, str]]:
     return tables
 
 
-def _plot(root: Path, workload: str, by: dict[str, Any], labels: list[str], loads: list[float]) -> None:
-    """The paper's Fig. 5/6: AFCT per size range against load, one panel per range and one overall."""
+def hyline_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """The paper's Figures 5 and 6 for each workload of the main study: normalised AFCT per size range against the
+    load, drawn into ``results_dir/report/figures/hyline-<workload>.png`` (and .svg)."""
+    data = figure_data(results_dir)
+    # the paper's overall reductions of HyLine's AFCT, from the claims (ids <workload>-vs-<scheme>): a range, or an
+    # "up to" number
+    names = {"pfabric": "pFabric", "qjump": "Qjump", "dctcp": "DCTCP"}
+    paper: dict[str, list[tuple[str, float, float]]] = {}
+    for c in hyline_claims(results_dir):
+        w, _, other = c.id.partition("-vs-")
+        if other in names and not isinstance(c.paper_value, str):
+            lo, hi = (c.paper_value if isinstance(c.paper_value, list) else (c.paper_value, c.paper_value))
+            paper.setdefault(w, []).append((names[other], float(lo), float(hi)))
+    out = []
+    for workload, by in data.get("main", {}).items():
+        loads = sorted({x for v in by.values() for x in v})
+        marks = [m for m in paper.get(workload, []) if m[0] in by]  # against the schemes that ran
+        caption = (f"{workload}: average normalised FCT (FCT / ideal FCT) per size range against the load (the "
+                   "paper's Figures 5 and 6 type; size ranges without finished flows left out)")
+        if marks and "HyLine" in by:
+            caption += ("; in the all-flows panel, black: where HyLine would be with the paper's reductions against "
+                        + ", ".join(f"{o} ({lo:g}-{hi:g}%)" if lo != hi else f"{o} (up to {hi:g}%)"
+                                    for o, lo, hi in marks) + ")")
+        out.append((caption, _plot(Path(results_dir), workload, by, _order(by), loads, marks)))
+    return out
+
+
+def _plot(root: Path, workload: str, by: dict[str, Any], labels: list[str], loads: list[float],
+          marks: Sequence[tuple[str, float, float]] = ()) -> Path:
+    """The paper's Fig. 5/6: AFCT per size range against load, one panel per range with flows and one overall;
+    ``marks`` (scheme, lo %, hi %): the paper's reductions of HyLine's overall AFCT against a scheme, drawn in the
+    overall panel at each load as a black bar (a range: from the scheme's AFCT x (1 - hi) to x (1 - lo))."""
+    from fctlab.plot import value_axis
+
+    def ys_of(label: str, p: str) -> list[float]:
+        ys = [by[label].get(x, {}).get(p, {}).get("afct") for x in loads]
+        return [float("nan") if y is None else y for y in ys]
+
     parts = [n for n, _, _ in RANGES] + ["all"]
-    fig = figure((12, 3.2))
+    empty = [p for p in parts if all(y != y for label in labels for y in ys_of(label, p))]
+    parts = [p for p in parts if p not in empty]
+    fig = figure((3.1 * len(parts) + 0.6, 3.6))
+    axes = fig.subplots(1, len(parts), squeeze=False)[0]
     for k, p in enumerate(parts):
-        ax = fig.add_subplot(1, len(parts), k + 1)
+        ax = axes[k]
+        values: list[float] = []
         for i, label in enumerate(labels):
-            ys = [by[label].get(x, {}).get(p, {}).get("afct") for x in loads]
-            ax.plot(loads, [float("nan") if y is None else y for y in ys], marker="o", color=f"C{i}", label=label)
-        ax.set_title(f"{p}", fontsize=9)
+            ys = ys_of(label, p)
+            values += ys
+            ax.plot(loads, ys, marker="o", color=f"C{i}", label=label)
+        if p == "all" and "HyLine" in labels:
+            dx = 0.02 * max(1.0, 2 * (loads[-1] - loads[0]))
+            for k2, (other, lo, hi) in enumerate(marks):
+                if other not in labels:
+                    continue
+                for x, base in zip(loads, ys_of(other, "all")):
+                    if base != base:
+                        continue
+                    xm = x + dx * (k2 + 1)
+                    top, bottom = base * (1 - lo / 100), base * (1 - hi / 100)
+                    ax.vlines(xm, bottom, top, colors="black", linewidth=2.0, zorder=4)
+                    ax.hlines([bottom, top], xm - dx / 3, xm + dx / 3, colors="black", linewidth=1.2, zorder=4)
+                    ax.annotate(other, (xm, top), xytext=(0, 2), textcoords="offset points", ha="center",
+                                va="bottom", fontsize=6.5)
+                    values += [bottom, top]
+        value_axis(ax, values, floor=1.0, wide=float("inf"))  # linear: these ranges are narrow
+        if len(loads) == 1:
+            ax.set_xlim(loads[0] - 0.1, loads[0] + 0.1)
+        ax.set_title("all flows" if p == "all" else p, fontsize=9)
         ax.set_xlabel("load")
+        if len(loads) <= 12:
+            ax.set_xticks(loads, [f"{x:g}" for x in loads])
+        ax.grid(alpha=0.3, which="both")
         if k == 0:
-            ax.set_ylabel("normalised AFCT")
-        ax.set_yscale("log")
-    fig.axes[0].legend(fontsize=7)
-    fig.suptitle(f"{workload}: normalised AFCT by flow size against load", fontsize=10)
-    save_figure(fig, root, f"hyline-{workload}")
+            ax.set_ylabel("average normalised FCT")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=min(len(labels), 6),
+               fontsize=8, frameon=False)
+    if empty:
+        fig.text(0.99, 0.005, "no finished flows in " + ", ".join(empty) + " (left out)", ha="right",
+                 va="bottom", fontsize=8, color="0.35")
+    fig.suptitle(f"{workload}: average normalised FCT by flow size against load", fontsize=10)
+    return save_figure(fig, root, f"hyline-{workload}")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -638,5 +701,7 @@ RECIPE = Recipe(
     sweep=hyline_sweep,
     claims=hyline_claims,
     tables=hyline_tables,
+    figures=hyline_figures,
+    generic_figures=False,  # its own figures use the paper's four size ranges, not the fixed three bins
     needs_out_dir=True,
 )

@@ -316,11 +316,87 @@ def _gap(runs, loads, label="PIAS"):
     return worst, f"largest at load {load} (all: " + "; ".join(f"{l}: {v:+.1%}" for l, v in vals) + ")"
 
 
+#: The paper's per-bin reductions of PIAS's average normalised FCT (section 4.1, Figs. 5 and 6): (workload or None
+#: for both, bin, other scheme, reduction in %, load or None for every load the paper's "up to" covers).
+PAPER_MARKS: tuple[tuple[str | None, str, str, float, float | None], ...] = (
+    (None, "small", "DCTCP", 50.0, None),
+    (None, "small", "L2DCT", 40.0, None),
+    ("websearch", "large", "LAS", 50.0, 0.8),
+    ("datamining", "large", "DCTCP", 17.0, None),
+)
+
+
+def pias_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """The paper's Figures 5 and 6 per workload: average normalised FCT (FCT / ideal FCT) of small (0, 100 KB] and
+    large (10 MB, inf) flows against the load, one line per series, with the paper's reductions marked: a black
+    bar where PIAS would be with the paper's gain over the named scheme at that load (the paper's "up to" gains
+    are marked at every load; its web-search large-flow gain over LAS at 0.8 only). Drawn into
+    ``results_dir/report/figures/pias-<workload>.png`` (and .svg)."""
+    from fctlab.plot import legend_columns, value_axis
+    from fctlab.recipes.common import figure, save_figure
+
+    runs = _summaries(Path(results_dir))
+    out = []
+    for workload in PIAS_WORKLOADS:
+        mine = [r for r in runs if r["workload"] == workload]
+        if not mine:
+            continue
+        labels = list(dict.fromkeys(r["label"] for r in mine))
+        loads = sorted({r["load"] for r in mine if r["load"] is not None})
+        fig = figure((11, 4.4))
+        axes = fig.subplots(1, 2)
+        marked = False
+        for ax, (b, title) in zip(axes, (("small", "small flows (0, 100 KB]"), ("large", "large flows (10 MB, inf)"))):
+            values: list[Any] = []
+            for i, label in enumerate(labels):
+                ys = [_value(runs, label, workload, x, b, "mean_slowdown") for x in loads]
+                values += ys
+                ax.plot(loads, [float("nan") if y is None else y for y in ys], marker="osD^v<>PX*"[i % 10],
+                        color=f"C{i}", label=label)
+            side = 0
+            for w, mb, other, pct, at in PAPER_MARKS:
+                if mb != b or (w is not None and w != workload) or "PIAS" not in labels:
+                    continue
+                side += 1  # a panel's later labels sit a line lower, so two close marks stay legible
+                for x in loads:
+                    base = _value(runs, other, workload, x, b, "mean_slowdown")
+                    if base is None or (at is not None and abs(x - at) > 1e-9):
+                        continue
+                    y = base * (1 - pct / 100)
+                    dx = 0.012 * max(1.0, (loads[-1] - loads[0]) * 4)
+                    ax.hlines(y, x - dx, x + dx, colors="black", linewidth=2.4, zorder=4)
+                    if x == (at if at is not None else loads[-1]):  # labelled once, at its last load
+                        ax.annotate(f"paper: -{pct:g}% vs {other}", (x + dx, y), xytext=(3, -9 * (side - 1)),
+                                    textcoords="offset points", va="center", fontsize=7)
+                    values.append(y)
+                    marked = True
+            ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")  # the ideal: a flow alone in the fabric
+            value_axis(ax, values, floor=1.0)
+            ax.set_xticks(loads, [f"{x:g}" for x in loads])
+            ax.set_xlim(loads[0] - 0.15, loads[-1] + 0.15)
+            ax.set_xlabel("load")
+            ax.set_ylabel("average normalised FCT")
+            ax.set_title(title, fontsize=10)
+            ax.grid(alpha=0.3)
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", frameon=False, fontsize=8,
+                   ncol=legend_columns(labels, fig.get_figwidth()))
+        fig.suptitle(f"{workload}: average normalised FCT of small and large flows against load")
+        caption = (f"{workload}: average normalised FCT (FCT / ideal FCT) of small and large flows against the load, "
+                   "one line per series (the paper's Figures 5 and 6 type)")
+        if marked:
+            caption += ("; black bars: where PIAS would be with the paper's reduction against the named scheme "
+                        "(its 'up to' numbers marked at every load)")
+        out.append((caption, save_figure(fig, Path(results_dir), f"pias-{workload}")))
+    return out
+
+
 RECIPE = Recipe(
     name="pias",
     paper="Bai et al., \"PIAS: Practical Information-Agnostic Flow Scheduling for Data Center Networks\", HotNets 2014",
     summary="PIAS (HotNets 2014) section 4: DCTCP, L2DCT, LAS, PIAS 2/4/8 queues, pFabric",
     sweep=pias_sweep,
     claims=pias_claims,
+    figures=pias_figures,
+    metric="slowdown",  # the paper's Figures 5 and 6: FCT normalised to the ideal, per size bin, against load
     options=("thresholds",),
 )

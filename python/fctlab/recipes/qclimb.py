@@ -1654,6 +1654,40 @@ def qclimb_sim_claims(results_dir: str | Path) -> list[Claim]:
     return c.items
 
 
+def qclimb_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """The paper's main comparison as figures: for each workload of the testbed's (``main``) or the simulation's
+    (``sim``) comparison, the mean and 99th-percentile normalised FCT (FCT / ideal FCT) per size bin against the
+    load, one line per variant (Figs. 7-11 and 13, 23-25 draw these bins against the load). Drawn into
+    ``results_dir/report/figures/qclimb-<experiment>-<workload>.png`` (and .svg) with
+    :func:`fctlab.plot.plot_vs_load` (bins without finished flows left out, with a note)."""
+    import pandas as pd
+
+    from fctlab.plot import plot_vs_load
+
+    runs = [r for r in load_runs(results_dir) if r.experiment in ("main", "sim")]
+    out = []
+    for experiment, profile in sorted({(r.experiment, r.profile) for r in runs}):
+        rows: list[dict[str, Any]] = []
+        for r in sorted((r for r in runs if (r.experiment, r.profile) == (experiment, profile)),
+                        key=lambda r: (r.variant, r.load)):
+            for b in ("small", "medium", "large", "all"):
+                for stat, key in (("mean", "mean_slowdown"), ("p99", "p99_slowdown")):
+                    v = r.stat(b, key)
+                    rows.append({"label": r.variant, "load": r.load, "bin": b, "stat": stat,
+                                 "value": float("nan") if v is None else v})
+        where = "testbed" if experiment == "main" else "simulation"
+        name = PROFILE_NAMES.get(profile, profile)
+        loads = sorted({float(r["load"]) for r in rows})
+        paths = plot_vs_load(pd.DataFrame(rows), Path(results_dir) / "report" / "figures" /
+                             f"qclimb-{experiment}-{profile}", metric="slowdown",
+                             title=f"{where}, {name}: normalised FCT by flow size against load")
+        caption = (f"{where}, {name}: mean and 99th-percentile normalised FCT (FCT / ideal FCT) per flow-size bin "
+                   "against the load, one line per variant" + (f" (one load at this scale: {loads[0]:g})"
+                                                                if len(loads) == 1 else ""))
+        out.append((caption, next(p for p in paths if p.suffix == ".png")))
+    return out
+
+
 TESTBED_RECIPE = Recipe(
     name="qclimb-testbed",
     paper="QCLIMB: flow scheduling with imprecise flow information (testbed: sections 5.1-5.2, App. D)",
@@ -1662,6 +1696,8 @@ TESTBED_RECIPE = Recipe(
     sweep=qclimb_testbed_sweep,
     claims=qclimb_testbed_claims,
     tables=testbed_tables,
+    figures=qclimb_figures,
+    metric="slowdown",  # normalised FCT (FCT / ideal) per size bin, as Figures 13 and 25 draw it
     needs_out_dir=True,
 )
 SIM_RECIPE = Recipe(
@@ -1672,5 +1708,7 @@ SIM_RECIPE = Recipe(
     sweep=qclimb_sim_sweep,
     claims=qclimb_sim_claims,
     tables=sim_tables,
+    figures=qclimb_figures,
+    metric="slowdown",  # normalised FCT (FCT / ideal) per size bin, as Figures 13 and 25 draw it
     needs_out_dir=True,
 )

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from fctlab.claims import Claim, all_of, below, near, on, order, percent_near
-from fctlab.recipes.common import Points, Recipe, check_scale
+from fctlab.recipes.common import Points, Recipe, check_scale, figure, save_figure
 from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
 from fctlab.recipes.pias import Variant, pias_base
 
@@ -425,6 +425,83 @@ def rax_tables(results_dir: str | Path) -> list[tuple[str, str]]:
     return out + ([study] if study else [])
 
 
+def rax_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """The paper's comparison as figures: per setting, workload and load, the schemes' mean FCT per size bin (bars
+    from zero; the E study's series left out), with the paper's reductions drawn where it gives them: a black mark
+    over RAX's bar at the other scheme's mean times (1 - the paper's reduction). The paper's numbers are "up to"
+    (its best load), so a mark is where RAX would be with the paper's largest gain at this load. Drawn into
+    ``results_dir/report/figures/rax-<setting>-<workload>-load<load>.png`` (and .svg)."""
+    from matplotlib.patches import Rectangle
+
+    from fctlab.plot import value_axis
+
+    root = Path(results_dir)
+    groups: dict[tuple[str, str, float], dict[str, Any]] = {}
+    for setting, workload, load, label, s in _summaries(results_dir):
+        if not label.startswith(E_STUDY_PREFIX):
+            groups.setdefault((setting, workload, load), {})[label] = s
+    # the paper's reductions, read from the claims (ids <setting>-<workload>-<bin>-vs-<scheme>)
+    paper: dict[tuple[str, str, str], dict[str, float]] = {}
+    for c in rax_claims(results_dir):
+        parts = c.id.split("-")
+        if len(parts) == 5 and parts[3] == "vs" and isinstance(c.paper_value, (int, float)):
+            setting = "simulation" if parts[0] == "sim" else parts[0]
+            other = {"dctcp": "DCTCP", "pias": "PIAS"}.get(parts[4], parts[4])
+            paper.setdefault((setting, parts[1], parts[2]), {})[other] = float(c.paper_value)
+    bins = ("small", "medium", "large", "all")
+    titles = {"small": "small (0, 100 KB]", "medium": "medium (100 KB, 10 MB]", "large": "large (10 MB, inf)",
+              "all": "all flows"}
+    out = []
+    for (setting, workload, load), runs in sorted(groups.items(), key=str):
+        labels: list[str] = [x for x in ("DCTCP", "PIAS", "RAX", "RAX+", "pFabric (rem. time)") if x in runs]
+        labels += [x for x in runs if x not in labels]
+        shown = [b for b in bins if any((runs[x]["bins"].get(b) or {}).get("mean_fct_ns") is not None
+                                        for x in labels)]
+        fig = figure((3.0 * len(shown) + 0.8, 4.2))
+        axes = fig.subplots(1, len(shown), squeeze=False)[0]
+        marked = False
+        for ax, b in zip(axes, shown):
+            ys = [(runs[x]["bins"].get(b) or {}).get("mean_fct_ns") for x in labels]
+            ms = max((y for y in ys if y is not None), default=0) >= 1e7
+            scale, unit = (1e6, "ms") if ms else (1e3, "us")
+            vals = [None if y is None else y / scale for y in ys]
+            ax.bar(range(len(labels)), [float("nan") if v is None else v for v in vals], width=0.7,
+                   color=[f"C{i}" for i in range(len(labels))])
+            marks = []
+            if "RAX" in labels:
+                for other, pct in paper.get((setting, workload, b), {}).items():
+                    base = vals[labels.index(other)] if other in labels else None
+                    if base is not None:
+                        y = base * (1 - pct / 100)
+                        i = labels.index("RAX")
+                        ax.hlines(y, i - 0.42, i + 0.42, colors="black", linewidth=2.2)
+                        ax.annotate(f"paper: -{pct:g}%\nvs {other}", (i, y), xytext=(0, 2), ha="center",
+                                    textcoords="offset points", va="bottom", fontsize=6.5)
+                        marks.append(y)
+                        marked = True
+            value_axis(ax, [*vals, *marks], wide=float("inf"))
+            count = max(int((runs[x]["bins"].get(b) or {}).get("count") or 0) for x in labels)
+            ax.set_title(f"{titles[b]}\n{count:,} flows", fontsize=9)
+            ax.set_ylabel(f"mean FCT ({unit})")
+            ax.set_xticks(range(len(labels)), [])
+            ax.grid(axis="y", alpha=0.3)
+        handles = [Rectangle((0, 0), 1, 1, color=f"C{i}") for i in range(len(labels))]
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8, frameon=False)
+        empty = [b for b in bins if b not in shown]
+        if empty:
+            fig.text(0.99, 0.005, "no finished flows in bin " + ", ".join(empty) + " (left out)", ha="right",
+                     va="bottom", fontsize=8, color="0.35")
+        fig.suptitle(f"{setting}: {workload} at load {load:g}: mean FCT by flow size", fontsize=10)
+        name = f"rax-{setting}-{workload}-load{load:g}"
+        caption = (f"{setting}, {workload} at load {load:g}: mean FCT per flow-size bin (small (0, 100 KB], medium "
+                   "(100 KB, 10 MB], large (10 MB, inf))")
+        if marked:
+            caption += ("; black marks: where RAX would be with the paper's largest reduction against DCTCP or PIAS "
+                        "(the paper's numbers are 'up to', over its loads)")
+        out.append((caption, save_figure(fig, root, name)))
+    return out
+
+
 RECIPE = Recipe(
     name="rax",
     paper="Wang et al., \"RAX: Rate-Aware Flow Scheduling\"",
@@ -433,4 +510,6 @@ RECIPE = Recipe(
     sweep=rax_sweep,
     claims=rax_claims,
     tables=rax_tables,
+    figures=rax_figures,
+    generic_figures=False,  # its workloads ran on two fabrics (testbed and simulation): the figures keep them apart
 )

@@ -54,14 +54,17 @@ def has_own_tables(name: str) -> bool:
 def write_outputs(name: str, scale: str, out_dir: str | Path, tables: Any = ()) -> tuple[Any, list[Any], Path]:
     """Compute recipe ``name``'s claims from the runs in ``out_dir``, write them as ``out_dir/report/claims.json``
     (:func:`fctlab.claims.write_claims`), then the HTML report, whose paper comparison is read back from that
-    file. Returns (report files, the claims as read back, the claims file)."""
+    file, with the recipe's own figures (drawn now) above the generic ones. Returns (report files, the claims as
+    read back, the claims file)."""
     from fctlab.claims import Claim, read_claims, write_claims
     from fctlab.report import write_report
 
     recipe = recipes.get(name)
     path = write_claims(out_dir, name, scale, recipe.claims(out_dir), recipe.paper)
     claims = [Claim.from_dict(r) for r in read_claims(path)["claims"]]
-    files = write_report(out_dir, claims=claims, normalize_to=None, tables=tables)
+    figures = recipe.result_figures(out_dir)
+    files = write_report(out_dir, claims=claims, normalize_to=None, tables=tables, figures=figures,
+                         metric=recipe.metric, generic_figures=recipe.generic_figures)
     return files, claims, path
 
 

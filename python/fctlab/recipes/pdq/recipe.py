@@ -74,7 +74,7 @@ from fctlab.claims import Claim, above, below, in_range, near
 from fctlab.claims import order as strict_order
 from fctlab.recipes.common import Points, Recipe, RunRow, check_scale, figure, record, save_figure
 from fctlab.recipes.common import SCALES  # noqa: F401  (this module's name at its old path)
-from fctlab.recipes.pdq.scale import scale_claims, scale_series, scale_sweep, scale_tables
+from fctlab.recipes.pdq.scale import scale_claims, scale_figures, scale_series, scale_sweep, scale_tables
 from fctlab.recipes.pdq.series import DEADLINE_MS, LINK_DELAY_NS, MEAN_KB, SCHEMES, Series, available, load_runs
 
 SRC = "Hong, Caesar, Godfrey, PDQ, SIGCOMM 2012, section 5"
@@ -700,8 +700,8 @@ def _series_order_labels(data: dict[str, Any]) -> list[str]:
 
 
 def pdq_tables(results_dir: str | Path) -> list[tuple[str, str]]:
-    """One plain-text table per figure (rows: the x values, columns: the series), and the figures themselves
-    drawn into ``results_dir/report/figures/pdq-<figure>.png`` and ``.svg``."""
+    """One plain-text table per figure (rows: the x values, columns: the series); the figures themselves:
+    :func:`pdq_figures`."""
     from fctlab.analyze import format_table
 
     data = figure_data(results_dir)
@@ -724,16 +724,38 @@ def pdq_tables(results_dir: str | Path) -> list[tuple[str, str]]:
 
         rows = [[str(x)] + [cell(d.get(label, {}).get(x)) for label in labels] for x in xs]
         tables.append((title, format_table([xlabel, *labels], rows, "l" + "r" * len(labels))))
-        _plot(Path(results_dir), fig, title, xlabel, vlabel, d, labels, xs)
     tables.extend(scale_tables(results_dir))
     dyn = dynamics_data(results_dir)
     for fig, rows_of in dyn.items():
         tables.append((DYNAMICS_TITLES[fig], _dynamics_table(fig, rows_of)))
-        first = rows_of[0]
-        _plot_dynamics(Path(results_dir), fig, next((r for r in rows_of if r["run"].values["seed"] == DYNAMICS_SEED
-                                                     and r["run"].values["variant"] ==
-                                                     first["run"].values["variant"]), first))
     return tables
+
+
+def pdq_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """The paper's figures from the runs, drawn into ``results_dir/report/figures/pdq-<figure>.png`` and ``.svg``:
+    application throughput and mean FCT over the optimum against the number of flows (3a, 3d) and the other
+    Figure 3, 4, 9 and 10 panels that ran, Figure 8's flow-level scaling, and the dynamics of Figures 6 and 7.
+    Returns (caption, PNG path) pairs, Figures 3a and 3d first."""
+    root = Path(results_dir)
+    data = figure_data(results_dir)
+    out = []
+    for fig, (title, xlabel, vlabel) in sorted(FIGURES.items(), key=lambda kv: (kv[0] not in ("3a", "3d"), kv[0])):
+        if fig not in data:
+            continue
+        d = _normalised(fig, data[fig])
+        labels = (["Optimal"] if "Optimal" in d else []) + _series_order_labels(d)
+        xs = sorted({x for v in d.values() for x in v}, key=lambda x: (isinstance(x, str), x))
+        if fig in ("4a", "4b"):
+            xs = [p for p in PATTERNS if p in xs]
+        caption = title + (" (dotted line: 99%, the paper's bar for 'all deadlines met')" if fig in _PERCENT else "")
+        out.append((caption, _plot(root, fig, title, xlabel, vlabel, d, labels, xs)))
+    out.extend(scale_figures(results_dir))
+    for fig, rows_of in dynamics_data(results_dir).items():
+        first = rows_of[0]
+        row = next((r for r in rows_of if r["run"].values["seed"] == DYNAMICS_SEED
+                    and r["run"].values["variant"] == first["run"].values["variant"]), first)
+        out.append((DYNAMICS_TITLES[fig], _plot_dynamics(root, fig, row)))
+    return out
 
 
 DYNAMICS_TITLES = {
@@ -770,7 +792,7 @@ def _dynamics_table(fig: str, rows_of: list[dict[str, Any]]) -> str:
     return format_table(head, rows, "llrrrrrrr")
 
 
-def _plot_dynamics(root: Path, fig_name: str, row: dict[str, Any]) -> None:
+def _plot_dynamics(root: Path, fig_name: str, row: dict[str, Any]) -> Path:
     """Figure 6 or 7 of one run as three panels over time: (a) throughput, (b) utilization (Figure 7: with each
     short flow's completion time on a second axis, at its finish), (c) the queue in packets."""
     rates = monitor_rates(row["monitor"], link_gbps=row["link_gbps"], mss_bytes=row["mss"],
@@ -807,31 +829,46 @@ def _plot_dynamics(root: Path, fig_name: str, row: dict[str, Any]) -> None:
     ax_c.set_ylabel("queue [packets]")
     ax_c.set_xlabel("time [ms]")
     ax_c.set_ylim(bottom=0)
-    save_figure(fig, root, f"pdq-{fig_name}")
+    return save_figure(fig, root, f"pdq-{fig_name}")
 
 
 def _plot(root: Path, fig_name: str, title: str, xlabel: str, vlabel: str, d: dict[str, dict[Any, float | None]],
-          labels: list[str], xs: list[Any]) -> None:
-    fig = figure()
+          labels: list[str], xs: list[Any]) -> Path:
+    from fctlab.plot import value_axis
+
+    fig = figure((7.6, 4.0))
     ax = fig.add_subplot()
     scale = 100.0 if fig_name in _PERCENT else 1.0
     categorical = any(isinstance(x, str) for x in xs)
     width = 0.8 / max(1, len(labels))
+    values: list[Any] = []
     for i, label in enumerate(labels):
         ys = [d.get(label, {}).get(x) for x in xs]
         ys = [float("nan") if y is None else y * scale for y in ys]
+        values.extend(ys)
         if categorical:
             ax.bar([k + i * width for k in range(len(xs))], ys, width=width, label=label)
         else:
-            ax.plot(xs, ys, marker="o", label=label, linestyle="--" if label == "Optimal" else "-")
+            ax.plot(xs, ys, marker="osD^v<>PX*"[i % 10], markersize=5, label=label,
+                    linestyle="--" if label == "Optimal" else "-")
     if categorical:
         ax.set_xticks([k + width * (len(labels) - 1) / 2 for k in range(len(xs))], [str(x) for x in xs],
                       rotation=20, fontsize=8)
+    if fig_name in _PERCENT:
+        ax.axhline(99.0, color="0.3", linewidth=0.8, linestyle=":")
+        ax.set_ylim(0, 105)
+    elif categorical:
+        value_axis(ax, values, wide=float("inf"))  # bars: linear from zero
+    else:
+        value_axis(ax, values, floor=1.0 if all(v >= 1.0 for v in values if v == v) else 0.0)
+    if not categorical and len(xs) <= 12:
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(vlabel)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    save_figure(fig, root, f"pdq-{fig_name}")
+    ax.grid(alpha=0.3)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper", fontsize=7, frameon=False)
+    return save_figure(fig, root, f"pdq-{fig_name}")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1025,6 +1062,8 @@ RECIPE = Recipe(
     sweep=pdq_sweep,
     claims=pdq_claims,
     tables=pdq_tables,
+    figures=pdq_figures,
+    generic_figures=False,
     phases=pdq_phases,
     needs_out_dir=True,
 )

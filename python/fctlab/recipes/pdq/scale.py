@@ -242,8 +242,7 @@ def _order(labels: Sequence[str]) -> list[str]:
 
 
 def scale_tables(results_dir: str | Path) -> list[tuple[str, str]]:
-    """Figure 8's tables (one per topology and case, and 8e's shares), with its plots drawn into
-    ``results_dir/report/figures/pdq-8*.png``."""
+    """Figure 8's tables (one per topology and case, and 8e's shares); its plots: :func:`scale_figures`."""
     from fctlab.analyze import format_table
 
     data = scale_data(results_dir)
@@ -265,8 +264,6 @@ def scale_tables(results_dir: str | Path) -> list[tuple[str, str]]:
                      f"{FLOWS_PER_SERVER} flows per server" + (f", deadlines exp. mean {DEADLINE_MS:g} ms"
                                                                if dl == "yes" else ", no deadlines"))
             tables.append((title, format_table(["servers", *labels], rows, "l" + "r" * len(labels))))
-            _plot(Path(results_dir), f"8-{kind}-{'deadlines' if dl == 'yes' else 'fct'}", title, what, d, labels, xs,
-                  100.0 if dl == "yes" else 1.0)
     ratios = fct_ratios(results_dir)
     shares = ratio_shares(ratios)
     if shares:
@@ -277,28 +274,59 @@ def scale_tables(results_dir: str | Path) -> list[tuple[str, str]]:
         tables.append((f"Figure 8e: PDQ(Full)'s FCT / RCP's per flow, fat-tree k = {RATIO_FAT_TREE_K} "
                        f"({servers('fat_tree', RATIO_FAT_TREE_K)} servers), flow level, no deadlines",
                        format_table(["share", "fctlab", "paper"], rows, "lrr")))
-        _plot_cdf(Path(results_dir), ratios)
     return tables
 
 
+def scale_figures(results_dir: str | Path) -> list[tuple[str, Path]]:
+    """Figure 8's plots, drawn into ``results_dir/report/figures/pdq-8*.png`` (and .svg): per topology and case,
+    application throughput or mean FCT against the servers; 8e's CDF of PDQ's FCT over RCP's. Returns (caption,
+    PNG path) pairs."""
+    data = scale_data(results_dir)
+    out = []
+    for kind in TOPOLOGIES:
+        for dl in ("yes", "no"):
+            d = data.get((kind, dl))
+            if not d:
+                continue
+            labels = _order(list(d))
+            xs = sorted({x for by in d.values() for x in by})
+            what = "application throughput [%]" if dl == "yes" else "mean FCT [ms]"
+            title = (f"Figure 8 ({TOPOLOGY_NAMES[kind]}): {what} vs servers, random permutation, "
+                     f"{FLOWS_PER_SERVER} flows per server" + (f", deadlines exp. mean {DEADLINE_MS:g} ms"
+                                                               if dl == "yes" else ", no deadlines"))
+            out.append((title, _plot(Path(results_dir), f"8-{kind}-{'deadlines' if dl == 'yes' else 'fct'}", title,
+                                     what, d, labels, xs, 100.0 if dl == "yes" else 1.0)))
+    ratios = fct_ratios(results_dir)
+    if len(ratios):
+        out.append((f"Figure 8e: CDF over flows of PDQ(Full)'s FCT / RCP's, fat-tree k = {RATIO_FAT_TREE_K}, flow "
+                    "level (paper: about 40% of flows at most 0.5, 5-15% above 1)", _plot_cdf(Path(results_dir), ratios)))
+    return out
+
+
 def _plot(root: Path, name: str, title: str, vlabel: str, d: dict[str, dict[int, float | None]],
-          labels: list[str], xs: list[int], scale: float) -> None:
+          labels: list[str], xs: list[int], scale: float) -> Path:
+    from fctlab.plot import value_axis
+
     fig = figure()
     ax = fig.add_subplot()
+    values: list[float] = []
     for i, label in enumerate(labels):
         pts = [(x, d[label][x]) for x in xs if d[label].get(x) is not None]
+        values.extend(p[1] * scale for p in pts)  # type: ignore[operator]
         if pts:
             ax.plot([p[0] for p in pts], [p[1] * scale for p in pts], marker="o", label=label,  # type: ignore[operator]
                     linestyle="-" if label.endswith("(flow)") else ":", color=f"C{i // 2}")
     ax.set_xscale("log")
+    value_axis(ax, values)
+    ax.grid(alpha=0.3)
     ax.set_xlabel("servers")
     ax.set_ylabel(vlabel)
     ax.set_title(title, fontsize=8)
     ax.legend(fontsize=7)
-    save_figure(fig, root, f"pdq-{name}")
+    return save_figure(fig, root, f"pdq-{name}")
 
 
-def _plot_cdf(root: Path, ratios: Any) -> None:
+def _plot_cdf(root: Path, ratios: Any) -> Path:
     import numpy as np
 
     fig = figure()
@@ -310,7 +338,7 @@ def _plot_cdf(root: Path, ratios: Any) -> None:
     ax.set_xlabel("FCT under PDQ(Full) / FCT under RCP (per flow)")
     ax.set_ylabel("CDF of flows")
     ax.set_title(f"Figure 8e: fat-tree k = {RATIO_FAT_TREE_K}, random permutation, flow level", fontsize=8)
-    save_figure(fig, root, "pdq-8e")
+    return save_figure(fig, root, "pdq-8e")
 
 
 def scale_claims(results_dir: str | Path) -> list[Claim]:
