@@ -41,7 +41,8 @@ class TraceColumn:
     meaning: str
     #: What an empty cell (NaN) means; None: an empty cell is refused, naming the row.
     empty: str | None
-    #: Which schemes read it: a test on a scheme's row (``fctlab.scheme_table.rows()``) ...
+    #: Which schemes read it: a test on the facts of a scheme's row (``fctlab.scheme_table.rows()``: family,
+    #: protocol, tagging, rank queue; never its name) ...
     reads: Callable[[dict[str, Any]], bool]
     #: ... and under what condition ("" for always).
     when: str
@@ -70,17 +71,17 @@ TRACE_COLUMNS: tuple[TraceColumn, ...] = (
                 lambda r: _tcp_family(r) and r["tagging"] == "fixed" and r["rank_queue"] == "none", "", "priority"),
     TraceColumn("lower_bytes", False, "bytes", "a predicted lower bound of the flow's size, an integer >= 0, at most "
                 "upper_bytes (`fctlab predict annotate` writes both bounds)", None,
-                lambda r: r["name"] in ("qclimb", "homa"),
-                'qclimb with `scheme.qclimb_info = "bounds"` (its default; needs upper_bytes too); homa with '
+                lambda r: r["tagging"] == "qclimb" or r["family"] == "homa",
+                'QCLIMB with `scheme.qclimb_info = "bounds"` (its default; needs upper_bytes too), Homa with '
                 '`scheme.homa_sizes = "lower"`', "lower_bytes"),
     TraceColumn("upper_bytes", False, "bytes", "a predicted upper bound of the flow's size, an integer >= lower_bytes",
-                None, lambda r: r["name"] in ("qclimb", "homa"),
-                'qclimb with `scheme.qclimb_info = "bounds"` (its default; needs lower_bytes too); homa with '
+                None, lambda r: r["tagging"] == "qclimb" or r["family"] == "homa",
+                'QCLIMB with `scheme.qclimb_info = "bounds"` (its default; needs lower_bytes too), Homa with '
                 '`scheme.homa_sizes = "upper"`', "upper_bytes"),
     TraceColumn("estimate_bytes", False, "bytes", "a point estimate of the flow's size, an integer >= 0", None,
-                lambda r: r["name"] in ("pfabric", "qclimb", "homa"),
-                'pfabric with `scheme.rank = "estimate"`; qclimb with `scheme.qclimb_info = "point_fixed"` or '
-                '`"point_climb"`; homa with `scheme.homa_sizes = "estimate"`', "estimate_bytes"),
+                lambda r: r["rank_queue"] == "pfabric" or r["tagging"] == "qclimb" or r["family"] == "homa",
+                'pFabric with `scheme.rank = "estimate"`, QCLIMB with `scheme.qclimb_info = "point_fixed"` or '
+                '`"point_climb"`, Homa with `scheme.homa_sizes = "estimate"`', "estimate_bytes"),
     TraceColumn("deadline_ns", False, "ns", "the time the flow is allowed after its start, > 0 (at least 1 ps); "
                 "every scheme's results say whether it was met (`met_deadline`)", "no deadline",
                 lambda r: r["protocol"] in ("d3", "pdq"),
@@ -92,7 +93,7 @@ TRACE_COLUMNS: tuple[TraceColumn, ...] = (
     TraceColumn("after_flow", False, "row", "the 0-based data row of an earlier row whose flow this one waits for: "
                 "it starts at max(start_ns, that flow's finish); -1 for none", None, _every_scheme, "", "after_flow"),
     TraceColumn("qclimb", False, "", "true/false or 1/0: false hands the flow to PIAS's tagging", None,
-                lambda r: r["name"] == "qclimb", "", "qclimb", type="boolean"),
+                lambda r: r["tagging"] == "qclimb", "", "qclimb", type="boolean"),
     TraceColumn("conn", False, "id", "a connection id, 0 to 2^32 - 2: flows with the same id share one TCP "
                 "connection's state; one id joins one (src, dst) pair", None, _tcp_family,
                 '`transport.connections = "trace"` (which needs the column)', "conn"),
