@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,6 @@ import pytest
 from fctlab import _core
 from fctlab.config import (
     ConfigError,
-    engine_reference_markdown,
     experiment_from_dict,
     load_experiment,
     parse_override,
@@ -306,17 +304,6 @@ def test_examples_load():
             continue
         exp = load_experiment(path)
         assert exp.workload.flows and exp.workload.flows >= 1, path
-
-
-def test_docs_list_every_engine_key():
-    """docs/experiment.md embeds the engine's keys and defaults; regenerate with `python -m fctlab.config`."""
-    doc = (REPO / "docs" / "experiment.md").read_text()
-    m = re.search(r"<!-- engine-keys:begin -->\n(.*?)<!-- engine-keys:end -->", doc, re.S)
-    assert m, "docs/experiment.md lost its engine-keys markers"
-    assert m.group(1) == engine_reference_markdown(), (
-        "docs/experiment.md is out of date with the engine: paste the output of `python -m fctlab.config` "
-        "between the engine-keys markers"
-    )
 
 
 def test_config_error_survives_pickling():

@@ -15,7 +15,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "fctlab"
 #: Literals equal to a scheme's name that mean something else, as (module path, literal): why.
 NOT_SCHEMES = {
     ("simulation.py", "qclimb"): "the trace's `qclimb` flow column",
-    ("workloads/trace.py", "qclimb"): "the trace's `qclimb` flow column",
+    ("workloads/trace.py", "qclimb"): "the trace's `qclimb` flow column, and QCLIMB's tagging (a row's `tagging`)",
+    ("workloads/trace.py", "tcp"): "the TCP family (a row's `family`), whose schemes read some trace columns",
+    ("workloads/trace.py", "homa"): "the Homa family (a row's `family`)",
+    ("workloads/trace.py", "pfabric"): "pFabric's rank queue (a row's `rank_queue`)",
+    ("workloads/trace.py", "d3"): "D3's protocol (a row's `protocol`), which reads deadlines",
+    ("workloads/trace.py", "pdq"): "PDQ's protocol (a row's `protocol`), which reads deadlines",
+    ("results.py", "qclimb"): "flows.parquet's `qclimb` column",
     ("cli/reproduce.py", "pias"): "the recipe named pias (its --thresholds option)",
     ("check.py", "qclimb"): "the trace's `qclimb` flow column, and the tagging (a row's `tagging`) that reads it",
 }

@@ -8,6 +8,7 @@ import numpy.typing as npt
 __all__ = [
     "__version__",
     "defaults",
+    "config_schema",
     "two_threads_worthwhile",
     "default_topology",
     "validate_config",
@@ -29,6 +30,10 @@ __version__: str
 
 def defaults() -> str:
     """The engine's full default configuration as JSON."""
+
+def config_schema() -> str:
+    """The JSON Schema of the engine's config sections: each key's type, description, default and allowed
+    values."""
 
 def two_threads_worthwhile(config_json: str) -> bool:
     """Whether two engine threads would speed up a run of this config (the engine's own rule)."""

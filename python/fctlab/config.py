@@ -78,7 +78,8 @@ def _one_line(text: str) -> str:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # (each field's docstring is its description in the JSON Schema: the key reference, fctlab.reference)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
 
 
 class WorkloadConfig(_Section):
@@ -88,84 +89,95 @@ class WorkloadConfig(_Section):
     once the experiment is loaded."""
 
     pattern: Literal["all_to_all", "incast", "permutation", "aggregation", "stride", "staggered"] | None = None
-    #: Flow-size CDF: a shipped name (``fctlab workloads``) or a file path.
+    """The traffic pattern that generates the flows (default ``"all_to_all"``; not allowed with ``trace``):
+    ``all_to_all`` (random pairs, Poisson arrivals at ``load``), ``incast`` (``fan_in`` senders answer each query),
+    ``permutation``, ``stride`` and ``staggered`` (host to host by a rule), ``aggregation`` (every flow to
+    ``receiver``)."""
     cdf: str | None = None
-    #: Flow sizes uniform on [0.02 x mean, 1.98 x mean] bytes instead of a CDF (D3's and PDQ's query
-    #: aggregation: mean 100 KB gives D3's [2 KB, 198 KB]).
+    """Flow-size CDF: a shipped name (``fctlab workloads``) or a file path."""
     size_uniform_mean_bytes: float | None = Field(default=None, ge=25, allow_inf_nan=False)
-    #: Aggregation: the host every flow goes to.
+    """Flow sizes uniform on [0.02 x mean, 1.98 x mean] bytes instead of a CDF (D3's and PDQ's query aggregation:
+    mean 100 KB gives D3's [2 KB, 198 KB])."""
     receiver: int | None = Field(default=None, ge=0)
-    #: Stride: host x sends to (x + stride) mod hosts.
+    """Aggregation: the host every flow goes to."""
     stride: int | None = Field(default=None, ge=1)
-    #: Staggered: probability that a flow stays under its sender's rack (ToR / leaf switch).
+    """Stride: host x sends to (x + stride) mod hosts."""
     staggered_p: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
-    #: Flows that arrive together (aggregation; permutation, stride, staggered without a load) start uniformly
-    #: within this many ns of t = 0 (default 0: all at t = 0).
+    """Staggered: probability that a flow stays under its sender's rack (ToR / leaf switch)."""
     start_spread_ns: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    #: Deadlines: each flow's deadline is its start + D, D ~ Exponential(mean) in ms, at least the floor below
-    #: (fctlab.workloads.deadlines).
+    """Flows that arrive together (aggregation; permutation, stride, staggered without a load) start uniformly within
+    this many ns of t = 0 (default 0: all at t = 0)."""
     deadline_mean_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    #: Deadlines: D's floor, the flow's ``"ideal"`` FCT (alone in the idle fabric: propagation, store-and-forward
-    #: and its wire bytes at line rate; the default) or its ``"transmission"`` time at the host link rate alone
-    #: (what fctlab used before: a deadline there can be met by no scheme).
+    """Deadlines: each flow's deadline is its start + D, D ~ Exponential(mean) in ms, at least the floor below
+    (fctlab.workloads.deadlines)."""
     deadline_floor: Literal["ideal", "transmission"] | None = None
-    #: Deadlines: the probability that a flow has one (default 1).
+    """Deadlines: D's floor, the flow's ``"ideal"`` FCT (alone in the idle fabric: propagation, store-and-forward and
+    its wire bytes at line rate; the default) or its ``"transmission"`` time at the host link rate alone (what fctlab
+    used before: a deadline there can be met by no scheme)."""
     deadline_fraction: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    #: Deadlines: only flows of at most this many bytes have one (PDQ's web workload: flows below 40 KB).
+    """Deadlines: the probability that a flow has one (default 1)."""
     deadline_max_bytes: int | None = Field(default=None, ge=1)
-    #: Offered load on the host links, 0 < load <= 1 (docs/experiment.md defines it per pattern).
+    """Deadlines: only flows of at most this many bytes have one (PDQ's web workload: flows below 40 KB)."""
     load: float | None = None
-    #: What ``load`` counts: ``"payload"`` bytes (the default) or ``"wire"`` bytes, payload plus
-    #: ``transport.header_bytes`` per ``transport.mss_bytes`` of payload, as the PIAS and pFabric ns-2 scripts
-    #: count it (their arrival rate uses the mean flow size x 1500 / 1460): a wire load of rho is a payload
-    #: load of rho x mss / (mss + header). Unset means "payload".
+    """Offered load on the host links, 0 < load <= 1 (docs/experiment.md defines it per pattern)."""
     load_bytes: Literal["payload", "wire"] | None = None
-    #: Number of flows to generate (all_to_all, permutation).
+    """What ``load`` counts: ``"payload"`` bytes (the default) or ``"wire"`` bytes, payload plus
+    ``transport.header_bytes`` per ``transport.mss_bytes`` of payload, as the PIAS and pFabric ns-2 scripts count it
+    (their arrival rate uses the mean flow size x 1500 / 1460): a wire load of rho is a payload load of rho x mss /
+    (mss + header). Unset means "payload"."""
     flows: int | None = Field(default=None, ge=1)
-    #: Flows that start among the first ``warmup_flows`` (in start order) are left out of the summary.
+    """Number of flows to generate (all_to_all, permutation)."""
     warmup_flows: int = Field(default=0, ge=0)
-    #: Flows that start among the last ``cooldown_flows`` (in start order) are simulated, so they keep loading
-    #: the network while the measured flows finish, and are left out of the summary. Counted in ``flows``.
+    """Flows that start among the first ``warmup_flows`` (in start order) are left out of the summary."""
     cooldown_flows: int = Field(default=0, ge=0)
-    #: Flow trace (CSV or Parquet) instead of a generated pattern.
+    """Flows that start among the last ``cooldown_flows`` (in start order) are simulated, so they keep loading the
+    network while the measured flows finish, and are left out of the summary. Counted in ``flows``."""
     trace: str | None = None
-    #: Trace only: shift every start so that the first flow starts at 0 (for epoch-style timestamps).
+    """Flow trace (CSV or Parquet) instead of a generated pattern."""
     trace_rebase: bool | None = None
-    #: Incast: senders answering each query.
+    """Trace only: shift every start so that the first flow starts at 0 (for epoch-style timestamps)."""
     fan_in: int | None = Field(default=None, ge=1)
-    #: Incast: bytes each sender returns.
+    """Incast: senders answering each query."""
     response_bytes: int | None = Field(default=None, ge=1)
-    #: Incast: number of queries (flows = queries x fan_in).
+    """Incast: bytes each sender returns."""
     queries: int | None = Field(default=None, ge=1)
-    #: Incast: Poisson query arrival rate (or give ``load`` instead).
+    """Incast: number of queries (flows = queries x fan_in)."""
     query_rate_hz: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    #: Hosts allowed to send / receive (default: every host).
+    """Incast: Poisson query arrival rate (or give ``load`` instead)."""
     senders: list[int] | None = None
+    """Hosts allowed to send (default: every host)."""
     receivers: list[int] | None = None
-    #: All-to-all: which (source, destination) pairs flows take: ``"all"`` (the default), ``"inter_rack"``
-    #: (destinations under another rack only) or ``"inter_pod"`` (another pod only: the HyLine authors' scripts).
+    """Hosts allowed to receive (default: every host)."""
     pairs: Literal["all", "inter_rack", "inter_pod"] | None = None
-    #: The application model (TCP-family schemes): each flow's data generation rate r_g, drawn per flow after
-    #: the flows (and their deadlines): ``"fixed"`` (``gen_rate_bps``), ``"uniform"`` or ``"log_uniform"`` on
-    #: [``gen_rate_min_bps``, ``gen_rate_max_bps``], or ``"cdf"`` (``gen_rate_cdf``: a shipped rate CDF such as
-    #: ``"fileserver"``, or a file), times ``gen_rate_scale``. Unset: every byte is ready at the flow's start
-    #: (a trace may give a ``gen_rate_bps`` column instead).
+    """All-to-all: which (source, destination) pairs flows take: ``"all"`` (the default), ``"inter_rack"``
+    (destinations under another rack only) or ``"inter_pod"`` (another pod only: the HyLine authors' scripts)."""
     gen_rate_dist: Literal["fixed", "uniform", "log_uniform", "cdf"] | None = None
+    """The application model (TCP-family schemes): each flow's data generation rate r_g, drawn per flow after the
+    flows (and their deadlines): ``"fixed"`` (``gen_rate_bps``), ``"uniform"`` or ``"log_uniform"`` on
+    [``gen_rate_min_bps``, ``gen_rate_max_bps``], or ``"cdf"`` (``gen_rate_cdf``: a shipped rate CDF such as
+    ``"fileserver"``, or a file), times ``gen_rate_scale``. Unset: every byte is ready at the flow's start (a trace
+    may give a ``gen_rate_bps`` column instead)."""
     gen_rate_bps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """``gen_rate_dist = "fixed"``: every flow's generation rate, bit/s."""
     gen_rate_min_bps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """``gen_rate_dist = "uniform"`` or ``"log_uniform"``: the lowest rate drawn, bit/s."""
     gen_rate_max_bps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """``gen_rate_dist = "uniform"`` or ``"log_uniform"``: the highest rate drawn, bit/s (at least
+    ``gen_rate_min_bps``)."""
     gen_rate_cdf: str | None = None
+    """``gen_rate_dist = "cdf"``: the rate CDF, a shipped name (``"fileserver"``) or a file path."""
     gen_rate_scale: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    #: The fraction of each rate-limited flow's bytes available at once (cached), written at its start; the rest
-    #: is generated at its rate.
+    """A factor every drawn rate is multiplied by (default 1)."""
     cached_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
-    #: The application writes a rate-limited flow in chunks of this many bytes, sleeping chunk / rate after each
-    #: write (the RAX authors' traffic generator, HKUST-SING/TrafficGenerator: 64 KB writes for a rate-limited
-    #: flow, so a flow of at most 64 KB is written at once whatever its rate). Modelled as the first chunk written
-    #: at the flow's start (at most its size; with ``cached_fraction``, the larger of the two) and the rest
-    #: generated continuously at the rate: by each of the chunked writer's writes the two have written the same
-    #: bytes, in between the continuous writer is behind by less than one chunk. Unset: no chunk (continuous).
+    """The fraction of each rate-limited flow's bytes available at once (cached), written at its start; the rest is
+    generated at its rate."""
     write_chunk_bytes: int | None = Field(default=None, ge=1, le=1_000_000_000)
+    """The application writes a rate-limited flow in chunks of this many bytes, sleeping chunk / rate after each
+    write (the RAX authors' traffic generator, HKUST-SING/TrafficGenerator: 64 KB writes for a rate-limited flow, so
+    a flow of at most 64 KB is written at once whatever its rate). Modelled as the first chunk written at the flow's
+    start (at most its size; with ``cached_fraction``, the larger of the two) and the rest generated continuously at
+    the rate: by each of the chunked writer's writes the two have written the same bytes, in between the continuous
+    writer is behind by less than one chunk. Unset: no chunk (continuous)."""
 
     @field_validator("load")
     @classmethod
@@ -191,13 +203,13 @@ class WorkloadConfig(_Section):
 class OutputConfig(_Section):
     """``[output]``: where and how results are written."""
 
-    #: Results directory used when the command line gives no ``--out`` (relative to the experiment file).
     dir: str | None = None
-    #: Parquet compression codec of flows.parquet.
+    """Results directory used when the command line gives no ``--out`` (relative to the experiment file)."""
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
-    #: Size-bin edges of the summary and the ``size_bin`` column: "papers" (100 KB / 10 MB, decimal) or "ns2"
-    #: (the PIAS ns-2 scripts' 100 KiB / 10 MiB); fctlab.analyze.BIN_EDGES.
+    """Parquet compression codec of flows.parquet."""
     bins: Literal["papers", "ns2"] = "papers"
+    """Size-bin edges of the summary and the ``size_bin`` column: "papers" (100 KB / 10 MB, decimal) or "ns2" (the
+    PIAS ns-2 scripts' 100 KiB / 10 MiB); fctlab.analyze.BIN_EDGES."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -868,52 +880,5 @@ def _resolve_cdf(value: str, base: Path) -> str:
     return target
 
 
-# --------------------------------------------------------------------------------------------------------------
-# Reference of the engine keys (for docs/experiment.md), generated from the engine's own defaults
-
-
-def _topology_kinds() -> list[str]:
-    from fctlab import _core
-
-    kinds = getattr(_core, "topology_kinds", None)
-    if kinds is not None:
-        return list(kinds())
-    # The engine names its kinds in the error for an unknown one.
-    try:
-        _core.default_topology("?")
-    except ValueError as e:
-        found = re.findall(r"`([a-z_]+)`", str(e).split("expected", 1)[-1])
-        if found:
-            return found
-    return ["single_switch", "dumbbell", "leaf_spine", "fat_tree", "bcube", "jellyfish"]
-
-
-def engine_reference_markdown() -> str:
-    """Markdown tables of every engine key and its default, as the engine reports them (``_core.defaults()``,
-    ``_core.default_topology(kind)``). docs/experiment.md embeds this text; ``python -m fctlab.config``
-    prints it."""
-    from fctlab import _core
-
-    def show(v: Any) -> str:
-        return "(none)" if v is None else f"`{json.dumps(v)}`"
-
-    defaults = json.loads(_core.defaults())
-    lines = [f"Top level: `seed` = {show(defaults['seed'])}.", ""]
-    lines += ["| topology kind | key | default |", "|---|---|---|"]
-    for kind in _topology_kinds():
-        topo = json.loads(_core.default_topology(kind))
-        for key, value in topo.items():
-            if key != "kind":
-                lines.append(f"| `{kind}` | `topology.{key}` | {show(value)} |")
-    lines.append(f"\nDefault `topology.kind`: {show(defaults['topology']['kind'])}.\n")
-    lines += ["| key | default |", "|---|---|"]
-    for section in ENGINE_SECTIONS:
-        if section == "topology":
-            continue
-        for key, value in defaults.get(section, {}).items():
-            lines.append(f"| `{section}.{key}` | {show(value)} |")
-    return "\n".join(lines) + "\n"
-
-
 if __name__ == "__main__":
-    print(engine_reference_markdown(), end="")
+    raise SystemExit("the key table moved: python -m fctlab.reference writes docs/reference/keys.md")

@@ -12,12 +12,222 @@ import math
 import os
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 FLOWS_FILE = "flows.parquet"
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What the files hold: the results reference (docs/reference/results.md, fctlab.reference) is rendered from these
+# tables, and tests/test_reference.py checks them against what a run writes.
+
+
+@dataclass(frozen=True)
+class ResultField:
+    """One column of flows.parquet or one key of summary.json: its name, pandas dtype (columns only), unit ("" for
+    none) and meaning (Markdown)."""
+
+    name: str
+    dtype: str
+    unit: str
+    meaning: str
+
+
+#: The columns of flows.parquet every run writes, in their order.
+FLOW_RESULT_COLUMNS: tuple[ResultField, ...] = (
+    ResultField("flow_id", "int64", "", "0..n-1, in start order for generated workloads and traces"),
+    ResultField("src", "int64", "host id", "the sending host"),
+    ResultField("dst", "int64", "host id", "the receiving host"),
+    ResultField("size_bytes", "int64", "bytes", "application bytes of the flow"),
+    ResultField("start_ns", "float64", "ns",
+                "when the flow started (ns): its arrival time, or later for a flow that waited for another "
+                "(`after_flow`)"),
+    ResultField("finish_ns", "float64", "ns",
+                'when the receiver held every byte in order (with `run.fct_at = "sender"`: when the sender had every '
+                "byte acknowledged); NaN if the flow did not finish"),
+    ResultField("fct_ns", "float64", "ns", "`finish_ns - start_ns`; NaN if unfinished"),
+    ResultField("ideal_fct_ns", "float64", "ns",
+                "the ideal FCT: the flow alone in the idle fabric ([definitions](../results.md))"),
+    ResultField("slowdown", "float64", "ratio", "`fct_ns / ideal_fct_ns`; NaN if unfinished"),
+    ResultField("finished", "bool", "", "whether the flow completed before the run's time limit (`run.time_limit_ms`)"),
+    ResultField("started", "bool", "",
+                "whether the flow began: false when the run stopped first or the flow it waited for (`after_flow`) "
+                "never finished (its `start_ns` is then the requested one)"),
+    ResultField("sender_done_ns", "float64", "ns", "when the sender had every byte acknowledged; NaN if never"),
+    ResultField("retransmits", "int64", "packets", "data packets sent again (fast retransmit, recovery or timeout)"),
+    ResultField("timeouts", "int64", "count", "retransmission timeouts"),
+    ResultField("bytes_sent", "int64", "bytes",
+                "payload bytes put on the wire by the sender, retransmissions included"),
+    ResultField("bytes_delivered", "int64", "bytes",
+                "payload bytes that reached the receiver host (duplicates included)"),
+    ResultField("bytes_dropped", "int64", "bytes",
+                "payload bytes dropped in the fabric (`bytes_sent = bytes_delivered + bytes_dropped` once the run is "
+                "over)"),
+    ResultField("ecn_marked", "int64", "packets", "data packets that arrived with the ECN congestion-experienced mark"),
+    ResultField("probes", "int64", "packets",
+                "probe packets sent in probe mode (pFabric, PIAS: after repeated timeouts)"),
+    ResultField("fast_recoveries", "int64", "count", "loss events found by duplicate ACKs (fast recovery entered)"),
+    ResultField("priority_losses", "int64", "count",
+                "loss events found by QCLIMB's priority-based detection (retransmissions they triggered)"),
+    ResultField("spurious_retransmits", "int64", "segments",
+                "spurious retransmissions: data segments that reached the receiver when it already held them (below "
+                "its cumulative ACK or already held out of order), counted on arrival, including copies that arrive "
+                "after the flow is over. A flow's original segments are sent once, so each such copy means a "
+                "retransmission that was not needed (the copy that arrives second may be the original, overtaken by "
+                "its retransmission); a retransmission dropped on the way is not counted (earlier results name this "
+                "column `duplicate_data`)"),
+    ResultField("ooo_max_segments", "int64", "segments", "most segments the receiver held out of order at once"),
+    ResultField("priority", "int64", "", "the flow's priority (0 is the highest): the trace's, or `scheme.priority`"),
+    ResultField("warmup", "bool", "",
+                "the flow is one of the first `workload.warmup_flows` to start; it is left out of the summary"),
+    ResultField("cooldown", "bool", "",
+                "the flow is one of the last `workload.cooldown_flows` to start; it is left out of the summary"),
+    ResultField("size_bin", "string", "", '`"small"`, `"medium"` or `"large"`'),
+    ResultField("deadline_ns", "float64", "ns",
+                "the time the flow was allowed after its requested start (ns): drawn (`workload.deadline_mean_ms`) or"
+                " the trace's; NaN (null in Parquet) for a flow without a deadline"),
+    ResultField("met_deadline", "boolean", "",
+                "the flow finished (and was not terminated) by its start + `deadline_ns`; null for a flow without a "
+                "deadline"),
+    ResultField("terminated", "bool", "",
+                "a deadline-aware scheme gave up on the flow (D3's and PDQ's Early Termination); such a flow does not"
+                " finish"),
+    ResultField("app_done_ns", "float64", "ns",
+                "TCP family: when the flow's application finished writing its bytes into the send buffer (the "
+                "application model); its start for a flow whose bytes were all ready and fit the buffer; later when "
+                "it generated them at a rate or a full send buffer blocked it; NaN if it never finished (and for the "
+                "explicit-rate family)"),
+    ResultField("copy_rate_bps", "float64", "bit/s",
+                "RAX and RAX+: the copy rate r_c (bit/s) the sender had measured when the flow closed (the EWMA of "
+                "bytes written into the send buffer per interval; the line rate if it never took a sample); NaN for "
+                "other schemes"),
+    ResultField("man_wait_ns", "float64", "ns",
+                "HyLine: the time from the flow's arrival to the manager's first CTS (T_cost and any wait for "
+                "bandwidth); NaN for first-class flows, flows never let in, and other schemes"),
+    ResultField("man_stopped_ns", "float64", "ns",
+                "HyLine: the time the flow spent stopped (STS) after having been let in; NaN where `man_wait_ns` is"),
+    ResultField("man_preemptions", "int64", "count",
+                "HyLine: how often the manager stopped the flow while it was sending; 0 for other schemes"),
+)
+
+#: Columns flows.parquet has only when the workload gives them, after the others.
+EXTRA_RESULT_COLUMNS: tuple[ResultField, ...] = (
+    ResultField("query_id", "uint32", "", "incast: the query a response belongs to"),
+    ResultField("lower_bytes", "uint64", "bytes", "the trace's lower bound of the flow's size"),
+    ResultField("upper_bytes", "uint64", "bytes", "the trace's upper bound of the flow's size"),
+    ResultField("estimate_bytes", "uint64", "bytes", "the trace's estimate of the flow's size"),
+    ResultField("gen_rate_bps", "float64", "bit/s",
+                "the application's data generation rate: the trace's, or drawn by `workload.gen_rate_dist`"),
+    ResultField("after_flow", "int64", "", "the flow_id this flow waited for, -1 for none"),
+    ResultField("qclimb", "bool", "", "false: a flow scheme qclimb scheduled as PIAS"),
+    ResultField("cached_bytes", "int64", "bytes", "bytes ready at the start (from `workload.cached_fraction`)"),
+)
+
+#: The keys of summary.json (some only in some runs: the meaning says when).
+SUMMARY_KEYS: tuple[ResultField, ...] = (
+    ResultField("name", "", "", "the experiment's name"),
+    ResultField("scheme", "", "", "`scheme.name`"),
+    ResultField("seed", "", "", "the run's seed"),
+    ResultField("flows", "", "flows", "flows in the run"),
+    ResultField("warmup_flows", "", "flows", "flows excluded as warm-up"),
+    ResultField("cooldown_flows", "", "flows", "flows excluded as cool-down"),
+    ResultField("measured_flows", "", "flows", "`flows - warmup_flows - cooldown_flows`: the flows the bins describe"),
+    ResultField("finished_flows", "", "flows", "flows that finished, over all flows (warm-up and cool-down included)"),
+    ResultField("unfinished_flows", "", "flows",
+                "flows that did not finish, over all flows (warm-up and cool-down included)"),
+    ResultField("deadline_flows", "", "flows", "measured flows with a deadline"),
+    ResultField("met_deadline_flows", "", "flows", "of those, the flows that met it (`met_deadline`)"),
+    ResultField("application_throughput", "", "fraction",
+                "`met_deadline_flows / deadline_flows`, the D3 and PDQ papers' metric: a flow that did not finish, or"
+                " that a scheme terminated, missed its deadline; null when no measured flow has one. `fctlab run` and"
+                " `compare` print it under their tables when a run has deadline flows"),
+    ResultField("terminated_flows", "", "flows",
+                "flows a deadline-aware scheme gave up on, over all flows (warm-up and cool-down included)"),
+    ResultField("bins", "", "", "`small`, `medium`, `large`, `all`: one object each (below)"),
+    ResultField("drops", "", "packets", "packets dropped in the run (engine counter)"),
+    ResultField("drops_per_tier", "", "packets",
+                "the same drops by where the dropping port sits, an object in path order: `host_nic` (a host's NIC "
+                "queue), then per switch level `<level>_up` (towards a higher level), `<level>_across` (same level: "
+                "the dumbbell's middle link), `<level>_down` (towards a lower level or a host). Leaf-spine: "
+                "`host_nic`, `leaf_up`, `spine_down`, `leaf_down` (the four hops between racks, in order); fat tree: "
+                "`host_nic`, `edge_up`, `agg_up`, `core_down`, `agg_down`, `edge_down`; single switch: `host_nic`, "
+                "`switch_down`; dumbbell: `host_nic`, `switch_across`, `switch_down`. `engine.probe_drops_per_tier` "
+                "and `engine.ack_drops_per_tier` count the probes (and SYNs) and the ACKs among them"),
+    ResultField("ecn_marks", "", "packets", "packets ECN-marked in the run (engine counter)"),
+    ResultField("pfc_pause_frames", "", "frames",
+                "PFC (`switch.pfc`): PAUSE frames the switches sent, one per upstream port and priority at each"
+                ' transition (0 without PFC, and in `switch.pfc_mode = "next_queue"`)'),
+    ResultField("pfc_resume_frames", "", "frames",
+                "PFC: RESUME frames the switches sent, counted as `pfc_pause_frames`"),
+    ResultField("pfc_paused_us_per_tier", "", "us",
+                "PFC: microseconds ports held a queue paused, by where the paused port sits (the tiers of "
+                "`drops_per_tier`): for every (port, queue) from the PAUSE's arrival to the RESUME's, or to the end "
+                'of the run, summed over the tier\'s ports and their queues (with `switch.pfc_mode = "next_queue"`, '
+                "which has no frames: the time the paused queues themselves spent paused, by their own ports' tier); "
+                "`engine.pfc_paused_ps_per_tier` has the same in picoseconds (PFC: [schemes](../schemes.md))"),
+    ResultField("retransmits", "", "packets",
+                "the sum of the per-flow column over every flow of the run (warm-up and cool-down included, like the "
+                "engine's counters)"),
+    ResultField("spurious_retransmits", "", "segments", "the sum of the per-flow column, as `retransmits`"),
+    ResultField("sim_time_ns", "", "ns", "simulated time at the end of the run (ns)"),
+    ResultField("wall_seconds", "", "s", "wall-clock time of the engine run (s)"),
+    ResultField("events", "", "events", "events the engine processed"),
+    ResultField("events_per_second", "", "events/s", "`events / wall_seconds` (on `engine.threads` threads)"),
+    ResultField("hit_time_limit", "", "", "true if the run stopped at `run.time_limit_ms` with flows still open"),
+    ResultField("bin_edges", "", "",
+                '`output.bins`: `"papers"` or `"ns2"` (the bins\' own `min_bytes_exclusive` / `max_bytes` give the '
+                "edges)"),
+    ResultField("thresholds_derived", "", "",
+                "schemes `pias` and `qclimb` only: true when `scheme.thresholds_bytes` was not given and fctlab "
+                "derived it from the workload's CDF and load ([experiment](../experiment.md))"),
+    ResultField("derived_thresholds", "", "",
+                'when `thresholds_derived`: `method` ("PIAS paper §3"), `cdf`, `load`, `queues` and the '
+                "`thresholds_bytes` used (`fctlab run` prints them under its table)"),
+    ResultField("warnings", "", "",
+                "the pre-run check's warnings (`fctlab check`, [experiment](../experiment.md)), one string each, "
+                "`key: message` with the numbers behind it; empty when the run is meaningful by every rule"),
+    ResultField("check", "", "",
+                "what the check measured: `base_rtt_ns` (the fabric's longest base RTT), `bdp_bytes` (that path's "
+                "BDP), `tiers` ([tier, ports, mean offered load, most loaded port's] per tier of links) and "
+                "`estimate` (`packet_hops`, `events`, `seconds`, `memory_bytes`)"),
+    ResultField("percentiles", "", "", "how percentiles are computed ([results](../results.md))"),
+    ResultField("engine", "", "",
+                "every counter the engine reported, unchanged (e.g. `data_packets_sent`, `ack_packets_sent`, "
+                "`drops_per_queue`, `marks_per_queue`, `max_port_occupancy_bytes`, `flows_finished`, `sim_time_ps`, "
+                "`threads` (1, or 2 when `--threads 2` / `simulate(threads=2)` could split the fabric; the results do"
+                " not depend on it), `thread_wait_seconds` (two threads: the wall-clock seconds the hosts' and the "
+                "switches' side each waited for the other), `max_event_queue_len` (two threads: the larger of their "
+                "two queues), and per receiving host (lists indexed by host) `ooo_host_max_bytes`, "
+                "`ooo_host_mean_bytes` (time-weighted over the run) and `ooo_host_insert_mean_bytes` (sampled each "
+                "time an out-of-order segment is stored): payload bytes held out of order; RAX: `rax_priority_rises` "
+                "(times a flow's priority rose) and `rax_reorderings` (fast retransmits suppressed because the flow's"
+                " priority had risen and its earlier segments could be overtaken))"),
+    ResultField("config", "", "", "the fully resolved experiment (as in config.json)"),
+)
+#: The keys of each size bin's object in summary.json's ``bins``.
+BIN_KEYS: tuple[ResultField, ...] = (
+    ResultField("min_bytes_exclusive", "", "bytes", "the bin's lower edge: it holds sizes above it"),
+    ResultField("max_bytes", "", "bytes", "the bin's upper edge: it holds sizes up to it; null for no upper edge"),
+    ResultField("count", "", "flows", "measured flows (neither warm-up nor cool-down) in the bin"),
+    ResultField("finished", "", "flows", "of those, how many completed"),
+    ResultField("unfinished", "", "flows", "of those, how many did not complete"),
+    ResultField("mean_fct_ns", "", "ns", "mean FCT of the finished flows"),
+    ResultField("p99_fct_ns", "", "ns", "99th percentile of their FCT ([how it is computed](../results.md))"),
+    ResultField("mean_slowdown", "", "ratio", "mean slowdown of the finished flows"),
+    ResultField("p99_slowdown", "", "ratio", "99th percentile of their slowdown"),
+    ResultField("with_timeouts", "", "flows",
+                "measured flows of the bin with at least one retransmission timeout (`timeouts > 0`), finished or not"),
+    ResultField("no_timeout_finished", "", "flows", "finished measured flows of the bin without a timeout"),
+    ResultField("no_timeout_mean_fct_ns", "", "ns",
+                "mean FCT over those flows only: the PIAS ns-2 scripts' `result.py` collects these (\"w/o "
+                "timeouts\") beside the means over all flows"),
+    ResultField("no_timeout_p99_fct_ns", "", "ns", "99th percentile of FCT over those flows"),
+    ResultField("no_timeout_mean_slowdown", "", "ratio", "mean slowdown over those flows"),
+)
 
 
 def check_output_dir(out: str | Path, key: str = "--out") -> None:

@@ -25,6 +25,13 @@ fn defaults() -> String {
     serde_json::to_string(&Config::default()).expect("defaults serialize")
 }
 
+/// The JSON Schema of the engine's config sections (`config::config_schema`): each key's type, description
+/// (its doc comment), default and allowed values.
+#[pyfunction]
+fn config_schema() -> String {
+    serde_json::to_string(&fctlab_sim::config::config_schema()).expect("schema serializes")
+}
+
 /// Default parameters of one topology kind as JSON.
 #[pyfunction]
 fn default_topology(kind: &str) -> PyResult<String> {
@@ -337,6 +344,7 @@ fn run<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(two_threads_worthwhile, m)?)?;
     m.add_function(wrap_pyfunction!(default_topology, m)?)?;
     m.add_function(wrap_pyfunction!(validate_config, m)?)?;

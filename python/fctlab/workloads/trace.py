@@ -3,8 +3,10 @@ naming the column and the first bad row."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,17 +16,97 @@ from fctlab.workloads.table import build_table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TRACE_REQUIRED", "TRACE_OPTIONAL", "MAX_START_NS", "TRACE_SOURCE", "read_trace", "trace_cell"]
+__all__ = [
+    "TraceColumn", "TRACE_COLUMNS", "TRACE_REQUIRED", "TRACE_OPTIONAL", "MAX_START_NS", "TRACE_SOURCE", "read_trace",
+    "trace_cell",
+]
 
 
-TRACE_REQUIRED = ("src", "dst", "size_bytes", "start_ns")
+def _every_scheme(row: dict[str, Any]) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class TraceColumn:
+    """One column a trace file may have: what :func:`read_trace` accepts, and what the trace-column reference
+    (docs/reference/trace-columns.md, ``fctlab.reference``) says of it. The column's type there is the engine's
+    (``_core.flow_columns()``, the ``engine`` column it becomes)."""
+
+    name: str
+    #: Every trace must have it.
+    required: bool
+    #: The unit of a value ("" for none).
+    unit: str
+    #: What a value means and which values are allowed.
+    meaning: str
+    #: What an empty cell (NaN) means; None: an empty cell is refused, naming the row.
+    empty: str | None
+    #: Which schemes read it: a test on the facts of a scheme's row (``fctlab.scheme_table.rows()``: family,
+    #: protocol, tagging, rank queue; never its name) ...
+    reads: Callable[[dict[str, Any]], bool]
+    #: ... and under what condition ("" for always).
+    when: str
+    #: The engine's flow column it becomes (``flows::FLOW_COLUMNS``).
+    engine: str
+    #: What a cell holds: "integer", "number" (fractions allowed) or "boolean".
+    type: str = "integer"
+
+
+def _tcp_family(row: dict[str, Any]) -> bool:
+    return bool(row["family"] == "tcp")
+
+
+#: Every column of a trace file, required ones first, in the order errors list them.
+TRACE_COLUMNS: tuple[TraceColumn, ...] = (
+    TraceColumn("src", True, "host id", "the sending host, 0 to hosts - 1", None, _every_scheme, "", "src"),
+    TraceColumn("dst", True, "host id", "the receiving host, 0 to hosts - 1, not src", None, _every_scheme, "", "dst"),
+    TraceColumn("size_bytes", True, "bytes", "application bytes the flow delivers, an integer >= 1", None,
+                _every_scheme, "", "size_bytes"),
+    TraceColumn("start_ns", True, "ns", "when the flow arrives, >= 0; fractions are rounded to the picosecond. Rows "
+                "may come in any order: flows are sorted by start (stably) and numbered in that order. With "
+                "`workload.trace_rebase = true` every start is shifted so that the first is 0 (epoch timestamps)",
+                None, _every_scheme, "", "start_ps", type="number"),
+    TraceColumn("priority", False, "", "the flow's priority, 0 (the highest) to 255; without the column every flow "
+                "has `scheme.priority`", None,
+                lambda r: _tcp_family(r) and r["tagging"] == "fixed" and r["rank_queue"] == "none", "", "priority"),
+    TraceColumn("lower_bytes", False, "bytes", "a predicted lower bound of the flow's size, an integer >= 0, at most "
+                "upper_bytes (`fctlab predict annotate` writes both bounds)", None,
+                lambda r: r["tagging"] == "qclimb" or r["family"] == "homa",
+                'QCLIMB with `scheme.qclimb_info = "bounds"` (its default; needs upper_bytes too), Homa with '
+                '`scheme.homa_sizes = "lower"`', "lower_bytes"),
+    TraceColumn("upper_bytes", False, "bytes", "a predicted upper bound of the flow's size, an integer >= lower_bytes",
+                None, lambda r: r["tagging"] == "qclimb" or r["family"] == "homa",
+                'QCLIMB with `scheme.qclimb_info = "bounds"` (its default; needs lower_bytes too), Homa with '
+                '`scheme.homa_sizes = "upper"`', "upper_bytes"),
+    TraceColumn("estimate_bytes", False, "bytes", "a point estimate of the flow's size, an integer >= 0", None,
+                lambda r: r["rank_queue"] == "pfabric" or r["tagging"] == "qclimb" or r["family"] == "homa",
+                'pFabric with `scheme.rank = "estimate"`, QCLIMB with `scheme.qclimb_info = "point_fixed"` or '
+                '`"point_climb"`, Homa with `scheme.homa_sizes = "estimate"`', "estimate_bytes"),
+    TraceColumn("deadline_ns", False, "ns", "the time the flow is allowed after its start, > 0 (at least 1 ps); "
+                "every scheme's results say whether it was met (`met_deadline`)", "no deadline",
+                lambda r: r["protocol"] in ("d3", "pdq"),
+                "D3's desired rates and PDQ's criticality use it (the others only report it)", "deadline_ps",
+                type="number"),
+    TraceColumn("gen_rate_bps", False, "bit/s", "the rate at which the flow's application generates its bytes "
+                "(the application model), > 0; without the column every byte is ready at the start", None,
+                _tcp_family, "packet level only", "gen_rate_bps", type="number"),
+    TraceColumn("after_flow", False, "row", "the 0-based data row of an earlier row whose flow this one waits for: "
+                "it starts at max(start_ns, that flow's finish); -1 for none", None, _every_scheme, "", "after_flow"),
+    TraceColumn("qclimb", False, "", "true/false or 1/0: false hands the flow to PIAS's tagging", None,
+                lambda r: r["tagging"] == "qclimb", "", "qclimb", type="boolean"),
+    TraceColumn("conn", False, "id", "a connection id, 0 to 2^32 - 2: flows with the same id share one TCP "
+                "connection's state; one id joins one (src, dst) pair", None, _tcp_family,
+                '`transport.connections = "trace"` (which needs the column)', "conn"),
+    TraceColumn("path", False, "index", "the flow's source route: the index of its path among the equal-cost paths "
+                "of its (src, dst) pair, in the engine's order (the first switch with a choice is the least "
+                "significant digit of a mixed-radix number over the switches' candidate ports); -1 for ECMP", None,
+                lambda r: _tcp_family(r) and r["rank_queue"] == "none", "packet level only", "path"),
+)
+TRACE_REQUIRED = tuple(c.name for c in TRACE_COLUMNS if c.required)
+TRACE_OPTIONAL = tuple(c.name for c in TRACE_COLUMNS if not c.required)
 #: The latest start a trace may give, in ns: 2^63 ps, half the engine's 64-bit picosecond clock (about 107 days),
 #: so that a flow's start plus its run still fits.
 MAX_START_NS = 2**63 // 1000
-TRACE_OPTIONAL = (
-    "priority", "lower_bytes", "upper_bytes", "estimate_bytes", "deadline_ns", "gen_rate_bps", "after_flow", "qclimb",
-    "conn", "path",
-)
 
 
 def _row_label(i: int, is_csv: bool) -> str:

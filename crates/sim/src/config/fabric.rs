@@ -1,10 +1,11 @@
 //! The sections that describe the fabric's devices: `switch` (queues, buffers, ECN, PFC), `host` (the NIC's
 //! queue), `routing`, and `link_loss`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where a switch port's buffer comes from.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BufferMode {
     /// Each port owns `buffer_bytes`, shared by its priority queues.
@@ -15,7 +16,7 @@ pub enum BufferMode {
 }
 
 /// What a PFC pause holds back (`switch.pfc_mode`; see `net::pfc`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PfcMode {
     /// IEEE 802.1Qbb: PAUSE and RESUME frames travel to the upstream ports feeding the congested queue, and a
@@ -28,21 +29,24 @@ pub enum PfcMode {
 }
 
 /// What ECN marking looks at.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMode {
     /// Mark when the port's total occupancy exceeds the threshold (PIAS, DCTCP).
     Port,
     /// Mark when the packet's own priority queue exceeds the threshold.
     Queue,
+    /// No ECN marking.
     Off,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
     /// Number of strict-priority FIFO queues per port; priority p goes to queue min(p, queues - 1).
     pub queues: u32,
+    /// Where a port's buffer comes from (see [`BufferMode`]): `"port"`, each port its own `buffer_bytes`, or
+    /// `"shared"`, one pool of `shared_buffer_bytes` per switch.
     pub buffer: BufferMode,
     /// Per-port buffer (buffer = "port"): 240 x 1500 B, the PIAS ns-2 value.
     pub buffer_bytes: u64,
@@ -53,7 +57,11 @@ pub struct SwitchConfig {
     pub buffer_bdp: Option<f64>,
     /// Per-switch pool (buffer = "shared").
     pub shared_buffer_bytes: u64,
+    /// Shared buffer (buffer = "shared"): the dynamic thresholds' alpha; a priority queue may grow while its
+    /// occupancy is below `dt_alpha` x the pool's free bytes.
     pub dt_alpha: f64,
+    /// What ECN marking compares with `ecn_threshold_bytes` (see [`EcnMode`]): the port's total occupancy, the
+    /// packet's own queue, or no marking.
     pub ecn: EcnMode,
     /// Marking threshold on instantaneous occupancy in bytes: 65 x 1500 B, the PIAS ns-2 value.
     pub ecn_threshold_bytes: u64,
@@ -119,7 +127,7 @@ impl Default for SwitchConfig {
 }
 
 /// The hosts' NIC egress queue.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// NIC buffer in bytes. When absent, the switches' per-port buffer (`switch.buffer_bytes`): the host's
@@ -146,7 +154,7 @@ impl HostConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RoutingMode {
     /// Per-flow ECMP: a hash of the flow's 5-tuple with a per-switch salt picks among equal-cost next hops.
@@ -155,9 +163,10 @@ pub enum RoutingMode {
     Spray,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
+    /// How packets pick among equal-cost next hops (see [`RoutingMode`]): per-flow ECMP or per-packet spraying.
     pub mode: RoutingMode,
 }
 
@@ -173,9 +182,12 @@ impl Default for RoutingConfig {
 /// far end. Each lossy port draws from a generator of its own, seeded from the run's seed (the run's other
 /// random choices are the same with and without loss); lossy ports are event-driven. An empty `hosts` list means
 /// every host. Off (probability 0) by default.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkLossConfig {
+    /// Probability that a packet crossing a lossy host link (either way) is lost, independently of the others; 0
+    /// (the default) turns loss off.
     pub probability: f64,
+    /// The hosts whose links are lossy; empty (the default) means every host.
     pub hosts: Vec<u32>,
 }

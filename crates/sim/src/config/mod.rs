@@ -11,6 +11,7 @@
 //! checks; everything is re-exported here, so `crate::config::X` names any of it. Checks that need more than the
 //! config (a built fabric, a level's abilities) are in `crate::validate`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -60,19 +61,35 @@ pub enum CheckPoint {
 }
 
 /// Whole engine configuration. Every field has a default.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Seed of the run's one random generator (ECMP salts, packet spraying).
     pub seed: u64,
+    /// The fabric's shape: its `kind` and that kind's parameters.
     pub topology: TopologyConfig,
+    /// The switch ports: queues, buffers, ECN, PFC.
     pub switch: SwitchConfig,
+    /// The hosts' NIC queue.
     pub host: HostConfig,
+    /// How packets choose among equal-cost paths.
     pub routing: RoutingConfig,
+    /// TCP's and DCTCP's parameters, and which flows share a connection.
     pub transport: TransportConfig,
+    /// The scheme and its own parameters.
     pub scheme: SchemeConfig,
+    /// The run itself: time limit, level of detail, where completion is measured, monitoring.
     pub run: RunConfig,
+    /// Random packet loss on host links.
     pub link_loss: LinkLossConfig,
+}
+
+/// The JSON Schema (draft 2020-12) of the config, derived from the types the parser reads: every key's doc
+/// comment is its `description`, its `default` is [`Config::default`]'s value (a scheme's preset may fill other
+/// values, [`scheme_defaults`]), and an enum's variants are its allowed values. The range checks
+/// ([`Config::validate`]) are not in it. The key reference (docs/reference/keys.md) is generated from it.
+pub fn config_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Config)).expect("the config schema serializes")
 }
 
 /// Insert into `into` every key of `from` that `into` lacks (recursively through objects).
@@ -117,7 +134,7 @@ fn drop_relative_where_absolute_given(value: &mut serde_json::Value, defaults: &
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Simulated-time limit in ms; flows still open then are reported unfinished.
@@ -128,6 +145,7 @@ pub struct RunConfig {
     /// engine thread, and that port is event-driven (its occupancy exact at every sample). For small
     /// experiments: the series holds one entry per sample for each flow to the host.
     pub monitor_host: Option<u32>,
+    /// Sampling interval of the `monitor_host` time series, in us.
     pub monitor_interval_us: f64,
     /// `"packet"` (the default) or `"flow"`: rates from the scheme's allocation rule instead of packets
     /// (`flowlevel`; tcp, dctcp, l2dct and rcp as max-min fair shares, pfabric as SRPT, pias as MLFQ, d3 as
@@ -140,7 +158,7 @@ pub struct RunConfig {
 }
 
 /// What queueing delay the flow level (`run.level = "flow"`) adds to a flow's round trips (`run.flow_queueing`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FlowQueueing {
     /// None: a slow-start round lasts one base RTT and the last bit's way is the idle path's.
@@ -161,7 +179,7 @@ pub enum FlowQueueing {
 }
 
 /// Where a flow's completion is taken (`run.fct_at`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FctAt {
     /// When the receiver holds every byte in order (the default; DESIGN.md's FCT). The ideal FCT is the last
@@ -180,10 +198,12 @@ pub enum FctAt {
 }
 
 /// The level of detail of a run.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
+    /// Every packet simulated through queues and links (the default).
     Packet,
+    /// Flows as fluid rates from the scheme's allocation rule, without packets (`flowlevel`).
     Flow,
 }
 

@@ -1,9 +1,10 @@
 //! The `scheme` section: which scheme runs, its parameters, and the published values a preset fills in.
 
 use super::TransportKind;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchemeName {
     Tcp,
@@ -479,7 +480,7 @@ impl SchemeConfig {
 }
 
 /// QJump's switch queue (`scheme.qjump_queue`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QjumpQueue {
     /// `switch.queues` strict-priority FIFOs sharing the port's buffer, drop-tail: a flow's level is its queue
@@ -508,7 +509,7 @@ pub enum QjumpQueue {
 }
 
 /// Which published parameter set fills the keys a config leaves out (see [`scheme_defaults`]).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     /// The scheme's own paper. Where the paper states a value in terms of the fabric (pFabric: RTO about 3
@@ -526,7 +527,7 @@ pub enum Preset {
 }
 
 /// What QCLIMB knows of each flow's size (QCLIMB paper, section 5 and appendix A).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QclimbInfo {
     /// Lower and upper bounds (`lower_bytes`, `upper_bytes` columns): QCLIMB.
@@ -540,7 +541,7 @@ pub enum QclimbInfo {
 }
 
 /// How a QCLIMB receiver treats out-of-order data.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OooHandling {
     /// Priority-based loss detection and customized ACKs (section 3.2).
@@ -550,7 +551,7 @@ pub enum OooHandling {
 }
 
 /// Which losses a QCLIMB receiver's priority-based detection reports (section 3.2.3).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PriorityLossRepair {
     /// As section 3.2.3 describes it: only the gap at the cumulative ACK; the sender retransmits that hole, and
@@ -564,7 +565,7 @@ pub enum PriorityLossRepair {
 }
 
 /// What PIAS counts its bytes sent over, for demotion.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PiasCount {
     /// The flow's own bytes: a packet's byte offset in its flow (the PIAS ns-2 code, `seqno - startseq_`).
@@ -578,7 +579,7 @@ pub enum PiasCount {
 }
 
 /// How L2DCT's additive increase is weighted.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum L2dctIncrease {
     /// w_c segments per window of ACKs (the L2DCT paper: cwnd <- cwnd + w_c / cwnd per ACK).
@@ -589,7 +590,7 @@ pub enum L2dctIncrease {
 }
 
 /// Where in its flow a packet's rank is measured (pFabric, LAS).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RankAt {
     /// At the packet itself, as the ns-2 code of the pFabric and PIAS simulations does (tcp-full.cc `set_prio`,
@@ -603,7 +604,7 @@ pub enum RankAt {
 }
 
 /// What pFabric's packets are ranked by.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RankBy {
     /// Remaining flow size: bytes not yet acknowledged when the packet is sent (pFabric).
@@ -617,9 +618,10 @@ pub enum RankBy {
     RemainingTime,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchemeConfig {
+    /// The scheme that runs (the scheme table, `fctlab schemes`); its preset fills the keys a config leaves out.
     pub name: SchemeName,
     /// Which parameter set fills unspecified switch/transport keys for this scheme.
     pub preset: Preset,
@@ -632,19 +634,25 @@ pub struct SchemeConfig {
     /// After this many consecutive timeouts a flow stops retransmitting and sends probes until an ACK comes
     /// back (pFabric's probe mode; PIAS's handling of trapped packets). 0 turns it off.
     pub probe_after_timeouts: u32,
-    /// pFabric's rank, and where in the flow ranks (pFabric's and LAS's) are measured.
+    /// What pFabric's packets are ranked by (see [`RankBy`]); `rank_at` says where in the flow ranks are measured.
     pub rank: RankBy,
+    /// pFabric and LAS: where in its flow a packet's rank is measured (see [`RankAt`]).
     pub rank_at: RankAt,
     /// L2DCT weights (Munir et al., INFOCOM 2013; values from the PIAS ns-2 scripts): w_max up to
     /// `l2dct_size_min_bytes` sent, w_min from `l2dct_size_max_bytes`, linear in between.
     pub l2dct_w_min: f64,
+    /// L2DCT's largest weight w_max, a flow's weight until it has sent `l2dct_size_min_bytes`.
     pub l2dct_w_max: f64,
+    /// L2DCT: the bytes sent up to which a flow has weight `l2dct_w_max`.
     pub l2dct_size_min_bytes: u64,
+    /// L2DCT: the bytes sent from which a flow has weight `l2dct_w_min`; larger than `l2dct_size_min_bytes`.
     pub l2dct_size_max_bytes: u64,
-    /// QCLIMB: what it knows of flow sizes, its slack S in bytes (100 KB in the paper), and its out-of-order
-    /// handling. Its thresholds are `thresholds_bytes` (the paper uses PIAS's).
+    /// QCLIMB: what it knows of flow sizes (see [`QclimbInfo`]). Its slack is `slack_bytes`, its out-of-order
+    /// handling `ooo_handling`, its thresholds `thresholds_bytes` (the paper uses PIAS's).
     pub qclimb_info: QclimbInfo,
+    /// QCLIMB's slack S in bytes (the paper's 100 KB).
     pub slack_bytes: u64,
+    /// QCLIMB: how its receivers treat out-of-order data (see [`OooHandling`]).
     pub ooo_handling: OooHandling,
     /// QCLIMB: which priority-detected losses are repaired at once (see [`PriorityLossRepair`]).
     pub priority_loss_repair: PriorityLossRepair,
@@ -652,7 +660,11 @@ pub struct SchemeConfig {
     /// new message starts from 0 (the kernel module's 500 us), and the consecutive timeouts after which the
     /// count restarts (its 3; 0 turns that off).
     pub pias_count: PiasCount,
+    /// PIAS counting per connection: the idle time in us after which a connection's next message counts its bytes
+    /// from 0 again (the kernel module's 500 us).
     pub pias_idle_us: f64,
+    /// PIAS counting per connection: the consecutive timeouts after which the connection's byte count restarts from
+    /// 0 (the kernel module's 3); 0 turns that off.
     pub pias_timeout_reset: u32,
     /// L2DCT: how the additive increase is weighted (see [`L2dctIncrease`]).
     pub l2dct_increase: L2dctIncrease,
@@ -668,11 +680,18 @@ pub struct SchemeConfig {
     /// 0.1 and 1 against 6.5 ms with 0.4 and 0.4, both from R(0) = 0.05 C; two 1 MB flows arriving together on
     /// one 1 Gbps link: 21.3 ms against 17.7, their fair share 16.4).
     pub rcp_alpha: f64,
+    /// RCP's gain beta, the weight of the queue in its rate update (see `rcp_alpha`, the weight of the spare
+    /// capacity).
     pub rcp_beta: f64,
-    /// PDQ's three optimizations; the scheme names pdq-basic, pdq-es, pdq-es-et and pdq set them (explicit
-    /// keys win).
+    /// PDQ's Early Start: a flow about to finish does not hold back the next (`pdq_early_start_k`). PDQ's three
+    /// optimizations (this, `pdq_early_termination`, `pdq_suppressed_probing`) are set by the scheme names
+    /// pdq-basic, pdq-es, pdq-es-et and pdq (explicit keys win).
     pub pdq_early_start: bool,
+    /// PDQ's Early Termination: a flow that can no longer meet its deadline is terminated (set by the scheme name;
+    /// an explicit key wins).
     pub pdq_early_termination: bool,
+    /// PDQ's Suppressed Probing: a paused flow probes less often the more flows are ahead of it
+    /// (`pdq_probe_factor`; set by the scheme name; an explicit key wins).
     pub pdq_suppressed_probing: bool,
     /// PDQ's Early Start threshold K in RTTs: flows that will finish within K RTTs do not hold back the next.
     pub pdq_early_start_k: f64,
@@ -688,8 +707,12 @@ pub struct SchemeConfig {
     /// flows ahead probes every max(1, ceil(X i)) RTTs; 0.2), dampening in average RTTs (1; 0 turns it off), and
     /// the flow list's bounds (at most max(2 kappa, min) entries, never more than max; 8 and 64).
     pub pdq_probe_factor: f64,
+    /// PDQ's dampening, in average RTTs: after accepting a flow that was not sending, a port accepts no other
+    /// paused flow for this long (1; 0 turns it off).
     pub pdq_dampening_rtts: f64,
+    /// PDQ: the flow list holds at most max(2 kappa, `pdq_list_min`) entries (8).
     pub pdq_list_min: u32,
+    /// PDQ: the flow list never holds more than this many entries (64); at least `pdq_list_min`.
     pub pdq_list_max: u32,
     /// RCP's lowest rate, in full-size packets per average RTT (0.01, as RCP's reference code's `min_pprtt_`).
     pub rcp_min_packets_per_rtt: f64,
@@ -716,6 +739,8 @@ pub struct SchemeConfig {
     /// in proportion to the unscheduled bytes), and their size cutoffs in bytes (empty: each level carries an
     /// equal share of the unscheduled bytes; given, they also set the number of unscheduled levels).
     pub homa_unscheduled_levels: u32,
+    /// Homa: the message-size cutoffs of the unscheduled levels in bytes, ascending (empty: each level carries an
+    /// equal share of the unscheduled bytes; given, they also set the number of unscheduled levels).
     pub homa_unscheduled_cutoffs_bytes: Vec<u64>,
     /// Homa: how many messages a receiver grants to at once, the degree of overcommitment (0: the number of
     /// scheduled levels, as the paper does).
@@ -773,7 +798,9 @@ pub struct SchemeConfig {
     /// RTO floor in us (Table I: 25 packets, 1 s) and window cap in packets (the authors' scripts: the queue size
     /// less one, 225); first-class flows use `transport.*`.
     pub hyline_large_init_cwnd_packets: f64,
+    /// HyLine: second-class flows' RTO floor in us (Table I: 1 s).
     pub hyline_large_rto_min_us: f64,
+    /// HyLine: second-class flows' window cap in packets (the authors' scripts: 225, the queue size less one).
     pub hyline_large_max_cwnd_packets: f64,
     /// QJump (`engine::family::qjump`): a flow of at most `qjump_size_thresholds_bytes[i]` bytes (and more than the one
     /// before) is at level i, priority i; larger ones at the last level. Each level's flows may send
@@ -781,6 +808,8 @@ pub struct SchemeConfig {
     /// the QJump authors' ns-2 scripts (camsas/qjump-ns2 @2a37e60, `tcp-common-opt.tcl`), whose buckets (72,000
     /// to 10,500,000 bits per 1.05 ms on 10 Gbps hosts) hold each level's largest flow, the last being line rate.
     pub qjump_size_thresholds_bytes: Vec<u64>,
+    /// QJump: the wire bytes each level's flows may send per `qjump_interval_us`, one entry per level (one more
+    /// than `qjump_size_thresholds_bytes`), each at least one full packet.
     pub qjump_bucket_bytes: Vec<u64>,
     /// QJump: the buckets' refill interval in us (0: the scripts' 1.05 ms at 10 Gbps, scaled to the host link rate,
     /// so that every level keeps its share of the link and its flows still fit one bucket: 10.5 ms at 1 Gbps).
@@ -793,7 +822,7 @@ pub struct SchemeConfig {
 
 /// What a Homa sender announces as its message's length (QCLIMB paper, App. D: Homa with imprecise sizes). The
 /// announced length sets the unscheduled priority, the sender's and the receiver's SRPT order.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HomaSizes {
     /// The true size (Homa).
@@ -807,7 +836,7 @@ pub enum HomaSizes {
 }
 
 /// How a Homa sender picks an unscheduled packet's priority (`scheme.homa_unscheduled_priority`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HomaUnschedPrio {
     /// One level per message, from its (announced) length; the cutoffs give each level an equal share of the
@@ -831,7 +860,7 @@ pub enum HomaUnschedPrio {
 /// last finite threshold is Q_7 = 64 Q_1 = 81.92 ms at 1 GbE; yet it motivates the choice with "a slow flow may
 /// take more than 200 ms to complete, which is 154x longer than the fast ones" (200 ms / 154 = Q_1), a span that
 /// E = 2 covers in seven steps of E (Q_1 E^7 = 164 ms), not six.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RaxThresholds {
     /// Eq. 3 as printed: the thresholds are Q_1, Q_1 E, ..., Q_1 E^(K-2); the top queue holds T < Q_1 (the
@@ -851,7 +880,7 @@ pub enum RaxThresholds {
 /// get its flow entry with the protocol, the IPs and ports"), so on a persistent connection, as the authors'
 /// traffic generator keeps them (5 per host pair, reused request after request), the copy rate r_c and the
 /// bytes counted in b_s + b_b run on from one response to the next; the paper says nothing of resetting them.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RaxState {
     /// Every flow starts afresh: r_c at the line rate, b_s + b_b from 0 (a new connection per flow, or a table
@@ -867,7 +896,7 @@ pub enum RaxState {
 
 /// How PDQ's Early Start leaves nearly completed flows out of Availbw (PDQ paper, section 3.3.1 and its Availbw
 /// algorithm).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EarlyStartRule {
     /// The paper's rule: walking the flows ahead in criticality order, a flow whose expected transmission time
@@ -891,7 +920,7 @@ pub enum EarlyStartRule {
 }
 
 /// What a PDQ switch grants a flow its flow list has no room for (the list holds the 2 kappa most critical flows).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutsideList {
     /// A fair share of what the list's flows leave of the capacity, as RCP would give it: the capacity minus the
@@ -905,7 +934,7 @@ pub enum OutsideList {
 
 /// How a PDQ sender states its flow's criticality (PDQ paper, section 5.6, "Resilience to Inaccurate Flow
 /// Information").
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Criticality {
     /// From the flow's true remaining size (the expected transmission time).

@@ -1,10 +1,11 @@
 //! The `topology` section: the fabric's shape, built from parameters (one struct per kind).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The fabric, built from parameters. Rates in Gbit/s, one-way propagation delays in ns.
 /// Every kind has host links (host <-> first switch); kinds with more than one switch also have core links.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TopologyConfig {
     /// N hosts on one switch (the QCLIMB and RAX testbeds).
@@ -29,11 +30,14 @@ impl Default for TopologyConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SingleSwitch {
+    /// Number of hosts, all on the one switch.
     pub hosts: u32,
+    /// Rate of the host links (host to its first switch), in Gbit/s.
     pub host_link_gbps: f64,
+    /// One-way propagation delay of a host link, in ns.
     pub host_link_delay_ns: f64,
 }
 
@@ -45,14 +49,20 @@ impl Default for SingleSwitch {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Dumbbell {
+    /// Hosts on the left switch (the senders' side).
     pub senders: u32,
+    /// Hosts on the right switch (the receivers' side).
     pub receivers: u32,
+    /// Rate of the host links (host to its first switch), in Gbit/s.
     pub host_link_gbps: f64,
+    /// Rate of the core links (switch to switch), in Gbit/s.
     pub core_link_gbps: f64,
+    /// One-way propagation delay of a host link, in ns.
     pub host_link_delay_ns: f64,
+    /// One-way propagation delay of a core link, in ns.
     pub core_link_delay_ns: f64,
 }
 
@@ -69,15 +79,22 @@ impl Default for Dumbbell {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LeafSpine {
+    /// Number of leaf (top-of-rack) switches.
     pub leaves: u32,
+    /// Hosts under each leaf switch.
     pub hosts_per_leaf: u32,
+    /// Number of spine switches; every leaf has one core link to each.
     pub spines: u32,
+    /// Rate of the host links (host to its first switch), in Gbit/s.
     pub host_link_gbps: f64,
+    /// Rate of the core links (switch to switch), in Gbit/s.
     pub core_link_gbps: f64,
+    /// One-way propagation delay of a host link, in ns.
     pub host_link_delay_ns: f64,
+    /// One-way propagation delay of a core link, in ns.
     pub core_link_delay_ns: f64,
 }
 
@@ -98,16 +115,22 @@ impl Default for LeafSpine {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct FatTree {
+    /// The fat-tree's arity: k pods of k/2 edge and k/2 aggregation switches with k ports each, (k/2)^2 core
+    /// switches; an even number.
     pub k: u32,
     /// Hosts under each edge switch; 0 means k/2 (the non-oversubscribed fat-tree). HyLine's 256-host,
     /// 8-pod fabric is k = 8 with 8 hosts per edge.
     pub hosts_per_edge: u32,
+    /// Rate of the host links (host to its first switch), in Gbit/s.
     pub host_link_gbps: f64,
+    /// Rate of the core links (switch to switch), in Gbit/s.
     pub core_link_gbps: f64,
+    /// One-way propagation delay of a host link, in ns.
     pub host_link_delay_ns: f64,
+    /// One-way propagation delay of a core link, in ns.
     pub core_link_delay_ns: f64,
 }
 
@@ -146,14 +169,16 @@ impl FatTree {
 /// 1.5 ns, twice per path). The relay's egress ports stand for the server's NIC queues: they take
 /// `host.nic_buffer_bytes` and the NIC's ECN setting (`host.nic_ecn`), never a shared switch pool.
 /// Routing is ECMP (or spraying) over all shortest server-relayed paths, not BCube's source routing (BSR).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Bcube {
     /// Ports per switch (the base of a server's address).
     pub n: u32,
     /// The highest level: k+1 levels, k+1 ports per server (1: dual-port servers).
     pub k: u32,
+    /// Rate of the host links (host to its first switch), in Gbit/s.
     pub host_link_gbps: f64,
+    /// One-way propagation delay of a host link, in ns.
     pub host_link_delay_ns: f64,
 }
 
@@ -197,16 +222,24 @@ impl Bcube {
 /// from `graph_seed`, not the run's seed, so every scheme and run seed sees the same graph; a disconnected draw
 /// is drawn again from the next seed derived from it. Routing is ECMP (or spraying) over all shortest paths
 /// (the paper's k-shortest-path routing is not built).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Jellyfish {
+    /// Number of switches (top-of-rack switches of the random graph).
     pub switches: u32,
+    /// Ports per switch: `network_ports` to other switches, the rest to hosts.
     pub ports: u32,
+    /// Ports of each switch wired to other switches (the degree of the random regular graph).
     pub network_ports: u32,
+    /// Rate of the host links (host to its first switch), in Gbit/s.
     pub host_link_gbps: f64,
+    /// Rate of the core links (switch to switch), in Gbit/s.
     pub core_link_gbps: f64,
+    /// One-way propagation delay of a host link, in ns.
     pub host_link_delay_ns: f64,
+    /// One-way propagation delay of a core link, in ns.
     pub core_link_delay_ns: f64,
+    /// Seed of the random graph (not the run's seed: every run and scheme sees the same graph).
     pub graph_seed: u64,
 }
 

@@ -1,8 +1,9 @@
 //! The `transport` section: TCP and DCTCP's parameters, and how flows map to connections.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TransportKind {
     /// TCP NewReno with SACK-based loss recovery; ECN off.
@@ -11,14 +12,19 @@ pub enum TransportKind {
     Dctcp,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportConfig {
     /// Transport; when absent, the scheme's own (tcp for "tcp", dctcp for "dctcp").
     pub kind: Option<TransportKind>,
+    /// Maximum segment size: payload bytes of a full data packet.
     pub mss_bytes: u32,
+    /// Header bytes every data packet carries on the wire besides its payload (a full packet is `mss_bytes +
+    /// header_bytes`).
     pub header_bytes: u32,
+    /// Bytes of an ACK on the wire (a header without payload).
     pub ack_bytes: u32,
+    /// Initial congestion window, in full-size segments.
     pub init_cwnd_packets: u32,
     /// Upper bound on the window in packets; 0 means none.
     pub max_cwnd_packets: u32,
@@ -103,7 +109,7 @@ pub struct TransportConfig {
 /// code's `advance_bytes` sets `cwnd_ = initial_window()` for each new flow), the window bookkeeping and the
 /// timeout counters. A connection opens no handshake again (with `transport.handshake`, only its first flow
 /// has one).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Connections {
     /// A fresh connection for every flow (alpha = `dctcp_alpha_init`, ssthresh unbounded): the default.
