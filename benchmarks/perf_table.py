@@ -101,6 +101,10 @@ def ns3_table(results: Path = RESULTS) -> str:
             f"{ns['version']} {ns['run_seconds']:.1f} s in `Simulator::Run`, {ns['process_seconds']:.1f} s for its "
             f"process (start-up, compiling the fabric's C++ through its bindings, building the fabric, the run): "
             f"**{doc['speed_ratio_run']:.0f}x** by the runs, {doc['speed_ratio_end_to_end']:.0f}x end to end. "
+            f"CPU time (steadier on a shared machine): fctlab {fl['cpu_seconds_median']:.3f} s for the simulation "
+            f"through Python, ns-3 {ns['setup_and_run_cpu_seconds']:.1f} s to build the fabric and run: "
+            f"{doc['speed_ratio_cpu']:.0f}x. Load average (1 min) {doc['load_average_1min'][0]:.1f} before and "
+            f"{doc['load_average_1min'][1]:.1f} after, on {doc['machine'].split(', ')[1]}. "
             f"Unfinished flows: fctlab {fl['bins']['all']['unfinished']}, ns-3 {ns['bins']['all']['unfinished']}.",
             "", "Aligned:", ""] + [f"- {x}" for x in doc["aligned"]] + ["", "Not aligned:", ""] + \
            [f"- {x}" for x in doc["unaligned"]]
