@@ -8,6 +8,7 @@ Usage (from the repository root, after the README's install step):
     .venv/bin/python benchmarks/bench.py scaling               # flows x2 -> time x2? memory bounded?
     .venv/bin/python benchmarks/bench.py --threads 1           # the engine on one thread (default: the CLI's)
     .venv/bin/python benchmarks/bench.py leafspine144-websearch-0.6-pias --flows 5000   # fewer flows
+    .venv/bin/python benchmarks/bench.py --headline 1-packet-dctcp-20k.json    # and refresh the README's row
 
 Each run is a fresh `fctlab run` process (release build of the engine), so its wall time includes Python start-up,
 workload generation, the simulation, and writing Parquet + JSON. Peak memory is the child's maximum resident set
@@ -162,6 +163,8 @@ def main() -> None:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--threads", type=int, default=None, help="engine threads (default: what fctlab run picks)")
     ap.add_argument("--flows", type=int, default=None, help="flows per run instead of the scenario's")
+    ap.add_argument("--headline", metavar="ROW.json", default=None,
+                    help="store the median as this row of the README's table (benchmarks/results/headline/)")
     args = ap.parse_args()
     if args.list:
         for name in SCENARIOS:
@@ -187,6 +190,29 @@ def main() -> None:
         m = median_of([run_once(name, args.threads, args.flows) for _ in range(args.repeat)])
         show(m)
         record(m)
+        if args.headline:
+            headline(m, Path(args.headline), len(args.scenarios))
+
+
+def headline(m: dict, path: Path, scenarios: int) -> None:
+    """Store a measurement as one row of the README's performance table (benchmarks/perf_table.py renders it):
+    the row's wording ("what", "peers", "row") is kept, its numbers, date and machine replaced."""
+    if scenarios != 1:
+        sys.exit("--headline takes one scenario")
+    if not path.is_absolute() and not path.exists():
+        path = ROOT / "benchmarks" / "results" / "headline" / path
+    row = json.loads(path.read_text()) if path.exists() else {"row": 99, "what": m["scenario"], "peers": ""}
+    row.pop("figure", None)
+    row.update(
+        scenario=m["scenario"], flows=m["flows"], threads=m["threads"], wall_seconds=round(m["wall_seconds"], 3),
+        htsim_equivalent_events_per_second=round(m["htsim_equivalent_events_per_second"]),
+        peak_rss_mib=round(m["peak_rss_mib"], 1), date=time.strftime("%F"),
+        machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus",
+        source=f"benchmarks/bench.py {m['scenario']} (median of {m['repeats']} runs)",
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(row, indent=1) + "\n")
+    print(f"wrote {path}; `python benchmarks/perf_table.py --write` puts it into README.md")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ NOT_RUN = {
     "fctlab reproduce": "a paper's recipe at small or paper scale (minutes to hours); each recipe runs at scale tiny "
                         "in tests/test_reproduce*.py",
     "fctlab sweep EXP.toml --out DIR [": "a synopsis of the options, not a command",
+    "pip install -e '.[peers]'": "installs the optional ns-3 extra (a 70 MB wheel) for benchmarks/peers/, which the "
+                                  "tests never run",
     "mkdocs serve": "serves the documentation site until stopped; scripts/test.sh builds the same site (mkdocs build "
                     "--strict)",
 }
