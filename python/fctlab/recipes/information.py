@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fctlab.claims import Claim, above, below, in_range
+from fctlab.claims import Claim, below, near, percent_near, percent_range
 from fctlab.recipes.common import Points, Recipe, check_scale, figure, fmt, save_figure
 
 WORKLOADS = ("websearch", "datamining")
@@ -61,6 +61,8 @@ class InfoScale:
     flows: int
     workloads: tuple[str, ...] = WORKLOADS
     sigmas: tuple[float, ...] = SIGMAS
+    #: The size-aware schemes run (labels of :data:`SCHEMES`; empty: all).
+    schemes: tuple[str, ...] = ()
     leaves: int = 9
     hosts_per_leaf: int = 16
     spines: int = 4
@@ -70,9 +72,9 @@ class InfoScale:
 
 
 SCALES = {
-    # a smoke test (seconds): one workload, one load, one sigma, 8 hosts
-    "tiny": InfoScale(loads=(0.5,), flows=60, workloads=("websearch",), sigmas=(1.0,), leaves=2, hosts_per_leaf=4,
-                      spines=1),
+    # a smoke test (seconds): one workload, one load, one sigma, 8 hosts, the schemes the claims read
+    "tiny": InfoScale(loads=(0.5,), flows=60, workloads=("websearch",), sigmas=(1.0,), schemes=("pFabric", "Homa",
+                      "QCLIMB"), leaves=2, hosts_per_leaf=4, spines=1),
     "small": InfoScale(loads=(0.5, 0.8), flows=1_000, leaves=4, hosts_per_leaf=8, spines=2),
     "paper": InfoScale(loads=(0.5, 0.8), flows=20_000),
 }
@@ -149,6 +151,8 @@ def information_sweep(scale: str = "small"):
             raw = point(BASELINE[1], BASELINE[0], "none", None, workload, load, sc)
             b.add({"scheme": BASELINE[0], "info": "none", "workload.cdf": workload, "load": load}, raw)
             for label, scheme in SCHEMES:
+                if sc.schemes and label not in sc.schemes:
+                    continue
                 for info_label, info, error in infos(sc.sigmas):
                     if info == "none" and scheme in NO_FALLBACK:
                         continue
@@ -288,40 +292,47 @@ def information_claims(results_dir: str | Path) -> list[Claim]:
                  f"log-normal error of sigma {CLAIM_SIGMA:g} on web search and data mining at 0.5 and 0.8, whose "
                  "small flows are a smaller share of the bytes")
 
-    def slowdown(cid, statement, paper, bin_name, stat, check):
+    def slowdown(cid, statement, paper, bin_name, stat, check, mechanism=synthetic):
         v, note = _largest(_ratios(runs, "pFabric", est, "pFabric", "exact", bin_name, stat), lambda x: f"{x:.2f}x")
         out.append(Claim(id=cid, statement=statement, source=f"{SRC}, App. A, Fig. 25", paper_value=paper, value=v,
                          unit="x", how=f"max over workloads and loads of pFabric ({est}) / pFabric (exact), "
-                         f"{stat.split('_')[0]} FCT, {bin_name} flows", check=check, mechanism=synthetic,
+                         f"{stat.split('_')[0]} FCT, {bin_name} flows", check=check, mechanism=mechanism,
                          cause="paper_omission", note=note))
 
+    overall = (synthetic + "; the overall mean and tail are the large flows', which the rank order moves little "
+               "(with sigma 2 pFabric's overall mean is 1.24-1.46x exact, see the tables)")
     slowdown("pfabric-imprecise-all-mean", "pFabric with imprecise flow sizes: overall average FCT up to 1.8x that "
-             "with precise sizes", 1.8, "all", "mean_fct_ns", in_range(1.1, 2.7))
+             "with precise sizes", 1.8, "all", "mean_fct_ns", near(1.8, 0.3, relative=True), overall)
     slowdown("pfabric-imprecise-all-p99", "pFabric with imprecise flow sizes: overall tail FCT up to 2.2x",
-             2.2, "all", "p99_fct_ns", in_range(1.1, 3.3))
+             2.2, "all", "p99_fct_ns", near(2.2, 0.3, relative=True), overall)
     slowdown("pfabric-imprecise-small-mean", "pFabric with imprecise flow sizes: small flows' average FCT up to "
-             "22.8x", 22.8, "small", "mean_fct_ns", above(2.0, 0.0))
+             "22.8x", 22.8, "small", "mean_fct_ns", near(22.8, 0.5, relative=True))
 
-    def vs(cid, statement, paper, other, bin_name, stat, check):
+    def vs(cid, statement, paper, other, bin_name, stat, check, mechanism=synthetic):
         red = [(w, l, 100 * (1 - r)) for w, l, r in _ratios(runs, "QCLIMB", "bounds", other, est, bin_name, stat)]
         v, note = _largest(red, lambda x: f"{x:+.1f}%")
         out.append(Claim(id=cid, statement=statement, source=f"{SRC}, App. D, Fig. 29", paper_value=paper, value=v,
                          unit="%", how=f"max over workloads and loads of 1 - QCLIMB (bounds) / {other} ({est}), "
-                         f"{stat.split('_')[0]} FCT, {bin_name} flows", check=check, mechanism=synthetic,
+                         f"{stat.split('_')[0]} FCT, {bin_name} flows", check=check, mechanism=mechanism,
                          cause="paper_omission", note=note))
 
+    homa = (synthetic + "; Homa with estimates keeps most of its overall mean here (its grants fill the links, "
+            "where QCLIMB runs DCTCP underneath: the paper's App. D has Homa up to 12.5% ahead with exact sizes), "
+            "and it is ahead of QCLIMB on data mining")
+    tail = (synthetic + "; on data mining the error underestimates some huge flows, which pFabric then ranks "
+            "ahead of small ones for megabytes (its small flows 12-22x slower at sigma 1)")
     vs("qclimb-vs-pfabric-imprecise-all-mean", "QCLIMB vs pFabric with imprecise sizes: average FCT of all flows up "
-       "to 18.8% lower", 18.8, "pFabric", "all", "mean_fct_ns", in_range(1.0, 28.8))
+       "to 18.8% lower", 18.8, "pFabric", "all", "mean_fct_ns", percent_near(18.8))
     vs("qclimb-vs-homa-imprecise-all-mean", "QCLIMB vs Homa with imprecise sizes: average FCT of all flows up to "
-       "25.6% lower", 25.6, "Homa", "all", "mean_fct_ns", in_range(1.0, 35.6))
+       "25.6% lower", 25.6, "Homa", "all", "mean_fct_ns", percent_near(25.6), homa)
     vs("qclimb-vs-pfabric-imprecise-small-mean", "QCLIMB vs pFabric with imprecise sizes: small flows' average FCT "
-       "85.9%-87.1% lower", [85.9, 87.1], "pFabric", "small", "mean_fct_ns", in_range(85.9, 87.1, 20.0))
+       "85.9%-87.1% lower", [85.9, 87.1], "pFabric", "small", "mean_fct_ns", percent_range(85.9, 87.1), tail)
     vs("qclimb-vs-pfabric-imprecise-small-p99", "QCLIMB vs pFabric with imprecise sizes: small flows' tail FCT "
-       "96.6%-97.6% lower", [96.6, 97.6], "pFabric", "small", "p99_fct_ns", in_range(96.6, 97.6, 20.0))
+       "96.6%-97.6% lower", [96.6, 97.6], "pFabric", "small", "p99_fct_ns", percent_range(96.6, 97.6), tail)
     vs("qclimb-vs-homa-imprecise-small-mean", "QCLIMB vs Homa with imprecise sizes: small flows' average FCT "
-       "74.5%-79.8% lower", [74.5, 79.8], "Homa", "small", "mean_fct_ns", in_range(74.5, 79.8, 20.0))
+       "74.5%-79.8% lower", [74.5, 79.8], "Homa", "small", "mean_fct_ns", percent_range(74.5, 79.8))
     vs("qclimb-vs-homa-imprecise-small-p99", "QCLIMB vs Homa with imprecise sizes: small flows' tail FCT 93%-94.7% "
-       "lower", [93.0, 94.7], "Homa", "small", "p99_fct_ns", in_range(93.0, 94.7, 20.0))
+       "lower", [93.0, 94.7], "Homa", "small", "p99_fct_ns", percent_range(93.0, 94.7))
     # fctlab's own statement of the premise: bounds keep more of pFabric's small-flow gain than the estimate does
     r_b = _ratios(runs, "pFabric", "bounds", "pFabric", est, "small", "mean_fct_ns")
     v = None if not r_b else max(r for _, _, r in r_b)
