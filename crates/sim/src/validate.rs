@@ -196,6 +196,7 @@ fn estimates(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
         }
         (None, _) => format!("scheme {name}"),
     };
+    let need = info.columns().join(" and ");
     for &column in info.columns() {
         let have = match column {
             "estimate_bytes" => flows.estimate_bytes.len(),
@@ -206,9 +207,9 @@ fn estimates(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
             return Err(FlowError::at(
                 None,
                 column,
-                format!("{what} needs {column} for every flow (without it the run would use the true sizes)"),
+                format!("{what} needs {need} for every flow (without it the run would use the true sizes)"),
                 format!(
-                    "flows: {what} needs {column} for every flow (a trace annotated by `fctlab predict annotate`, or \
+                    "flows: {what} needs {need} for every flow (a trace annotated by `fctlab predict annotate`, or \
                      a workload with a size_error model); without it the run would use the true sizes"
                 ),
             ));
