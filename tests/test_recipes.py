@@ -26,7 +26,8 @@ def test_importing_the_registry_imports_no_recipe():
 
 
 def test_every_name_gives_its_recipe():
-    assert recipes.names() == ("pias", "demo", "qclimb-testbed", "qclimb-sim", "pdq", "homa", "rax", "hyline")
+    assert recipes.names() == ("pias", "demo", "qclimb-testbed", "qclimb-sim", "pdq", "homa", "rax", "hyline",
+                               "information")
     for name in recipes.names():
         r = recipes.get(name)
         assert isinstance(r, Recipe) and r.name == name and r.summary
@@ -37,7 +38,8 @@ def test_every_name_gives_its_recipe():
 
 def test_old_tables_are_views_of_the_registry():
     assert list(reproduce.RECIPES) == list(recipes.names())
-    assert set(reproduce.RECIPE_TABLES) == {"qclimb-testbed", "qclimb-sim", "pdq", "homa", "rax", "hyline"}
+    assert set(reproduce.RECIPE_TABLES) == {"qclimb-testbed", "qclimb-sim", "pdq", "homa", "rax", "hyline",
+                                            "information"}
     assert set(reproduce.RECIPE_PHASES) == {"pdq"}
     sweep, claims, summary = reproduce.RECIPES["rax"]
     assert (sweep, claims, summary) == (recipes.get("rax").sweep, recipes.get("rax").claims,

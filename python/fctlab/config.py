@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 #: Sections the engine parses (its config schema is crates/sim/src/config/).
 ENGINE_SECTIONS = ("topology", "switch", "host", "routing", "transport", "scheme", "run", "link_loss")
@@ -80,6 +80,34 @@ def _one_line(text: str) -> str:
 class _Section(BaseModel):
     # (each field's docstring is its description in the JSON Schema: the key reference, fctlab.reference)
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+
+
+class SizeErrorConfig(_Section):
+    """``[workload] size_error``: synthetic imprecise size information (:mod:`fctlab.workloads.size_error`), for
+    ``scheme.size_info``. ``{model = "lognormal", sigma = s}`` writes ``estimate_bytes`` = size x exp(s Z);
+    ``{model = "bounds", coverage = c, width = w}`` writes ``lower_bytes``/``upper_bytes`` with upper / lower = w
+    holding the true size with probability c (and their centre as ``estimate_bytes``). Drawn from the seed, after
+    the flows."""
+
+    model: Literal["lognormal", "bounds"]
+    """The error model: ``lognormal`` (a point estimate) or ``bounds`` (an interval)."""
+    sigma: float | None = Field(default=None, ge=0, le=10, allow_inf_nan=False)
+    """lognormal: the standard deviation of ln(estimate / size), 0 <= sigma <= 10."""
+    coverage: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    """bounds: the probability that an interval holds the true size, 0 < coverage <= 1."""
+    width: float | None = Field(default=None, gt=1, le=1e6, allow_inf_nan=False)
+    """bounds: upper / lower of every interval, 1 < width <= 1e6."""
+
+    @model_validator(mode="after")
+    def _keys_of_the_model(self) -> SizeErrorConfig:
+        own = {"lognormal": ("sigma",), "bounds": ("coverage", "width")}[self.model]
+        for k in ("sigma", "coverage", "width"):
+            given = getattr(self, k) is not None
+            if k in own and not given:
+                raise ValueError(f"model {self.model!r} needs {' and '.join(own)} (missing {k})")
+            if k not in own and given:
+                raise ValueError(f"{k} is not a key of model {self.model!r} (its keys: {', '.join(own)})")
+        return self
 
 
 class WorkloadConfig(_Section):
@@ -178,6 +206,10 @@ class WorkloadConfig(_Section):
     start (at most its size; with ``cached_fraction``, the larger of the two) and the rest generated continuously at
     the rate: by each of the chunked writer's writes the two have written the same bytes, in between the continuous
     writer is behind by less than one chunk. Unset: no chunk (continuous)."""
+    size_error: SizeErrorConfig | None = None
+    """Synthetic imprecise sizes for ``scheme.size_info``: ``{model = "lognormal", sigma = 0.5}`` writes
+    ``estimate_bytes``, ``{model = "bounds", coverage = 0.9, width = 4}`` ``lower_bytes``/``upper_bytes`` (and their
+    centre as ``estimate_bytes``); a trace's own columns are replaced (:mod:`fctlab.workloads.size_error`)."""
 
     @field_validator("load")
     @classmethod

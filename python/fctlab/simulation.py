@@ -140,6 +140,12 @@ def workload_columns(exp: Experiment) -> pd.DataFrame | FlowColumns:
                 # the chunked writer's first write (see WorkloadConfig.write_chunk_bytes)
                 cached = np.maximum(cached, np.minimum(size, w.write_chunk_bytes).astype(np.int64))
             flows = FlowColumns({**{c: column(flows, c) for c in flows.columns}, "cached_bytes": cached})
+        if w.size_error is not None:  # its own random stream: the flows' draws stay as they were
+            from fctlab.workloads.size_error import size_error_columns
+
+            key = "workload.size_error"
+            cols = size_error_columns(column(flows, "size_bytes", np.float64), exp.seed, w.size_error.model_dump())
+            flows = FlowColumns({**{c: column(flows, c) for c in flows.columns if c not in cols}, **cols})
         workloads.check_hosts(flows, exp.hosts)
     except ValueError as e:
         if isinstance(e, ConfigError):

@@ -1,5 +1,6 @@
 //! Flows in and results out, as columns (one entry per flow, in flow-id order).
 
+use crate::config::SizeInfo;
 use crate::units::Ps;
 use std::fmt;
 
@@ -129,21 +130,21 @@ pub const FLOW_COLUMNS: &[FlowColumn] = &[
         dtype: Dtype::Uint64,
         required: false,
         none: None,
-        meaning: "estimated size (pFabric ranked by estimate, QCLIMB-PP and -FP)",
+        meaning: "estimated size (scheme.size_info = \"estimate\"; pFabric ranked by estimate, QCLIMB-PP and -FP, Homa announcing it)",
     },
     FlowColumn {
         name: "lower_bytes",
         dtype: Dtype::Uint64,
         required: false,
         none: None,
-        meaning: "predicted lower bound of the size (QCLIMB; given with upper_bytes)",
+        meaning: "predicted lower bound of the size (scheme.size_info = \"bounds\" or \"lower\"; QCLIMB; given with upper_bytes)",
     },
     FlowColumn {
         name: "upper_bytes",
         dtype: Dtype::Uint64,
         required: false,
         none: None,
-        meaning: "predicted upper bound of the size (QCLIMB; given with lower_bytes)",
+        meaning: "predicted upper bound of the size (scheme.size_info = \"bounds\" or \"upper\"; QCLIMB; given with lower_bytes)",
     },
     FlowColumn {
         name: "after_flow",
@@ -259,6 +260,22 @@ impl FlowSet {
 
     pub fn is_empty(&self) -> bool {
         self.src.is_empty()
+    }
+
+    /// The bytes a scheme that knows `info` of flow `i`'s size believes it has left after `done` bytes
+    /// ([`SizeInfo::remaining`] over the flow's columns; a column the check of the flows let be absent is not
+    /// read).
+    #[inline]
+    pub fn known_remaining(&self, i: usize, info: SizeInfo, done: u64) -> u64 {
+        let size = self.size_bytes[i];
+        let col = |c: &Vec<u64>| c.get(i).copied().unwrap_or(size);
+        info.remaining(size, col(&self.estimate_bytes), col(&self.lower_bytes), col(&self.upper_bytes), done)
+    }
+
+    /// The size a scheme that knows `info` believes flow `i` has before it sends ([`SizeInfo::at_start`]).
+    #[inline]
+    pub fn known_at_start(&self, i: usize, info: SizeInfo) -> u64 {
+        self.known_remaining(i, info, 0)
     }
 
     /// Does flow i wait for another flow before it starts?

@@ -13,7 +13,7 @@
 //! buffer at the flow level, a flow with more segments than its family counts).
 
 use crate::config::{
-    CheckPoint, Config, ConfigError, Connections, FamilyName, HomaSizes, Level, QclimbInfo, RankBy, SchemeName,
+    CheckPoint, Config, ConfigError, Connections, FamilyName, Level, SchemeName,
     TopologyConfig,
 };
 use crate::flowlevel;
@@ -90,11 +90,9 @@ pub fn flows(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
                      flow level yet; run them at the packet level",
                 ));
             }
-            qclimb_bounds(cfg, flows)?;
             flow_level_paths(cfg, flows)
         }
         Level::Packet => {
-            qclimb_bounds(cfg, flows)?;
             if cfg.transport.connections == Connections::Trace && flows.conn.len() != flows.len() {
                 return Err(FlowError::at(
                     None,
@@ -153,26 +151,6 @@ pub fn flows(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
                     let net: Network = Network::build(cfg, 0);
                     route::route_codes(&net, flows)?;
                 }
-                FamilyName::Homa => {
-                    let needs = |col: &Vec<u64>, what: &str, column: &'static str| {
-                        if col.len() == flows.len() {
-                            Ok(())
-                        } else {
-                            Err(FlowError::at(
-                                None,
-                                column,
-                                format!("scheme homa with scheme.homa_sizes = \"{what}\" needs {column} for every flow"),
-                                format!("flows: scheme homa with scheme.homa_sizes = \"{what}\" needs {column} for every flow"),
-                            ))
-                        }
-                    };
-                    match cfg.scheme.homa_sizes {
-                        HomaSizes::Exact => {}
-                        HomaSizes::Estimate => needs(&flows.estimate_bytes, "estimate", "estimate_bytes")?,
-                        HomaSizes::Lower => needs(&flows.lower_bytes, "lower", "lower_bytes")?,
-                        HomaSizes::Upper => needs(&flows.upper_bytes, "upper", "upper_bytes")?,
-                    }
-                }
                 _ => {}
             }
             Ok(())
@@ -200,46 +178,42 @@ fn max_flow_why(cfg: &Config) -> String {
     format!(": 2^32 - 3 segments of transport.mss_bytes = {}", cfg.transport.mss_bytes)
 }
 
-/// A scheme told to read estimated sizes needs them: pFabric ranked by estimate (`scheme.rank = "estimate"`) and
-/// QCLIMB by a point estimate (`scheme.qclimb_info = "point_fixed"` or `"point_climb"`) read `estimate_bytes`, and
-/// without that column would run on the true sizes, i.e. be the exact-size scheme under another name.
+/// A scheme told to read estimated sizes or bounds needs them, for every flow: the columns its information
+/// ([`crate::config::SchemeConfig::size_view`]: `scheme.size_info`, or pFabric's `rank = "estimate"`, Homa's
+/// `homa_sizes`, QCLIMB's `qclimb_info`) reads. Without them the run would use the true sizes, i.e. be the
+/// exact-size scheme under another name. The error names the first column missing.
 fn estimates(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
     let sc = &cfg.scheme;
-    let reads = match sc.name {
-        SchemeName::Pfabric if sc.rank == RankBy::Estimate => Some("scheme pfabric with scheme.rank = \"estimate\""),
-        SchemeName::Qclimb if sc.qclimb_info == QclimbInfo::PointFixed => {
-            Some("scheme qclimb with scheme.qclimb_info = \"point_fixed\"")
+    let info = sc.size_view();
+    let name = sc.name.as_str();
+    let what = match (sc.size_info, sc.name) {
+        (Some(i), _) => format!("scheme {name} with scheme.size_info = \"{}\"", i.as_str()),
+        (None, SchemeName::Pfabric) => "scheme pfabric with scheme.rank = \"estimate\"".to_string(),
+        (None, SchemeName::Homa) => format!("scheme homa with scheme.homa_sizes = \"{}\"", info.as_str()),
+        (None, SchemeName::Qclimb) => {
+            let v = serde_json::to_value(sc.qclimb_info).map(|v| v.to_string()).unwrap_or_default();
+            format!("scheme qclimb with scheme.qclimb_info = {v}")
         }
-        SchemeName::Qclimb if sc.qclimb_info == QclimbInfo::PointClimb => {
-            Some("scheme qclimb with scheme.qclimb_info = \"point_climb\"")
-        }
-        _ => None,
+        (None, _) => format!("scheme {name}"),
     };
-    match reads {
-        Some(what) if flows.estimate_bytes.len() != flows.len() => Err(FlowError::at(
-            None,
-            "estimate_bytes",
-            format!("{what} needs estimate_bytes for every flow (without it the run would use the true sizes)"),
-            format!(
-                "flows: {what} needs estimate_bytes for every flow (a trace annotated by `fctlab predict annotate`); \
-                 without it the run would use the true sizes"
-            ),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// QCLIMB with bounds reads both bounds of every flow (at either level).
-fn qclimb_bounds(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
-    if cfg.scheme.name == SchemeName::Qclimb && cfg.scheme.qclimb_info == QclimbInfo::Bounds && !flows.has_bounds() {
-        let column = if flows.lower_bytes.len() == flows.len() { "upper_bytes" } else { "lower_bytes" };
-        return Err(FlowError::at(
-            None,
-            column,
-            "scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every flow",
-            "flows: scheme qclimb with scheme.qclimb_info = \"bounds\" needs lower_bytes and upper_bytes for every \
-             flow (a trace annotated by `fctlab predict annotate`)",
-        ));
+    let need = info.columns().join(" and ");
+    for &column in info.columns() {
+        let have = match column {
+            "estimate_bytes" => flows.estimate_bytes.len(),
+            "lower_bytes" => flows.lower_bytes.len(),
+            _ => flows.upper_bytes.len(),
+        };
+        if have != flows.len() {
+            return Err(FlowError::at(
+                None,
+                column,
+                format!("{what} needs {need} for every flow (without it the run would use the true sizes)"),
+                format!(
+                    "flows: {what} needs {need} for every flow (a trace annotated by `fctlab predict annotate`, or \
+                     a workload with a size_error model); without it the run would use the true sizes"
+                ),
+            ));
+        }
     }
     Ok(())
 }

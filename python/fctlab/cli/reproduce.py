@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
 def reproduce(
     recipe: Annotated[
         str,
-        typer.Argument(help="Which paper's comparison: pias, qclimb-testbed, qclimb-sim, pdq, homa, rax or hyline (or demo)."),
+        typer.Argument(help="Which paper's comparison: pias, qclimb-testbed, qclimb-sim, pdq, homa, rax, hyline "
+                            "or information (or demo)."),
     ],
     scale: Annotated[
         str, typer.Option("--scale", help="small (minutes on 2 cores), paper (hours), or tiny (a smoke test).")

@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     "homa": "fctlab.recipes.homa:RECIPE",
     "rax": "fctlab.recipes.rax:RECIPE",
     "hyline": "fctlab.recipes.hyline:RECIPE",
+    "information": "fctlab.recipes.information:RECIPE",
 }
 
 

@@ -717,6 +717,9 @@ impl Config {
         check_int("scheme.homa_unscheduled_levels", sc.homa_unscheduled_levels as u64, 0, most)?;
         check_int("scheme.homa_overcommit", sc.homa_overcommit as u64, 0, 1 << 16)?;
         check_pos("scheme.homa_resend_timeout_us", sc.homa_resend_timeout_us, 1e9)?;
+        if let Err((key, why)) = sc.check_size_info(self.run.level == Level::Flow) {
+            return err(key, why);
+        }
         check_int("scheme.hyline_threshold_bytes", sc.hyline_threshold_bytes, 1, 1 << 50)?;
         for (key, v) in [("scheme.hyline_tcost_us", sc.hyline_tcost_us), ("scheme.hyline_signal_us", sc.hyline_signal_us)] {
             if !(v.is_finite() && (0.0..=1e9).contains(&v)) {

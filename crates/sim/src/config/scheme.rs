@@ -477,6 +477,169 @@ impl SchemeConfig {
     pub fn ranked_ports(&self) -> bool {
         self.switch_rank_queue() != RankQueue::None
     }
+
+    /// Does the scheme read flow sizes (and so `scheme.size_info`)?
+    pub fn size_aware(&self) -> bool {
+        use SchemeName as S;
+        matches!(
+            self.name,
+            S::Pfabric | S::Homa | S::Pdq | S::PdqBasic | S::PdqEs | S::PdqEsEt | S::D3 | S::Hyline | S::Qjump
+                | S::RaxPlus | S::Qclimb
+        )
+    }
+
+    /// What the run's scheme knows of flow sizes: `size_info` if given, else what the scheme's own keys say
+    /// (pFabric's `rank = "estimate"`, Homa's `homa_sizes`, QCLIMB's `qclimb_info`, PDQ's `pdq_criticality`
+    /// other than `"size"`: none); `exact` for schemes that read no sizes.
+    pub fn size_view(&self) -> SizeInfo {
+        if !self.size_aware() {
+            return SizeInfo::Exact;
+        }
+        if let Some(info) = self.size_info {
+            return info;
+        }
+        match self.name {
+            SchemeName::Pfabric if self.rank == RankBy::Estimate => SizeInfo::Estimate,
+            SchemeName::Homa => match self.homa_sizes {
+                HomaSizes::Exact => SizeInfo::Exact,
+                HomaSizes::Estimate => SizeInfo::Estimate,
+                HomaSizes::Lower => SizeInfo::Lower,
+                HomaSizes::Upper => SizeInfo::Upper,
+            },
+            SchemeName::Qclimb => match self.qclimb_info {
+                QclimbInfo::Bounds => SizeInfo::Bounds,
+                QclimbInfo::Precise => SizeInfo::Exact,
+                QclimbInfo::PointFixed | QclimbInfo::PointClimb => SizeInfo::Estimate,
+            },
+            _ if self.name.is_pdq() && self.pdq_criticality != Criticality::Size => SizeInfo::None,
+            _ => SizeInfo::Exact,
+        }
+    }
+
+    /// QCLIMB's variant as `size_info` and `qclimb_info` decide it (see [`SizeInfo`]); `None` when QCLIMB runs
+    /// as PIAS (`size_info = "none"`).
+    pub fn qclimb_variant(&self) -> Option<QclimbInfo> {
+        match self.size_info {
+            Option::None => Some(self.qclimb_info),
+            Some(SizeInfo::Bounds) => Some(QclimbInfo::Bounds),
+            Some(SizeInfo::Exact) => Some(QclimbInfo::Precise),
+            Some(SizeInfo::Estimate) if self.qclimb_info == QclimbInfo::PointFixed => Some(QclimbInfo::PointFixed),
+            Some(SizeInfo::Estimate) => Some(QclimbInfo::PointClimb),
+            // (lower and upper alone are refused by the range checks)
+            Some(SizeInfo::Lower | SizeInfo::Upper | SizeInfo::None) => Option::None,
+        }
+    }
+
+    /// PDQ's criticality as `size_info` and `pdq_criticality` decide it: by bytes sent with `size_info = "none"`.
+    pub fn pdq_criticality_used(&self) -> Criticality {
+        match self.size_info {
+            Some(SizeInfo::None) => Criticality::BytesSent,
+            _ => self.pdq_criticality,
+        }
+    }
+
+    /// The range checks of `size_info` against the scheme, its own keys and the level: the key at fault and
+    /// why (a one-line message naming the scheme).
+    pub fn check_size_info(&self, flow_level: bool) -> Result<(), (&'static str, String)> {
+        let Some(info) = self.size_info else { return Ok(()) };
+        let name = self.name.as_str();
+        let what = info.as_str();
+        let bad = |key: &'static str, why: String| Err((key, why));
+        if !self.size_aware() {
+            if matches!(info, SizeInfo::Exact | SizeInfo::None) {
+                return Ok(());
+            }
+            return bad(
+                "scheme.size_info",
+                format!(
+                    "scheme {name} reads no flow sizes, so \"{what}\" means nothing to it (only \"exact\" or \"none\"); \
+                     the size-aware schemes are pfabric, homa, pdq (and its variants), d3, hyline, qjump, rax-plus \
+                     and qclimb"
+                ),
+            );
+        }
+        match (self.name, info) {
+            (SchemeName::Homa, SizeInfo::None) => {
+                return bad(
+                    "scheme.size_info",
+                    "scheme homa has no size-unaware mode: its receiver grants against the announced length".into(),
+                )
+            }
+            (SchemeName::D3, SizeInfo::None) => {
+                return bad(
+                    "scheme.size_info",
+                    "scheme d3 has no rule for a deadline flow whose size it does not know (its desired rate is \
+                     bytes left over time left)"
+                        .into(),
+                )
+            }
+            (SchemeName::Hyline, SizeInfo::None) => {
+                return bad(
+                    "scheme.size_info",
+                    "scheme hyline decides a flow's class from its size before it sends; \"none\" is not modelled"
+                        .into(),
+                )
+            }
+            (SchemeName::Qclimb, SizeInfo::Lower | SizeInfo::Upper) => {
+                return bad(
+                    "scheme.size_info",
+                    format!("scheme qclimb reads both bounds or a point estimate: use \"bounds\", not \"{what}\""),
+                )
+            }
+            _ => {}
+        }
+        // the schemes' own keys: at their defaults they yield, otherwise they must agree
+        let agrees = match self.name {
+            SchemeName::Pfabric => match self.rank {
+                RankBy::RemainingSize => true,
+                RankBy::Estimate => info == SizeInfo::Estimate,
+                RankBy::RemainingTime => info == SizeInfo::Exact,
+            },
+            SchemeName::Homa => match self.homa_sizes {
+                HomaSizes::Exact => true,
+                HomaSizes::Estimate => info == SizeInfo::Estimate,
+                HomaSizes::Lower => info == SizeInfo::Lower,
+                HomaSizes::Upper => info == SizeInfo::Upper,
+            },
+            SchemeName::Qclimb => match self.qclimb_info {
+                QclimbInfo::Bounds => true,
+                QclimbInfo::Precise => info == SizeInfo::Exact,
+                QclimbInfo::PointFixed | QclimbInfo::PointClimb => info == SizeInfo::Estimate,
+            },
+            n if n.is_pdq() => match self.pdq_criticality {
+                Criticality::Size => true,
+                Criticality::BytesSent => info == SizeInfo::None,
+                Criticality::Random => false,
+            },
+            _ => true,
+        };
+        if !agrees {
+            let (key, value) = match self.name {
+                SchemeName::Pfabric => ("scheme.rank", serde_json::to_value(self.rank)),
+                SchemeName::Homa => ("scheme.homa_sizes", serde_json::to_value(self.homa_sizes)),
+                SchemeName::Qclimb => ("scheme.qclimb_info", serde_json::to_value(self.qclimb_info)),
+                _ => ("scheme.pdq_criticality", serde_json::to_value(self.pdq_criticality)),
+            };
+            let value = value.map(|v| v.to_string()).unwrap_or_default();
+            return bad(
+                key,
+                format!("scheme {name}: {key} = {value} contradicts scheme.size_info = \"{what}\" (leave one out)"),
+            );
+        }
+        if flow_level && self.name != SchemeName::Qclimb && info != SizeInfo::Exact {
+            return bad(
+                "scheme.size_info",
+                format!("run.level = \"flow\": scheme {name} with scheme.size_info = \"{what}\" runs at the packet level only"),
+            );
+        }
+        if flow_level && self.name == SchemeName::Qclimb && info == SizeInfo::None {
+            return bad(
+                "scheme.size_info",
+                "run.level = \"flow\": scheme qclimb with scheme.size_info = \"none\" runs at the packet level only".into(),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// QJump's switch queue (`scheme.qjump_queue`).
@@ -638,6 +801,11 @@ pub struct SchemeConfig {
     pub rank: RankBy,
     /// pFabric and LAS: where in its flow a packet's rank is measured (see [`RankAt`]).
     pub rank_at: RankAt,
+    /// What every size-aware scheme knows of flow sizes: `"exact"`, `"estimate"`, `"lower"`, `"upper"`,
+    /// `"bounds"` or `"none"`, from the trace's `estimate_bytes` / `lower_bytes` / `upper_bytes` (see
+    /// [`SizeInfo`] for each scheme's rule). Unset (the default): each scheme's own keys decide (`rank`,
+    /// `homa_sizes`, `qclimb_info`, `pdq_criticality`), exact sizes but for QCLIMB's bounds.
+    pub size_info: Option<SizeInfo>,
     /// L2DCT weights (Munir et al., INFOCOM 2013; values from the PIAS ns-2 scripts): w_max up to
     /// `l2dct_size_min_bytes` sent, w_min from `l2dct_size_max_bytes`, linear in between.
     pub l2dct_w_min: f64,
@@ -749,7 +917,7 @@ pub struct SchemeConfig {
     /// and its sender checks on it, in us. Chosen: 10 ms (Homa's are "a few milliseconds"), long enough that
     /// granted data waiting in a low-priority queue behind a few more urgent messages is not asked for again.
     pub homa_resend_timeout_us: f64,
-    /// Homa: what the sender announces as a message's length (see [`HomaSizes`]).
+    /// Homa: what the sender announces as a message's length (see [`HomaSizes`]; `size_info` sets it too).
     pub homa_sizes: HomaSizes,
     /// Homa: how an unscheduled packet's priority is chosen (see [`HomaUnschedPrio`]). Default `"message"`.
     pub homa_unscheduled_priority: HomaUnschedPrio,
@@ -833,6 +1001,105 @@ pub enum HomaSizes {
     Lower,
     /// The trace's `upper_bytes`.
     Upper,
+}
+
+/// What a size-aware scheme knows of each flow's size (`scheme.size_info`): the same information, from the same
+/// trace columns (`estimate_bytes`, `lower_bytes`, `upper_bytes`, which `fctlab predict annotate` or a
+/// workload's `size_error` model writes), for every scheme that reads sizes. Each scheme's rule:
+///
+/// - A scheme that reads one number reads the *known remaining bytes* [`SizeInfo::remaining`]: `exact` the true
+///   size less the bytes done, `estimate`/`lower`/`upper` that column less the bytes done (floored at 0), and
+///   `bounds` the lower bound's remaining bytes until the lower bound is done, then the upper bound's (what the
+///   flow is sure to have left, then the most it can have left: QCLIMB's reading of bounds, climb while under the
+///   lower bound and demote past it, applied to a remaining size; fctlab's choice, no paper gives one). A
+///   decision taken once at the start reads the same rule at 0 bytes done ([`SizeInfo::at_start`]: the
+///   estimate, a bound, or for `bounds` the lower bound, the upper one where the lower is 0).
+/// - pFabric: the packet's rank is the known remaining bytes (QCLIMB App. A ranks pFabric by the estimate);
+///   `none`: ranked by bytes sent, LAS on the same queue (pFabric's own size-unaware limit).
+/// - Homa: the announced message length is the known size at the start (QCLIMB App. D announces the estimate);
+///   it sets the unscheduled priority, the grants and both SRPT orders. `none` is refused: Homa has no
+///   size-unaware mode (its receiver grants against the announced length).
+/// - PDQ (and its variants): criticality is the known remaining bytes' time at line rate, as are Early
+///   Termination's test (the paper's section 5.6 studies inaccurate criticality); `none`: criticality by bytes
+///   sent (`pdq_criticality = "bytes_sent"`, the paper's own size-unaware variant).
+/// - D3: a deadline flow's desired rate is its known remaining bytes over the time to its deadline; `none` is
+///   refused (D3 has no rule for a deadline flow whose size it does not know).
+/// - HyLine: the class is the known size at the start against H (second class above H), and the manager's
+///   remaining bytes of a second-class sender are its known remaining bytes; `none` is refused (a class by
+///   bytes sent would be a different scheme: HyLine decides before the first byte).
+/// - QJump: the level is the known size at the start against the thresholds; `none`: every flow at the last
+///   level (one class, as an application that declares none).
+/// - RAX+: the remaining time T_est counts the known remaining bytes (its written bytes capped there); `none`:
+///   RAX's own estimate from bytes sent and the copy rate (plain RAX, the paper's size-unaware scheme).
+/// - QCLIMB: `bounds` is QCLIMB, `exact` QCLIMB-PS (the true size as both bounds), `estimate` QCLIMB-PP (the
+///   estimate as both bounds, no slack; QCLIMB-FP with `qclimb_info = "point_fixed"`), `none` PIAS (QCLIMB
+///   hands a flow it knows nothing of to PIAS, section 5.2.2); `lower` and `upper` alone are refused.
+///
+/// Unset (the default), every scheme reads what its own keys say (`rank`, `homa_sizes`, `qclimb_info`,
+/// `pdq_criticality`): exact sizes, except QCLIMB's bounds. Those keys still work; left at their defaults they
+/// yield to `size_info`, set to anything else they must agree with it. Size-unaware schemes take only `exact`
+/// and `none` (both change nothing). At the flow level only QCLIMB takes it (`bounds`, `exact`, `estimate`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeInfo {
+    /// The true size.
+    Exact,
+    /// The trace's `estimate_bytes`.
+    Estimate,
+    /// The trace's `lower_bytes` alone.
+    Lower,
+    /// The trace's `upper_bytes` alone.
+    Upper,
+    /// Both `lower_bytes` and `upper_bytes`.
+    Bounds,
+    /// Nothing: each scheme's size-unaware fallback, or a refusal.
+    None,
+}
+
+impl SizeInfo {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SizeInfo::Exact => "exact",
+            SizeInfo::Estimate => "estimate",
+            SizeInfo::Lower => "lower",
+            SizeInfo::Upper => "upper",
+            SizeInfo::Bounds => "bounds",
+            SizeInfo::None => "none",
+        }
+    }
+
+    /// The bytes a scheme with this information believes a flow of `size` bytes (estimate, bounds as the trace
+    /// gives them) has left once `done` bytes are done (see [`SizeInfo`]). `exact` and `none` return the true
+    /// remainder (a scheme with `none` does not call it).
+    #[inline]
+    pub fn remaining(self, size: u64, estimate: u64, lower: u64, upper: u64, done: u64) -> u64 {
+        match self {
+            SizeInfo::Exact | SizeInfo::None => size.saturating_sub(done),
+            SizeInfo::Estimate => estimate.saturating_sub(done),
+            SizeInfo::Lower => lower.saturating_sub(done),
+            SizeInfo::Upper => upper.saturating_sub(done),
+            SizeInfo::Bounds if done < lower => lower - done,
+            SizeInfo::Bounds => upper.saturating_sub(done),
+        }
+    }
+
+    /// The size a scheme with this information believes a flow has before it sends: [`SizeInfo::remaining`]
+    /// at 0 bytes done.
+    #[inline]
+    pub fn at_start(self, size: u64, estimate: u64, lower: u64, upper: u64) -> u64 {
+        self.remaining(size, estimate, lower, upper, 0)
+    }
+
+    /// Which trace columns it reads.
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            SizeInfo::Exact | SizeInfo::None => &[],
+            SizeInfo::Estimate => &["estimate_bytes"],
+            SizeInfo::Lower => &["lower_bytes"],
+            SizeInfo::Upper => &["upper_bytes"],
+            SizeInfo::Bounds => &["lower_bytes", "upper_bytes"],
+        }
+    }
 }
 
 /// How a Homa sender picks an unscheduled packet's priority (`scheme.homa_unscheduled_priority`).
@@ -955,6 +1222,7 @@ impl Default for SchemeConfig {
             probe_after_timeouts: 0,
             rank: RankBy::RemainingSize,
             rank_at: RankAt::Packet,
+            size_info: None,
             l2dct_w_min: 0.125,
             l2dct_w_max: 2.5,
             l2dct_size_min_bytes: 204_800,

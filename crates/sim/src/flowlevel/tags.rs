@@ -42,9 +42,9 @@ impl Tags {
                     .map(|i| {
                         let size = flows.size_bytes[i];
                         let estimate = flows.estimate_bytes.get(i).copied().unwrap_or(size);
-                        let (lower, upper) = match sc.qclimb_info {
-                            QclimbInfo::Bounds => (flows.lower_bytes[i], flows.upper_bytes[i]),
-                            QclimbInfo::Precise => (size, size),
+                        let (lower, upper) = match sc.qclimb_variant() {
+                            Some(QclimbInfo::Bounds) => (flows.lower_bytes[i], flows.upper_bytes[i]),
+                            Some(QclimbInfo::Precise) => (size, size),
                             _ => (estimate, estimate),
                         };
                         Bounds { lower, upper, estimate, pias: flows.qclimb.get(i) == Some(&false) }

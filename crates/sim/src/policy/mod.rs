@@ -27,7 +27,7 @@
 
 pub mod rax;
 
-use crate::config::{Config, HostTagging, QclimbInfo, RankBy, RankQueue};
+use crate::config::{Config, HostTagging, QclimbInfo, RankBy, RankQueue, SizeInfo};
 
 /// How a flow's data packets are given their priority.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,9 @@ pub enum Rank {
     RemainingEstimate,
     BytesSent,
     RemainingTime,
+    /// The known remaining bytes by a bound or both (`scheme.size_info` = `"lower"`, `"upper"`, `"bounds"`:
+    /// [`SizeInfo::remaining`] of the flow's bounds).
+    Known(SizeInfo),
 }
 
 impl Tagging {
@@ -80,13 +83,15 @@ impl Tagging {
             HostTagging::Pias => Tagging::Pias { thresholds: cfg.scheme.thresholds_bytes.clone() },
             HostTagging::Qclimb => {
                 let thresholds = cfg.scheme.thresholds_bytes.clone();
-                match cfg.scheme.qclimb_info {
-                    QclimbInfo::PointFixed => Tagging::PointFixed { thresholds },
+                match cfg.scheme.qclimb_variant() {
+                    Some(QclimbInfo::PointFixed) => Tagging::PointFixed { thresholds },
                     // PP climbs by the estimate and then goes straight to the lowest queue: no slack
-                    QclimbInfo::PointClimb => Tagging::Qclimb { thresholds, slack: 0 },
-                    QclimbInfo::Bounds | QclimbInfo::Precise => {
+                    Some(QclimbInfo::PointClimb) => Tagging::Qclimb { thresholds, slack: 0 },
+                    Some(QclimbInfo::Bounds | QclimbInfo::Precise) => {
                         Tagging::Qclimb { thresholds, slack: cfg.scheme.slack_bytes }
                     }
+                    // `size_info = "none"`: every flow is PIAS's (the flows themselves are marked so)
+                    None => Tagging::Pias { thresholds },
                 }
             }
             HostTagging::Rax | HostTagging::RaxPlus => Tagging::Rax,
@@ -127,10 +132,15 @@ impl Rank {
     /// carries anyway: `net::rank_queue`).
     pub fn from_config(cfg: &Config) -> Self {
         match cfg.scheme.switch_rank_queue() {
-            RankQueue::Pfabric => match cfg.scheme.rank {
-                RankBy::RemainingSize => Rank::RemainingSize,
-                RankBy::Estimate => Rank::RemainingEstimate,
-                RankBy::RemainingTime => Rank::RemainingTime,
+            RankQueue::Pfabric => match (cfg.scheme.size_info, cfg.scheme.rank) {
+                (None | Some(SizeInfo::Exact), RankBy::RemainingSize) => Rank::RemainingSize,
+                (None | Some(SizeInfo::Exact), RankBy::RemainingTime) => Rank::RemainingTime,
+                (None, RankBy::Estimate) | (Some(SizeInfo::Estimate), _) => Rank::RemainingEstimate,
+                // (an exact size_info with rank = "estimate" is refused by the range checks)
+                (Some(SizeInfo::Exact), RankBy::Estimate) => Rank::RemainingSize,
+                (Some(info @ (SizeInfo::Lower | SizeInfo::Upper | SizeInfo::Bounds)), _) => Rank::Known(info),
+                // pFabric without sizes: its queue ranked by bytes sent, as LAS
+                (Some(SizeInfo::None), _) => Rank::BytesSent,
             },
             RankQueue::Las => Rank::BytesSent,
             RankQueue::None | RankQueue::Priority => Rank::None,
@@ -140,11 +150,12 @@ impl Rank {
     /// The rank of a data packet, from its flow's state when it is sent (saturating at u32::MAX); `ns_per_byte`
     /// is the flow's time per byte at the smaller of its generation rate and the line rate (remaining time only).
     #[inline]
-    pub fn of(&self, size: u64, estimate: u64, bytes_acked: u64, bytes_sent: u64, ns_per_byte: f64) -> u32 {
+    pub fn of(&self, size: u64, estimate: u64, b: &Bounds, bytes_acked: u64, bytes_sent: u64, ns_per_byte: f64) -> u32 {
         let r = match self {
             Rank::None => 0,
             Rank::RemainingSize => size.saturating_sub(bytes_acked),
             Rank::RemainingEstimate => estimate.saturating_sub(bytes_acked),
+            Rank::Known(info) => info.remaining(size, estimate, b.lower, b.upper, bytes_acked),
             Rank::BytesSent => bytes_sent,
             // (the cast saturates)
             Rank::RemainingTime => (size.saturating_sub(bytes_acked) as f64 * ns_per_byte) as u64,
@@ -228,11 +239,17 @@ mod tests {
 
     #[test]
     fn ranks() {
-        assert_eq!(Rank::RemainingSize.of(10_000, 0, 4_000, 6_000, 0.0), 6_000);
-        assert_eq!(Rank::RemainingEstimate.of(10_000, 3_000, 4_000, 6_000, 0.0), 0);
-        assert_eq!(Rank::BytesSent.of(10_000, 0, 4_000, 6_000, 0.0), 6_000);
-        assert_eq!(Rank::RemainingSize.of(u64::MAX, 0, 0, 0, 0.0), u32::MAX - 1);
+        assert_eq!(Rank::RemainingSize.of(10_000, 0, &NO_BOUNDS, 4_000, 6_000, 0.0), 6_000);
+        assert_eq!(Rank::RemainingEstimate.of(10_000, 3_000, &NO_BOUNDS, 4_000, 6_000, 0.0), 0);
+        assert_eq!(Rank::BytesSent.of(10_000, 0, &NO_BOUNDS, 4_000, 6_000, 0.0), 6_000);
+        assert_eq!(Rank::RemainingSize.of(u64::MAX, 0, &NO_BOUNDS, 0, 0, 0.0), u32::MAX - 1);
         // 6,000 bytes left at 5 Gbit/s (1.6 ns per byte): 9.6 us
-        assert_eq!(Rank::RemainingTime.of(10_000, 0, 4_000, 6_000, 1.6), 9_600);
+        assert_eq!(Rank::RemainingTime.of(10_000, 0, &NO_BOUNDS, 4_000, 6_000, 1.6), 9_600);
+        // bounds [5,000, 40,000]: the lower bound's remainder until it is acknowledged, then the upper bound's
+        let b = Bounds { lower: 5_000, upper: 40_000, estimate: 0, pias: false };
+        assert_eq!(Rank::Known(SizeInfo::Bounds).of(10_000, 0, &b, 4_000, 6_000, 0.0), 1_000);
+        assert_eq!(Rank::Known(SizeInfo::Bounds).of(10_000, 0, &b, 5_000, 6_000, 0.0), 35_000);
+        assert_eq!(Rank::Known(SizeInfo::Lower).of(10_000, 0, &b, 6_000, 6_000, 0.0), 0);
+        assert_eq!(Rank::Known(SizeInfo::Upper).of(10_000, 0, &b, 6_000, 6_000, 0.0), 34_000);
     }
 }

@@ -15,14 +15,17 @@
 //!   (`scheme.rax_thresholds = "literal"`), or the same series started one step later, Q_1 E .. Q_1 E^(K-1)
 //!   (`"span"`: the reading under which E = 2 spans the paper's 154x; see [`RaxThresholds`]).
 
-use crate::config::{Config, RaxState, RaxThresholds};
+use crate::config::{Config, RaxState, RaxThresholds, SizeInfo};
 use crate::units::{Ps, PS_PER_US};
 
 /// RAX's parameters, shared by every flow of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RaxParams {
-    /// RAX+: the true remaining time instead of the estimate.
+    /// RAX+: the true remaining time instead of the estimate (false for RAX+ with `scheme.size_info = "none"`:
+    /// RAX's own estimate).
     pub plus: bool,
+    /// RAX+: what it knows of the flow's size (`scheme.size_info`; [`RaxParams::known_total`]).
+    pub info: SizeInfo,
     /// The state runs on over a reused connection's flows (`scheme.rax_state = "per_connection"`).
     pub per_connection: bool,
     /// Thresholds Q_1 < Q_2 < ... in picoseconds (`switch.queues - 1` of them).
@@ -50,8 +53,10 @@ impl RaxParams {
             RaxThresholds::Literal => 0,
             RaxThresholds::Span => 1,
         };
+        let info = sc.size_view();
         RaxParams {
-            plus,
+            plus: plus && info != SizeInfo::None,
+            info,
             per_connection: sc.rax_state == RaxState::PerConnection,
             thresholds_ps: (first..first + k).map(|i| q1_us * PS_PER_US as f64 * sc.rax_base.powi(i)).collect(),
             alpha: sc.rax_alpha,
@@ -87,6 +92,13 @@ impl RaxParams {
             (gen_rate_bps as f64).min(self.line_rate_bps)
         };
         to_write * 8e12 / r + backlog * 8e12 / self.line_rate_bps
+    }
+
+    /// RAX+: the flow's size as it believes it once `sent` bytes are sent: the bytes sent plus the known
+    /// remaining bytes (`SizeInfo::remaining`). With exact sizes, the size.
+    #[inline]
+    pub fn known_total(&self, size: u64, estimate: u64, lower: u64, upper: u64, sent: u64) -> u64 {
+        sent + self.info.remaining(size, estimate, lower, upper, sent)
     }
 
     /// One EWMA step of the copy rate with a sample of `bytes` copied over `dt_ps`.

@@ -14,7 +14,7 @@
 //! families: Homa starts sending at once, so an isolated message that RTTbytes covers meets it.
 
 use super::Family;
-use crate::config::{Config, HomaSizes};
+use crate::config::Config;
 use crate::engine::queue::{Event, EventQueue};
 use crate::engine::Sim;
 use crate::flows::FlowSet;
@@ -126,12 +126,8 @@ impl Sim<'_, Homa> {
         let now = self.now;
         self.results.start_ps[i] = now;
         let (src, dst, size) = (self.flows.src[i], self.flows.dst[i], self.flows.size_bytes[i]);
-        let view = match self.fam.params.sizes {
-            HomaSizes::Exact => size,
-            HomaSizes::Estimate => self.flows.estimate_bytes[i],
-            HomaSizes::Lower => self.flows.lower_bytes[i],
-            HomaSizes::Upper => self.flows.upper_bytes[i],
-        };
+        // the length it announces: what it knows at the start (`scheme.size_info`; bounds: the lower bound)
+        let view = self.flows.known_at_start(i, self.fam.params.sizes);
         let (header, mss) = (self.fam.params.header, self.fam.params.mss);
         let hops = self.net.path_hops(src, dst, flow_hash(id, false));
         self.results.ideal_fct_ps[i] = crate::net::ideal::ideal_fct(&hops, size, mss, header);

@@ -42,7 +42,7 @@
 
 use super::Family;
 use super::tcp::{TcpHosts, TcpState};
-use crate::config::Config;
+use crate::config::{Config, SizeInfo};
 use crate::control::hyline::{Manager, Signal};
 use crate::engine::queue::{Event, EventQueue};
 use crate::engine::Sim;
@@ -89,6 +89,9 @@ pub(crate) struct HylineState {
     large_params: TcpParams,
     tcost: Ps,
     signal: Ps,
+    /// What the hosts know of their flows' sizes (`scheme.size_info`): the class and the remaining bytes the
+    /// manager learns are read from it.
+    size_info: SizeInfo,
     /// Per flow: second-class?
     class2: Vec<bool>,
     /// Per second-class flow (indexed by flow id; default for the others).
@@ -172,13 +175,18 @@ impl Family for Hyline {
         large_params.rto_init = large_params.rto_init.max(large_params.rto_min);
         large_params.rto_max = large_params.rto_max.max(large_params.rto_min);
         let n = if hosts_here { flows.len() } else { 0 };
-        let class2: Vec<bool> = (0..n).map(|i| flows.size_bytes[i] > sc.hyline_threshold_bytes).collect();
+        // the class from the size the host knows before it sends (bounds: the lower bound, so a flow is second
+        // class only when it is sure to be larger than H)
+        let size_info = sc.size_view();
+        let class2: Vec<bool> =
+            (0..n).map(|i| flows.known_at_start(i, size_info) > sc.hyline_threshold_bytes).collect();
         let capacity: Vec<u64> = net.ports.iter().map(|p| p.rate_bps).collect();
         HylineState {
             tcp,
             large_params,
             tcost: us(sc.hyline_tcost_us),
             signal: us(sc.hyline_signal_us),
+            size_info,
             large: vec![Large::default(); n],
             class2,
             known: Vec::new(),
@@ -302,11 +310,14 @@ impl Sim<'_, Hyline> {
         }
     }
 
-    /// The remaining bytes of flow `f`'s sender (size minus bytes cumulatively acknowledged).
+    /// The remaining bytes of flow `f`'s sender as it knows them (size minus bytes cumulatively acknowledged,
+    /// or the known remaining bytes of `scheme.size_info`).
     fn remaining(&self, f: u32) -> u64 {
-        let size = self.flows.size_bytes[f as usize];
         match self.conns[f as usize].as_deref() {
-            Some(c) => size.saturating_sub(c.snd_una as u64 * self.fam.large_params.mss as u64),
+            Some(c) => {
+                let done = c.snd_una as u64 * self.fam.large_params.mss as u64;
+                self.flows.known_remaining(f as usize, self.fam.size_info, done)
+            }
             None => 0,
         }
     }

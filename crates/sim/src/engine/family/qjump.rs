@@ -26,7 +26,7 @@
 
 use super::Family;
 use super::tcp::{TcpHosts, TcpState};
-use crate::config::Config;
+use crate::config::{Config, SizeInfo};
 use crate::engine::Sim;
 use crate::flows::FlowSet;
 use crate::net::packet::Packet;
@@ -118,7 +118,14 @@ impl Family for Qjump {
             period: vec![0; n],
             start: vec![0; n],
         };
-        st.level = (0..n).map(|i| st.level_of(flows.size_bytes[i])).collect();
+        // the level by the size it knows (`scheme.size_info`); knowing none, every flow at the last level
+        let info = sc.size_view();
+        st.level = (0..n)
+            .map(|i| match info {
+                SizeInfo::None => st.thresholds.len() as u8,
+                _ => st.level_of(flows.known_at_start(i, info)),
+            })
+            .collect();
         st
     }
 

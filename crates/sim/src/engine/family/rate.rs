@@ -205,6 +205,12 @@ impl Sim<'_, Rate> {
         let line_rate = self.net.line_rate_bps(src);
         let random = self.rng.next_u64();
         let mut flow = Box::new(RateFlow::new(&self.fam.params, id, src, dst, size, deadline, line_rate, random));
+        let info = self.fam.params.size_info;
+        if info != crate::config::SizeInfo::Exact {
+            let col = |c: &Vec<u64>| c.get(i).copied().unwrap_or(size);
+            let f = &self.flows;
+            flow.set_known(info, col(&f.estimate_bytes), col(&f.lower_bytes), col(&f.upper_bytes));
+        }
         let (fwd, header, mss) = (flow_hash(id, false), self.fam.params.header, self.fam.params.mss);
         let hops = self.net.path_hops(src, dst, fwd);
         self.results.ideal_fct_ps[i] = crate::net::ideal::ideal_fct(&hops, size, mss, header);

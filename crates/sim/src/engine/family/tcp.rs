@@ -3,7 +3,7 @@
 //! out-of-order accounting. Its header is `()`: its packets are the 24-byte common packet.
 
 use super::Family;
-use crate::config::{Config, Connections, FctAt, QclimbInfo, SchemeName};
+use crate::config::{Config, Connections, FctAt, QclimbInfo, SchemeName, SizeInfo};
 use crate::engine::queue::Event;
 use crate::engine::Sim;
 use crate::flows::{FlowSet, NO_RATE};
@@ -114,9 +114,13 @@ impl TcpState {
         TcpState {
             params: TcpParams::from_config(cfg),
             default_prio: cfg.scheme.priority,
-            bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_info) {
-                (SchemeName::Qclimb, QclimbInfo::Bounds) => BoundsFrom::Columns,
-                (SchemeName::Qclimb, QclimbInfo::Precise) => BoundsFrom::Size,
+            bounds_from: match (cfg.scheme.name, cfg.scheme.qclimb_variant(), cfg.scheme.size_view()) {
+                (SchemeName::Qclimb, Some(QclimbInfo::Bounds), _) => BoundsFrom::Columns,
+                (SchemeName::Qclimb, Some(QclimbInfo::Precise), _) => BoundsFrom::Size,
+                (SchemeName::Qclimb, None, _) => BoundsFrom::Pias,
+                (SchemeName::Qclimb, _, _) => BoundsFrom::Estimate,
+                // pFabric and RAX+ by one bound or both (`scheme.size_info`)
+                (_, _, SizeInfo::Lower | SizeInfo::Upper | SizeInfo::Bounds) => BoundsFrom::Columns,
                 _ => BoundsFrom::Estimate,
             },
             ooo: OooHosts::new(if hosts_here { cfg.topology.hosts() as usize } else { 0 }),
@@ -191,6 +195,8 @@ enum BoundsFrom {
     Columns,
     Size,
     Estimate,
+    /// None: QCLIMB with `scheme.size_info = "none"` runs every flow as PIAS.
+    Pias,
 }
 
 impl<F: TcpHosts> Sim<'_, F> {
@@ -234,10 +240,10 @@ impl<F: TcpHosts> Sim<'_, F> {
         let (lower, upper) = match F::tcp(&self.fam).bounds_from {
             BoundsFrom::Columns => (self.flows.lower_bytes[i], self.flows.upper_bytes[i]),
             BoundsFrom::Size => (size, size),
-            BoundsFrom::Estimate => (estimate, estimate),
+            BoundsFrom::Estimate | BoundsFrom::Pias => (estimate, estimate),
         };
         conn.set_bounds(lower, upper);
-        if self.flows.qclimb.get(i) == Some(&false) {
+        if self.flows.qclimb.get(i) == Some(&false) || F::tcp(&self.fam).bounds_from == BoundsFrom::Pias {
             conn.use_pias();
         }
         // the application model: a generation rate (after the cached bytes), and the send buffer

@@ -54,7 +54,7 @@
 //!   their responses carry fewer unscheduled bytes). fctlab's flows are one-way messages without an RPC that
 //!   could carry the mark, and HomaSimulation does not do it either: its unscheduled-bytes allocator keeps
 //!   one fixed value per receiver (`UnschedByteAllocator::updateUnschedBytes` is empty).
-//! - **Imprecise sizes** (`homa_sizes`; QCLIMB paper App. D asks how Homa fares with estimated sizes): the
+//! - **Imprecise sizes** (`scheme.size_info`, or `homa_sizes`; QCLIMB paper App. D asks how Homa fares with estimated sizes): the
 //!   message's length as the sender announces it (in every data packet) is the trace's estimate, lower or
 //!   upper bound instead of its true size; it sets the unscheduled priority, the sender's SRPT order and the
 //!   receiver's grant order. The unscheduled bytes stay the first `rtt_bytes` of the data the sender has
@@ -66,7 +66,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::config::{Config, HomaSizes, HomaUnschedPrio};
+use crate::config::{Config, HomaUnschedPrio, SizeInfo};
 use crate::net::packet::{flags, stamp, Header, Packet};
 use crate::transport::bitset::BitSet;
 use crate::units::{Ps, NEVER, PS_PER_US};
@@ -129,7 +129,8 @@ pub struct HomaParams {
     pub resend_timeout: Ps,
     /// At most this many missing ranges per RESEND round.
     pub resend_ranges: usize,
-    pub sizes: HomaSizes,
+    /// What the sender knows of its message's length (`scheme.size_info` or `homa_sizes`).
+    pub sizes: SizeInfo,
     /// Unscheduled priority per packet from the bytes left (`homa_unscheduled_priority = "remaining"`) rather
     /// than per message from its length.
     pub graduated: bool,
@@ -187,7 +188,7 @@ impl HomaParams {
             overcommit: if s.homa_overcommit > 0 { s.homa_overcommit as usize } else { sched },
             resend_timeout: ((s.homa_resend_timeout_us * PS_PER_US as f64).round() as Ps).max(1),
             resend_ranges: 8,
-            sizes: s.homa_sizes,
+            sizes: s.size_view(),
             graduated,
             tail_boost: s.homa_tail_boost,
         }
@@ -606,7 +607,7 @@ impl HomaMsg {
         if !self.known {
             self.known = true;
             self.r_unsched = pkt.hdr.unsched;
-            if p.sizes == HomaSizes::Exact {
+            if p.sizes == SizeInfo::Exact {
                 self.r_end = self.r_len;
             }
             // (sized by what the receiver knows: the announced length; grown if the message turns out longer)

@@ -160,7 +160,7 @@ fn a_message_longer_than_announced() {
     let mut p = params(&[]);
     p.rtt_segs = 2;
     p.mss = 1_000;
-    p.sizes = HomaSizes::Estimate;
+    p.sizes = crate::config::SizeInfo::Estimate;
     let mut m = HomaMsg::new(&p, 0, 1, 2, 6_000, 3_000, 0);
     let mut out = Vec::new();
     m.granted = 6;

@@ -54,7 +54,7 @@
 
 use super::header::{kind, RPacket, RateHdr, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
 use super::{from_kbps, to_kbps, RateCounters, RateOutcome, RateParams, RateScheme};
-use crate::config::Criticality;
+use crate::config::{Criticality, SizeInfo};
 use crate::flows::NO_DEADLINE;
 use crate::net::packet::{flags, since, stamp, NO_SACK};
 use crate::transport::bitset::BitSet;
@@ -135,6 +135,10 @@ pub struct RateFlow {
     req_retry: Ps,
     /// The scheme is D3.
     d3: bool,
+    /// What the sender knows of its size (`scheme.size_info`) and the trace's estimate and bounds
+    /// ([`RateFlow::set_known`]; exact by default).
+    known: SizeInfo,
+    known_cols: [u64; 3],
 
     // --- receiver ---
     rcv_nxt: u32,
@@ -203,6 +207,8 @@ impl RateFlow {
             req_due: 0,
             req_retry: NEVER,
             d3: p.scheme == RateScheme::D3,
+            known: SizeInfo::Exact,
+            known_cols: [size; 3],
             rcv_nxt: 0,
             rcvd: BitSet::new(n_segs),
             rx_done: false,
@@ -322,9 +328,27 @@ impl RateFlow {
         self.size - self.sent_new_bytes(p) + segs * p.header as u64
     }
 
-    /// The time to send the unsent bytes at line rate (PDQ's T_H), in ps.
+    /// What the sender knows of its size: `info` (`scheme.size_info`) and the trace's estimate and bounds.
+    pub fn set_known(&mut self, info: SizeInfo, estimate: u64, lower: u64, upper: u64) {
+        self.known = info;
+        self.known_cols = [estimate, lower, upper];
+    }
+
+    /// The unsent bytes as the sender knows them, headers included: the true ones with exact sizes, else the
+    /// known remaining bytes past those sent once ([`SizeInfo::remaining`]) with a header per segment they would
+    /// fill; 0 once every segment has been sent (the sender knows it has nothing more).
+    fn known_unsent_wire_bytes(&self, p: &RateParams) -> u64 {
+        if matches!(self.known, SizeInfo::Exact | SizeInfo::None) || self.snd_nxt >= self.n_segs {
+            return self.unsent_wire_bytes(p);
+        }
+        let [estimate, lower, upper] = self.known_cols;
+        let left = self.known.remaining(self.size, estimate, lower, upper, self.sent_new_bytes(p));
+        left + left.div_ceil(p.mss as u64) * p.header as u64
+    }
+
+    /// The time to send the unsent bytes (as the sender knows them) at line rate (PDQ's T_H), in ps.
     fn t_remaining(&self, p: &RateParams) -> Ps {
-        let b = self.unsent_wire_bytes(p) as u128;
+        let b = self.known_unsent_wire_bytes(p) as u128;
         (b * 8 * crate::units::PS_PER_S as u128 / self.line_bps as u128) as Ps
     }
 
@@ -338,7 +362,7 @@ impl RateFlow {
             return u64::MAX;
         }
         let left = (self.deadline_at - now) as u128;
-        let bits = self.unsent_wire_bytes(p) as u128 * 8;
+        let bits = self.known_unsent_wire_bytes(p) as u128 * 8;
         // kbit/s = bits x 1e12 / ps / 1e3
         (bits * 1_000_000_000).div_ceil(left).min(u64::MAX as u128) as u64
     }

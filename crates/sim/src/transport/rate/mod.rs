@@ -49,7 +49,7 @@ pub use agent::{PdqEntry, RateAgent};
 pub use flow::{RateFlow, SYN_SEQ};
 pub use header::{kind, RPacket, RateHdr, BIT_DONE, BIT_REQ, BIT_T_KNOWN, NO_DEADLINE_US};
 
-use crate::config::{Config, Criticality, Preset, SchemeName};
+use crate::config::{Config, Criticality, Preset, SchemeName, SizeInfo};
 use crate::units::{Ps, PS_PER_US};
 
 /// Which of the family's schemes a run uses.
@@ -102,7 +102,11 @@ pub struct RateParams {
     /// full list has no room for gets (`scheme.pdq_outside_list`).
     pub early_start_rule: crate::config::EarlyStartRule,
     pub outside_list: crate::config::OutsideList,
+    /// PDQ's criticality (`scheme.pdq_criticality`; by bytes sent with `scheme.size_info = "none"`).
     pub criticality: Criticality,
+    /// What senders know of their flows' sizes (`scheme.size_info`): PDQ's criticality and Early Termination,
+    /// D3's desired rate read the known remaining bytes (`RateFlow::set_known`).
+    pub size_info: SizeInfo,
     /// Criticality `bytes_sent`: the estimate is refreshed every this many bytes sent.
     pub crit_update_bytes: u64,
     /// Suppressed Probing: a switch that pauses a flow with `i` more critical flows ahead of it in its list
@@ -154,7 +158,8 @@ impl RateParams {
             early_start_k: s.pdq_early_start_k,
             early_start_rule: s.pdq_early_start_rule,
             outside_list: s.pdq_outside_list,
-            criticality: s.pdq_criticality,
+            criticality: s.pdq_criticality_used(),
+            size_info: s.size_view(),
             crit_update_bytes: s.pdq_criticality_update_bytes.max(1),
             probe_factor: s.pdq_probe_factor,
             dampening_rtts: s.pdq_dampening_rtts,

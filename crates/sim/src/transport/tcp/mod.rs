@@ -362,7 +362,7 @@ pub struct Conn {
     size: u64,
     /// Estimated size (pFabric ranked by estimate).
     estimate: u64,
-    /// Predicted bounds and estimate (QCLIMB's tagging).
+    /// Predicted bounds and estimate (QCLIMB's tagging; pFabric and RAX+ by bounds).
     bounds: Bounds,
     /// QCLIMB: the priority each received segment carried (how many are held out of order: `ooo_held`).
     rx_prio: Vec<u8>,

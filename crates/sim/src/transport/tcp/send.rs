@@ -37,7 +37,7 @@ impl Conn {
         Packet {
             flow: self.flow,
             seq: seg,
-            sack: p.rank.of(self.size, self.estimate, acked, sent, self.ns_per_byte),
+            sack: p.rank.of(self.size, self.estimate, &self.bounds, acked, sent, self.ns_per_byte),
             dst: self.dst,
             wire: (payload + p.header) as u16,
             prio: if retx && self.retx_top { 0 } else { p.tagging.priority(self.prio, count, &self.bounds) },

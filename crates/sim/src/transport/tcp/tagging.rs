@@ -38,7 +38,10 @@ impl Conn {
         }
         let sent = (self.snd_nxt as u64 * p.mss as u64).min(self.size);
         let t = if r.plus {
-            r.true_remaining_ps(self.size, a.written, sent, a.rate_bps)
+            // (the size it knows of: the true size unless `scheme.size_info` says otherwise)
+            let b = &self.bounds;
+            let known = r.known_total(self.size, b.estimate, b.lower, b.upper, sent);
+            r.true_remaining_ps(known, a.written.min(known), sent, a.rate_bps)
         } else {
             // (`carried`: the connection's earlier flows' bytes, with the state per connection; 0 otherwise)
             r.estimate_ps(a.written + a.carried, sent + a.carried, a.copy_rate_bps)
