@@ -106,6 +106,10 @@ pub(crate) struct Sim<'a, F: Family> {
     pfc_next_queue: bool,
     /// The family's own state.
     fam: F::State,
+    /// Some port is lazy (`net::port`, *Lazy departures*): [`Sim::on_arrive`] then checks the port it reads.
+    lazy_ports: bool,
+    /// Two-thread runs: this side's remote lazy ports ([`Sim::depart_remote`]).
+    remote_lazy: Vec<u32>,
 }
 
 /// Add the ECN marks of `net`'s FIFO-mode ports to `stats`: they count them only in their own counters, so that
@@ -161,6 +165,9 @@ impl<'a, F: Family> Sim<'a, F> {
                 }
             }
         }
+        let lazy_ports = net.ports.iter().any(|p| p.is_lazy());
+        let remote_lazy: Vec<u32> =
+            (0..net.ports.len() as u32).filter(|&i| net.ports[i as usize].is_lazy() && net.ports[i as usize].is_remote()).collect();
         let queues = cfg.switch.queues as usize;
         let tiers: Vec<(String, u64)> = net.tier_names.iter().map(|&n| (n.to_string(), 0)).collect();
         let rank_queues = match cfg.scheme.switch_rank_queue() {
@@ -219,6 +226,8 @@ impl<'a, F: Family> Sim<'a, F> {
             pfc_frames_cross: side == parallel::Side::Switches,
             pfc_next_queue: cfg.switch.pfc && cfg.switch.pfc_mode == crate::config::PfcMode::NextQueue,
             fam,
+            lazy_ports,
+            remote_lazy,
         }
     }
 }
@@ -292,7 +301,10 @@ impl<F: Family> Sim<'_, F> {
             return self.enqueue_fifo(port, pkt);
         }
         let p = &mut self.net.ports[port as usize];
-        if p.tx_event_pending && p.busy_until <= now {
+        if p.tx_event_pending && p.busy_until <= now && p.is_lazy() {
+            // the departures due by now, the one at this instant first (tie rule)
+            self.depart_due(port, now);
+        } else if p.tx_event_pending && p.busy_until <= now {
             // The tie rule: the transmitter became free at this very instant and its event has not fired
             // yet. It starts its next packet first; the arrival then sees the queue without it. (With PFC the
             // queues waiting may all be paused: then nothing starts.)
@@ -333,9 +345,11 @@ impl<F: Family> Sim<'_, F> {
             }
             if !p.tx_event_pending {
                 p.tx_event_pending = true;
-                // (later than now but for a port held by a PFC pause: idle, yet a packet waits)
-                let at = p.busy_until.max(now);
-                self.events.push(at, Event::TxFree(port));
+                if !p.is_lazy() {
+                    // (later than now but for a port held by a PFC pause: idle, yet a packet waits)
+                    let at = p.busy_until.max(now);
+                    self.events.push(at, Event::TxFree(port));
+                }
             }
             if p.pfc_watch {
                 self.pfc_pushed(port);
@@ -474,7 +488,10 @@ impl<F: Family> Sim<'_, F> {
         let rq = &mut self.rank_queues[port as usize];
         let p = &mut self.net.ports[port as usize];
         let at_host = p.owner < hosts;
-        if p.tx_event_pending && p.busy_until <= now {
+        if p.tx_event_pending && p.busy_until <= now && p.is_lazy() {
+            // the departures due by now, the one at this instant first (tie rule)
+            self.depart_due(port, now);
+        } else if p.tx_event_pending && p.busy_until <= now {
             // The tie rule (see the module docs): serve the waiting packet first, then admit the arrival.
             let next = rq.pop().expect("a TxFree is pending with nothing queued");
             let arrival = p.transmit(now, next);
@@ -499,8 +516,10 @@ impl<F: Family> Sim<'_, F> {
         }
         if !p.tx_event_pending && !rq.is_empty() {
             p.tx_event_pending = true;
-            let at = p.busy_until.max(now);
-            self.events.push(at, Event::TxFree(port));
+            if !p.is_lazy() {
+                let at = p.busy_until.max(now);
+                self.events.push(at, Event::TxFree(port));
+            }
         }
         if rejected {
             let q = self.ranked_drop_queue(&pkt);
@@ -590,8 +609,60 @@ impl<F: Family> Sim<'_, F> {
         }
     }
 
+    /// Lazy port `port` (`net::port`, *Lazy departures*), with packets waiting and a departure due at
+    /// `busy_until <= upto`: perform its departures due at or before `upto`, in order, each at the instant
+    /// the transmitter became free, as its "transmitter free" events would have.
+    #[inline(never)]
+    fn depart_due(&mut self, port: u32, upto: Ps) {
+        loop {
+            let p = &mut self.net.ports[port as usize];
+            debug_assert!(p.is_lazy() && p.tx_event_pending && p.busy_until <= upto);
+            let t = p.busy_until;
+            let ranked = !self.rank_queues.is_empty();
+            let next = if ranked { self.rank_queues[port as usize].pop() } else { p.pop() };
+            let next = next.expect("a lazy port's departure is due with nothing waiting");
+            let arrival = p.transmit(t, next);
+            self.launched(port, arrival, &next);
+            let p = &mut self.net.ports[port as usize];
+            let more = if ranked { !self.rank_queues[port as usize].is_empty() } else { p.nonempty() != 0 };
+            p.tx_event_pending = more;
+            if !more || p.busy_until > upto {
+                return;
+            }
+        }
+    }
+
+    /// Two-thread runs: perform the departures of this side's remote lazy ports that are due before `before`
+    /// (every event earlier than `before` has been processed, and none will come: see `parallel`), so that
+    /// their packets are handed over before the side's clock passes them. Returns the earliest departure
+    /// still due, `NEVER` if none.
+    pub(super) fn depart_remote(&mut self, before: Ps) -> Ps {
+        let mut earliest = crate::units::NEVER;
+        for k in 0..self.remote_lazy.len() {
+            let port = self.remote_lazy[k];
+            let p = &self.net.ports[port as usize];
+            if !p.tx_event_pending {
+                continue;
+            }
+            if p.busy_until < before {
+                self.depart_due(port, before - 1);
+            }
+            let p = &self.net.ports[port as usize];
+            if p.tx_event_pending {
+                earliest = earliest.min(p.busy_until);
+            }
+        }
+        earliest
+    }
+
     #[inline(always)]
     fn on_arrive(&mut self, port: u32) {
+        let p = self.net.port_mut(port);
+        // a lazy port's departure due when the packet now arriving finished (and any before it)
+        if self.lazy_ports && p.tx_event_pending && p.is_lazy() && p.busy_until + p.delay_ps <= self.now {
+            let upto = self.now - p.delay_ps;
+            self.depart_due(port, upto);
+        }
         let p = self.net.port_mut(port);
         let pkt = p.take_arrival();
         let node = p.peer;

@@ -218,6 +218,12 @@ impl<F: Family> Sim<'_, F> {
                 Some(t) if t <= limit => t,
                 _ => NEVER,
             };
+            // the remote lazy ports' departures due before then are handed over now (`net::port`, *Lazy
+            // departures*); one still due counts as an event at its time
+            let next = match self.depart_remote(next.min(horizon).min(end)) {
+                t if t <= limit => next.min(t),
+                _ => next,
+            };
             // every later event here is at or after `next`, or comes from a packet the other side has yet to
             // send, which arrives at or after `horizon`
             let clock = next.min(horizon);
