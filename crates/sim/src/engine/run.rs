@@ -28,12 +28,15 @@ pub(crate) fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&Atomi
     run_with(cfg, flows, progress, true, threads)
 }
 
-/// Would two threads speed this run up? (The fabric can be split and its lookahead holds enough packets:
-/// [`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`].) What the front end's default
-/// thread count follows; [`run_threads`] does as it is told.
+/// Would two threads speed this run up? Yes when the fabric can be split, its lookahead holds enough
+/// packets ([`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`]) and its paths cross
+/// enough switches for the switches' side to have a fair share of the work
+/// ([`parallel::mean_switches_crossed`] >= [`parallel::WORTHWHILE_SWITCHES_CROSSED`]). What the front end's
+/// default thread count follows; [`run_threads`] does as it is told.
 pub fn two_threads_worthwhile(cfg: &Config) -> bool {
     let net: Network = Network::build(cfg, 0);
     parallel::window_packets(&net).is_some_and(|w| w >= parallel::WORTHWHILE_WINDOW_PACKETS)
+        && parallel::mean_switches_crossed(&net) >= parallel::WORTHWHILE_SWITCHES_CROSSED
 }
 
 /// [`run_threads`] with every port event-driven (no FIFO fast path): for the tests that check that all paths
