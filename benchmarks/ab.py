@@ -131,7 +131,8 @@ def main() -> None:
                 result = {k: v for k, v in stats.items() if k not in skip}
                 allowed = {k: stats[k] for k in args.allowed if k in stats}
                 if allowed and r == 0:
-                    print(f"{b}: " + ", ".join(f"{k} {v}" for k, v in allowed.items()))
+                    shown = {k: (v if not isinstance(v, list) else f"[{len(v)} values]") for k, v in allowed.items()}
+                    print(f"{b}: " + ", ".join(f"{k} {v}" for k, v in shown.items()))
                 if reference is None:
                     reference, htsim_events = result, stats["htsim_equivalent_events"]
                 else:

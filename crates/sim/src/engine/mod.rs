@@ -11,7 +11,11 @@
 //! When every packet of a run maps to one queue (tcp, dctcp, l2dct with one priority for flows and ACKs),
 //! ports with their own buffer run in FIFO mode (`net::port`): an admitted packet goes onto the wire at
 //! once with its future start time, and no "transmitter free" event exists; a packet-hop then costs one
-//! event. Results are bit-identical to the event-driven path ([`run_event_driven`], used by the tests).
+//! event. The other ports (strict priority with several queues in use, rank queues) have lazy departures
+//! where they can (`net::port`; not with PFC, a shared buffer, a lossy or zero-delay link, the monitored
+//! port, the rate family's agents or Homa's host NICs): a departure is performed when the port is next
+//! looked at ([`Sim::depart_due`]), so a packet-hop costs one event there too. Results are bit-identical to
+//! the event-driven path ([`run_event_driven`], used by the tests, which has neither).
 //!
 //! **Tie rule.** When a packet arrives at a port at the very instant its transmitter becomes free, the
 //! transmitter first starts the next waiting packet, then the arrival is admitted (its drop and ECN decisions
@@ -257,18 +261,14 @@ impl<F: Family> Sim<'_, F> {
         let mut n = 0;
         while n < max {
             let Some((t, ev)) = self.events.pop_before(bound) else { break };
-            if let Event::Timer(id) = ev {
-                if self.dead_timer(id) {
-                    continue;
-                }
-            }
+            let before = self.now;
             self.now = t;
             // Ask for the next arrival's port and packet now, so that their cache misses overlap this event's
             // work instead of stalling the next one (a hint: it changes nothing else).
             if let Some(next) = self.events.next_arrival_hint() {
                 self.net.prefetch_arrival(next);
             }
-            self.dispatch(ev);
+            self.dispatch(ev, before);
             n += 1;
         }
         self.stats.events += n;
@@ -276,10 +276,9 @@ impl<F: Family> Sim<'_, F> {
     }
 
     /// Is `Event::Timer(id)` the entry of a flow that is over? Every family's flow timer then does nothing (its
-    /// connection is gone), and such an entry is skipped, neither counted as an event nor moving the clock: a
-    /// flow's timer queued far ahead (a 1 s retransmission timeout) would otherwise set the run's end
-    /// (`sim_time`) long after its last flow finished. (Timer ids past the flows', the families' own and
-    /// PFC's, are never skipped.)
+    /// connection is gone), and such an entry is skipped without moving the clock: a flow's timer queued far
+    /// ahead (a 1 s retransmission timeout) would otherwise set the run's end (`sim_time`) long after its last
+    /// flow finished. (Timer ids past the flows', the families' own and PFC's, are never skipped.)
     #[inline(always)]
     fn dead_timer(&self, id: u32) -> bool {
         self.conns.get(id as usize).is_some_and(|c| c.is_none())
@@ -296,12 +295,15 @@ impl<F: Family> Sim<'_, F> {
         self.far_compact_at = 2 * self.events.far_len() + 256;
     }
 
+    /// Handle `ev`, at `self.now`; `before`: the time of the previous event.
     #[inline(always)]
-    fn dispatch(&mut self, ev: Event) {
+    fn dispatch(&mut self, ev: Event, before: Ps) {
         match ev {
             Event::Arrive(port) => self.on_arrive(port),
             Event::TxFree(port) => self.on_tx_free(port),
             Event::Timer(id) if id >= self.pfc_base => self.on_pfc_frame(id - self.pfc_base),
+            // (the clock goes back to the last event that did something: see `dead_timer`)
+            Event::Timer(id) if self.dead_timer(id) => self.now = before,
             Event::Timer(flow) => F::on_timer(self, flow),
             Event::FlowStart(NEXT_IN_ORDER) => {
                 if self.events.far_len() > self.far_compact_at {
@@ -687,19 +689,29 @@ impl<F: Family> Sim<'_, F> {
         earliest
     }
 
-    #[inline(always)]
-    fn on_arrive(&mut self, port: u32) {
-        let p = self.net.port_mut(port);
-        // a lazy port's departure due when the packet now arriving finished (and any before it)
-        if self.lazy_ports && p.tx_event_pending && p.is_lazy() && p.busy_until + p.delay_ps <= self.now {
+    /// The packet that just reached the far end of port `port` was the last on its wire. On a lazy port the
+    /// departure due when it finished (and any before) is performed now, and the arrival of the packet it
+    /// sends scheduled. (Only then can a departure be due by `now - delay`: one performed after that packet
+    /// would be on the wire behind it.)
+    #[inline(never)]
+    fn wire_emptied(&mut self, port: u32) {
+        let p = &self.net.ports[port as usize];
+        if p.tx_event_pending && p.is_lazy() && p.busy_until + p.delay_ps <= self.now {
             let upto = self.now - p.delay_ps;
+            // (the wire is empty: `launched` schedules the arrival of the first packet sent)
             self.depart_due(port, upto);
         }
+    }
+
+    #[inline(always)]
+    fn on_arrive(&mut self, port: u32) {
         let p = self.net.port_mut(port);
         let pkt = p.take_arrival();
         let node = p.peer;
         if let Some(&(at, _)) = p.wire.front() {
             self.schedule_arrival(port, at);
+        } else if self.lazy_ports {
+            self.wire_emptied(port);
         }
         self.stats.packet_hops += 1;
         if self.net.is_host(node) {

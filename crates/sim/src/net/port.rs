@@ -17,7 +17,8 @@
 //!
 //! Two ways to run a port, with bit-identical results:
 //! - *Event-driven* (any discipline): waiting packets sit in their queues; the engine serves the next one
-//!   when the transmitter becomes free (a "transmitter free" event, or inline under the tie rule).
+//!   when the transmitter becomes free (a "transmitter free" event, or inline under the tie rule; with lazy
+//!   departures, below, when the port is next looked at, with no event).
 //! - *FIFO* (`fifo`; when the engine knows that all of the run's traffic maps to one queue): a FIFO's
 //!   departure times are known at enqueue, since a packet starts exactly when the packets ahead of it are
 //!   done. [`Port::commit`] puts an admitted packet on the wire at once with its future start time
