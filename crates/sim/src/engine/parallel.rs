@@ -291,6 +291,7 @@ impl<F: Family> Sim<'_, F> {
             waited += since.elapsed();
         }
         self.stats.thread_wait_seconds = vec![waited.as_secs_f64()];
+        self.drop_dead_timers();
         self.stats.hit_time_limit = !self.events.is_empty();
         self.stats.max_event_queue_len = self.events.max_len() as u64;
     }
