@@ -147,6 +147,34 @@ fn two_threads_are_worthwhile_on_the_pias_fabric_not_on_the_qclimb_testbed() {
     assert!(!two_threads_worthwhile(&dumbbell(3, 10.0, 10.0)));
 }
 
+/// The rule's second half: enough packets per lookahead, but paths through one switch leave the switches' side
+/// too little of the work (a 32-host single switch with 20 us links); a second tier gives it its share.
+#[test]
+fn two_threads_need_a_fabric_with_more_than_one_tier() {
+    use fctlab_sim::engine::parallel::{mean_switches_crossed, window_packets, WORTHWHILE_WINDOW_PACKETS};
+    use fctlab_sim::engine::two_threads_worthwhile;
+    use fctlab_sim::net::Network;
+    let single = |hosts: u32| Config {
+        topology: TopologyConfig::SingleSwitch(SingleSwitch { hosts, host_link_gbps: 10.0, host_link_delay_ns: 20_000.0 }),
+        ..Config::default()
+    };
+    let net: Network = Network::build(&single(32), 0);
+    assert!(window_packets(&net).unwrap() >= WORTHWHILE_WINDOW_PACKETS, "enough lookahead");
+    assert_eq!(mean_switches_crossed(&net), 1.0);
+    assert!(!two_threads_worthwhile(&single(32)));
+    assert!(!two_threads_worthwhile(&single(512)));
+    // the PIAS leaf-spine: 15 of host 0's 143 peers share its rack (1 switch), 128 do not (3)
+    let net: Network = Network::build(&Config::default(), 0);
+    assert_eq!(mean_switches_crossed(&net), (15.0 + 128.0 * 3.0) / 143.0);
+    assert!(two_threads_worthwhile(&Config::default()));
+    // HyLine's k = 8 fat tree (1 Gbps, 25 us links: ~270 packets per lookahead): 3 of host 0's 127 peers
+    // share its edge switch, 12 its pod
+    let fat = Config::from_json(r#"{"topology": {"kind": "fat_tree"}}"#).unwrap();
+    let net: Network = Network::build(&fat, 0);
+    assert_eq!(mean_switches_crossed(&net), (3.0 + 12.0 * 3.0 + 112.0 * 5.0) / 127.0);
+    assert!(two_threads_worthwhile(&fat));
+}
+
 #[test]
 fn connections_reused_per_host_pair_and_pias_counted_per_connection() {
     let mut cfg = Config::for_scheme(SchemeName::Pias, Preset::Native);

@@ -92,8 +92,10 @@ fn the_protected_class_does_not_drop_in_an_incast_the_other_still_does() {
     assert_eq!(on.stats.pfc_pause_frames, on.stats.pfc_resume_frames);
     assert!(tier(&on, "host_nic") > 0);
     assert_eq!(tier(&on, "switch_down"), 0, "nothing feeds a switch's port but hosts here");
-    // a NIC is paused at most for the run's length, per queue
-    assert!(tier(&on, "host_nic") <= 6 * on.stats.sim_time_ps);
+    // a NIC is paused at most for the run's length, per queue (6 NICs, 2 queues; the run now ends with its last
+    // flow, no longer a retransmission timeout later, so the bound of one queue per NIC no longer holds: 21.2 ms
+    // paused in all against 6 x 3.03 ms)
+    assert!(tier(&on, "host_nic") <= 6 * 2 * on.stats.sim_time_ps);
     all_delivered(&f, &off);
     all_delivered(&f, &on);
 }

@@ -139,11 +139,11 @@ fn receivers_out_of_order_bytes_are_accounted_per_host() {
     assert!(most_segs > 1);
     assert!(s.ooo_host_max_bytes[2] >= (most_segs - 1) * 1460 + 700, "{} for {most_segs} segments", s.ooo_host_max_bytes[2]);
     assert_eq!(&s.ooo_host_max_bytes[..2], &[0, 0], "senders hold nothing out of order");
-    // both means lie between 0 and the peak, and the insert-sampled one is never below the time-weighted one
-    // here (the buffer is empty most of the run and only sampled while it fills)
+    // both means lie between 0 and the peak (which of the two is larger depends on how much of the run the
+    // buffer is empty: the run now ends with its last flow, not a retransmission timeout later)
     let (mean, at_insert, peak) = (s.ooo_host_mean_bytes[2], s.ooo_host_insert_mean_bytes[2], s.ooo_host_max_bytes[2] as f64);
     assert!(mean > 0.0 && mean < peak, "time mean {mean}, peak {peak}");
-    assert!(at_insert >= mean && at_insert <= peak, "insert mean {at_insert}");
+    assert!(at_insert > 0.0 && at_insert <= peak, "insert mean {at_insert}, time mean {mean}");
 }
 
 #[test]

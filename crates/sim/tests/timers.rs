@@ -107,3 +107,38 @@ fn pfabric_probe_mode_as_the_paper_describes_it() {
     assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0], "slow start from one segment");
     assert_eq!(tx.cwnd, 1.0);
 }
+
+/// A finished flow's timer entries do nothing and do not set the run's end: `sim_time` is the last flow's
+/// finish plus what is still in flight then (its last ACK, less than a round trip on these fabrics), not a
+/// retransmission timeout later (HyLine's second class has a 1 s one, DCTCP a 10 ms floor here). Random
+/// flows on each family's own fabric, on one and two threads.
+#[test]
+fn the_run_ends_when_its_last_flow_does() {
+    let hyline = Config::from_json(
+        r#"{"scheme": {"name": "hyline", "hyline_threshold_bytes": 50000}, "topology": {"kind": "fat_tree", "k": 4},
+            "switch": {"buffer_bytes": 337500}}"#,
+    )
+    .unwrap();
+    let homa = Config::from_json(
+        r#"{"scheme": {"name": "homa"},
+            "topology": {"kind": "leaf_spine", "host_link_delay_ns": 1000, "core_link_delay_ns": 200}}"#,
+    )
+    .unwrap();
+    let mut dctcp = Config::default();
+    dctcp.transport.rto_min_us = 10_000.0;
+    // (hosts, round trip bound in us)
+    for (name, cfg, hosts, rtt_us) in [("hyline", hyline, 16, 400), ("homa", homa, 144, 20), ("dctcp", dctcp, 144, 100)] {
+        let f = common::random_flows(60, hosts, 400_000, 3 * PS_PER_MS / 100, 7);
+        for threads in [1, 2] {
+            let out = run(&cfg, &f, None, threads).unwrap();
+            assert_eq!(out.stats.flows_finished, 60, "{name}");
+            let last = *out.results.finish_ps.iter().max().unwrap();
+            let end = out.stats.sim_time_ps;
+            assert!(
+                end >= last && end - last < rtt_us * 1_000_000,
+                "{name}, {threads} thread(s): the run ends {} us after its last flow",
+                (end as f64 - last as f64) / 1e6
+            );
+        }
+    }
+}

@@ -11,7 +11,11 @@
 //! When every packet of a run maps to one queue (tcp, dctcp, l2dct with one priority for flows and ACKs),
 //! ports with their own buffer run in FIFO mode (`net::port`): an admitted packet goes onto the wire at
 //! once with its future start time, and no "transmitter free" event exists; a packet-hop then costs one
-//! event. Results are bit-identical to the event-driven path ([`run_event_driven`], used by the tests).
+//! event. The other ports (strict priority with several queues in use, rank queues) have lazy departures
+//! where they can (`net::port`; not with PFC, a shared buffer, a lossy or zero-delay link, the monitored
+//! port, the rate family's agents or Homa's host NICs): a departure is performed when the port is next
+//! looked at ([`Sim::depart_due`]), so a packet-hop costs one event there too. Results are bit-identical to
+//! the event-driven path ([`run_event_driven`], used by the tests, which has neither).
 //!
 //! **Tie rule.** When a packet arrives at a port at the very instant its transmitter becomes free, the
 //! transmitter first starts the next waiting packet, then the arrival is admitted (its drop and ECN decisions
@@ -106,6 +110,12 @@ pub(crate) struct Sim<'a, F: Family> {
     pfc_next_queue: bool,
     /// The family's own state.
     fam: F::State,
+    /// Some port is lazy (`net::port`, *Lazy departures*): [`Sim::on_arrive`] then checks the port it reads.
+    lazy_ports: bool,
+    /// Two-thread runs: this side's remote lazy ports ([`Sim::depart_remote`]).
+    remote_lazy: Vec<u32>,
+    /// [`Sim::drop_dead_timers`] runs when the far part of the event queue is longer than this.
+    far_compact_at: usize,
 }
 
 /// Add the ECN marks of `net`'s FIFO-mode ports to `stats`: they count them only in their own counters, so that
@@ -161,6 +171,9 @@ impl<'a, F: Family> Sim<'a, F> {
                 }
             }
         }
+        let lazy_ports = net.ports.iter().any(|p| p.is_lazy());
+        let remote_lazy: Vec<u32> =
+            (0..net.ports.len() as u32).filter(|&i| net.ports[i as usize].is_lazy() && net.ports[i as usize].is_remote()).collect();
         let queues = cfg.switch.queues as usize;
         let tiers: Vec<(String, u64)> = net.tier_names.iter().map(|&n| (n.to_string(), 0)).collect();
         let rank_queues = match cfg.scheme.switch_rank_queue() {
@@ -219,6 +232,9 @@ impl<'a, F: Family> Sim<'a, F> {
             pfc_frames_cross: side == parallel::Side::Switches,
             pfc_next_queue: cfg.switch.pfc && cfg.switch.pfc_mode == crate::config::PfcMode::NextQueue,
             fam,
+            lazy_ports,
+            remote_lazy,
+            far_compact_at: 256,
         }
     }
 }
@@ -234,6 +250,8 @@ impl<F: Family> Sim<'_, F> {
     fn run_loop(&mut self, limit: Ps) {
         self.schedule_first_flow();
         self.process(limit.saturating_add(1), u64::MAX);
+        // (a finished flow's timer left past the limit is no sign of a run cut short)
+        self.drop_dead_timers();
         self.stats.hit_time_limit = !self.events.is_empty();
         self.stats.max_event_queue_len = self.events.max_len() as u64;
     }
@@ -245,27 +263,59 @@ impl<F: Family> Sim<'_, F> {
         let mut n = 0;
         while n < max {
             let Some((t, ev)) = self.events.pop_before(bound) else { break };
+            let before = self.now;
             self.now = t;
             // Ask for the next arrival's port and packet now, so that their cache misses overlap this event's
             // work instead of stalling the next one (a hint: it changes nothing else).
             if let Some(next) = self.events.next_arrival_hint() {
                 self.net.prefetch_arrival(next);
             }
-            self.dispatch(ev);
+            self.dispatch(ev, before);
             n += 1;
         }
-        self.stats.events += n;
+        self.stats.events = self.stats.events.wrapping_add(n);
         n
     }
 
+    /// Is `Event::Timer(id)` the entry of a flow that is over? Every family's flow timer then does nothing (its
+    /// connection is gone), and such an entry is skipped without moving the clock: a flow's timer queued far
+    /// ahead (a 1 s retransmission timeout) would otherwise set the run's end (`sim_time`) long after its last
+    /// flow finished. (Timer ids past the flows', the families' own and PFC's, are never skipped.)
     #[inline(always)]
-    fn dispatch(&mut self, ev: Event) {
+    fn dead_timer(&self, id: u32) -> bool {
+        self.conns.get(id as usize).is_some_and(|c| c.is_none())
+    }
+
+    /// Take the finished flows' timer entries (see [`Sim::dead_timer`]) out of the far part of the event queue,
+    /// where a 1 s retransmission timeout sits long after its flow is over (HyLine's second class). Called
+    /// as flows start once the far part has doubled since the last time: amortised O(1) per entry.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn drop_dead_timers(&mut self) {
+        let conns = &self.conns;
+        self.events.retain_far(|_, ev| !matches!(ev, Event::Timer(id) if conns.get(id as usize).is_some_and(|c| c.is_none())));
+        self.far_compact_at = 2 * self.events.far_len() + 256;
+    }
+
+    /// Handle `ev`, at `self.now`; `before`: the time of the previous event.
+    #[inline(always)]
+    fn dispatch(&mut self, ev: Event, before: Ps) {
         match ev {
             Event::Arrive(port) => self.on_arrive(port),
             Event::TxFree(port) => self.on_tx_free(port),
             Event::Timer(id) if id >= self.pfc_base => self.on_pfc_frame(id - self.pfc_base),
+            // (the clock goes back to the last event that did something, and the entry is not counted as an
+            // event: how many such entries are left to pop depends on when `drop_dead_timers` ran, which
+            // depends on the far heap's length, different on one and two threads; see `dead_timer`)
+            Event::Timer(id) if self.dead_timer(id) => {
+                self.now = before;
+                self.stats.events = self.stats.events.wrapping_sub(1);
+            }
             Event::Timer(flow) => F::on_timer(self, flow),
             Event::FlowStart(NEXT_IN_ORDER) => {
+                if self.events.far_len() > self.far_compact_at {
+                    self.drop_dead_timers();
+                }
                 let id = self.order[self.next_start];
                 self.next_start += 1;
                 if let Some(&next) = self.order.get(self.next_start) {
@@ -292,7 +342,10 @@ impl<F: Family> Sim<'_, F> {
             return self.enqueue_fifo(port, pkt);
         }
         let p = &mut self.net.ports[port as usize];
-        if p.tx_event_pending && p.busy_until <= now {
+        if p.tx_event_pending && p.busy_until <= now && p.is_lazy() {
+            // the departures due by now, the one at this instant first (tie rule)
+            self.depart_due(port, now);
+        } else if p.tx_event_pending && p.busy_until <= now {
             // The tie rule: the transmitter became free at this very instant and its event has not fired
             // yet. It starts its next packet first; the arrival then sees the queue without it. (With PFC the
             // queues waiting may all be paused: then nothing starts.)
@@ -333,9 +386,11 @@ impl<F: Family> Sim<'_, F> {
             }
             if !p.tx_event_pending {
                 p.tx_event_pending = true;
-                // (later than now but for a port held by a PFC pause: idle, yet a packet waits)
-                let at = p.busy_until.max(now);
-                self.events.push(at, Event::TxFree(port));
+                if !p.is_lazy() {
+                    // (later than now but for a port held by a PFC pause: idle, yet a packet waits)
+                    let at = p.busy_until.max(now);
+                    self.events.push(at, Event::TxFree(port));
+                }
             }
             if p.pfc_watch {
                 self.pfc_pushed(port);
@@ -474,7 +529,10 @@ impl<F: Family> Sim<'_, F> {
         let rq = &mut self.rank_queues[port as usize];
         let p = &mut self.net.ports[port as usize];
         let at_host = p.owner < hosts;
-        if p.tx_event_pending && p.busy_until <= now {
+        if p.tx_event_pending && p.busy_until <= now && p.is_lazy() {
+            // the departures due by now, the one at this instant first (tie rule)
+            self.depart_due(port, now);
+        } else if p.tx_event_pending && p.busy_until <= now {
             // The tie rule (see the module docs): serve the waiting packet first, then admit the arrival.
             let next = rq.pop().expect("a TxFree is pending with nothing queued");
             let arrival = p.transmit(now, next);
@@ -499,8 +557,10 @@ impl<F: Family> Sim<'_, F> {
         }
         if !p.tx_event_pending && !rq.is_empty() {
             p.tx_event_pending = true;
-            let at = p.busy_until.max(now);
-            self.events.push(at, Event::TxFree(port));
+            if !p.is_lazy() {
+                let at = p.busy_until.max(now);
+                self.events.push(at, Event::TxFree(port));
+            }
         }
         if rejected {
             let q = self.ranked_drop_queue(&pkt);
@@ -590,6 +650,66 @@ impl<F: Family> Sim<'_, F> {
         }
     }
 
+    /// Lazy port `port` (`net::port`, *Lazy departures*), with packets waiting and a departure due at
+    /// `busy_until <= upto`: perform its departures due at or before `upto`, in order, each at the instant
+    /// the transmitter became free, as its "transmitter free" events would have.
+    #[inline(never)]
+    fn depart_due(&mut self, port: u32, upto: Ps) {
+        loop {
+            let p = &mut self.net.ports[port as usize];
+            debug_assert!(p.is_lazy() && p.tx_event_pending && p.busy_until <= upto);
+            let t = p.busy_until;
+            let ranked = !self.rank_queues.is_empty();
+            let next = if ranked { self.rank_queues[port as usize].pop() } else { p.pop() };
+            let next = next.expect("a lazy port's departure is due with nothing waiting");
+            let arrival = p.transmit(t, next);
+            self.launched(port, arrival, &next);
+            let p = &mut self.net.ports[port as usize];
+            let more = if ranked { !self.rank_queues[port as usize].is_empty() } else { p.nonempty() != 0 };
+            p.tx_event_pending = more;
+            if !more || p.busy_until > upto {
+                return;
+            }
+        }
+    }
+
+    /// Two-thread runs: perform the departures of this side's remote lazy ports that are due before `before`
+    /// (every event earlier than `before` has been processed, and none will come: see `parallel`), so that
+    /// their packets are handed over before the side's clock passes them. Returns the earliest departure
+    /// still due, `NEVER` if none.
+    pub(super) fn depart_remote(&mut self, before: Ps) -> Ps {
+        let mut earliest = crate::units::NEVER;
+        for k in 0..self.remote_lazy.len() {
+            let port = self.remote_lazy[k];
+            let p = &self.net.ports[port as usize];
+            if !p.tx_event_pending {
+                continue;
+            }
+            if p.busy_until < before {
+                self.depart_due(port, before - 1);
+            }
+            let p = &self.net.ports[port as usize];
+            if p.tx_event_pending {
+                earliest = earliest.min(p.busy_until);
+            }
+        }
+        earliest
+    }
+
+    /// The packet that just reached the far end of port `port` was the last on its wire. On a lazy port the
+    /// departure due when it finished (and any before) is performed now, and the arrival of the packet it
+    /// sends scheduled. (Only then can a departure be due by `now - delay`: one performed after that packet
+    /// would be on the wire behind it.)
+    #[inline(never)]
+    fn wire_emptied(&mut self, port: u32) {
+        let p = &self.net.ports[port as usize];
+        if p.tx_event_pending && p.is_lazy() && p.busy_until + p.delay_ps <= self.now {
+            let upto = self.now - p.delay_ps;
+            // (the wire is empty: `launched` schedules the arrival of the first packet sent)
+            self.depart_due(port, upto);
+        }
+    }
+
     #[inline(always)]
     fn on_arrive(&mut self, port: u32) {
         let p = self.net.port_mut(port);
@@ -597,6 +717,8 @@ impl<F: Family> Sim<'_, F> {
         let node = p.peer;
         if let Some(&(at, _)) = p.wire.front() {
             self.schedule_arrival(port, at);
+        } else if self.lazy_ports {
+            self.wire_emptied(port);
         }
         self.stats.packet_hops += 1;
         if self.net.is_host(node) {

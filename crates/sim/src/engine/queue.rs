@@ -388,6 +388,21 @@ impl EventQueue {
         self.ring_len + self.far.len()
     }
 
+    /// Entries beyond the ring's horizon (timers, far flow arrivals).
+    #[inline]
+    pub fn far_len(&self) -> usize {
+        self.far.len()
+    }
+
+    /// Drop the entries beyond the ring's horizon for which `keep` is false: entries the caller knows will do
+    /// nothing (a finished flow's timer), so that they neither deepen the heap nor set the run's end. The
+    /// other entries keep their order (it is their (time, key)).
+    pub fn retain_far(&mut self, mut keep: impl FnMut(Ps, Event) -> bool) {
+        self.far.retain(|r| keep(r.0 .0, Event::decode(r.0 .1)));
+        self.far_min = self.far.peek().map_or(Ps::MAX, |r| r.0 .0);
+        self.ring_room = self.max_len - self.far.len();
+    }
+
     /// The largest number of entries the queue ever held.
     pub fn max_len(&self) -> usize {
         self.max_len

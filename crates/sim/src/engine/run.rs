@@ -28,12 +28,15 @@ pub(crate) fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&Atomi
     run_with(cfg, flows, progress, true, threads)
 }
 
-/// Would two threads speed this run up? (The fabric can be split and its lookahead holds enough packets:
-/// [`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`].) What the front end's default
-/// thread count follows; [`run_threads`] does as it is told.
+/// Would two threads speed this run up? Yes when the fabric can be split, its lookahead holds enough
+/// packets ([`parallel::window_packets`] >= [`parallel::WORTHWHILE_WINDOW_PACKETS`]) and its paths cross
+/// enough switches for the switches' side to have a fair share of the work
+/// ([`parallel::mean_switches_crossed`] >= [`parallel::WORTHWHILE_SWITCHES_CROSSED`]). What the front end's
+/// default thread count follows; [`run_threads`] does as it is told.
 pub fn two_threads_worthwhile(cfg: &Config) -> bool {
     let net: Network = Network::build(cfg, 0);
     parallel::window_packets(&net).is_some_and(|w| w >= parallel::WORTHWHILE_WINDOW_PACKETS)
+        && parallel::mean_switches_crossed(&net) >= parallel::WORTHWHILE_SWITCHES_CROSSED
 }
 
 /// [`run_threads`] with every port event-driven (no FIFO fast path): for the tests that check that all paths
@@ -48,6 +51,13 @@ fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
     let params = TcpParams::from_config(cfg);
     (allowed && !cfg.switch.pfc && single_queue_run(cfg, flows, &params))
         .then(|| (params.ack_priority as usize).min(cfg.switch.queues as usize - 1))
+}
+
+/// May family `F`'s event-driven ports time their departures without events (`net::port`, *Lazy
+/// departures*)? Not with PFC (a departure releases pause thresholds and the next-queue scan reads the
+/// queues), nor when agents read a port's occupancy as packets pass (`Family::AGENTS`: the rate family).
+fn lazy_departures_allowed<F: Family>(cfg: &Config) -> bool {
+    !cfg.switch.pfc && !F::AGENTS
 }
 
 /// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
@@ -77,28 +87,30 @@ fn run_with(
     flows.validate(cfg.topology.hosts())?;
     match cfg.scheme.name.family() {
         FamilyName::Tcp if !flows.path.is_empty() => {
-            Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
+            Ok(run_family::<routed::Routed>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), fifo_fast_path, threads))
         }
         FamilyName::Tcp => {
-            Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), threads))
+            Ok(run_family::<tcp::Tcp>(cfg, flows, progress, fifo_queue(cfg, flows, fifo_fast_path), fifo_fast_path, threads))
         }
         // (its ports are never FIFOs: its two classes use two queues)
-        FamilyName::Hyline => Ok(run_family::<hyline::Hyline>(cfg, flows, progress, None, threads)),
+        FamilyName::Hyline => Ok(run_family::<hyline::Hyline>(cfg, flows, progress, None, fifo_fast_path, threads)),
         // (its ports are never FIFOs: its levels use several queues)
-        FamilyName::Qjump => Ok(run_family::<qjump::Qjump>(cfg, flows, progress, None, threads)),
+        FamilyName::Qjump => Ok(run_family::<qjump::Qjump>(cfg, flows, progress, None, fifo_fast_path, threads)),
         // (its ports are never FIFOs: its agents read their exact occupancy)
-        FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, threads)),
+        FamilyName::Rate => Ok(run_family::<rate::Rate>(cfg, flows, progress, None, fifo_fast_path, threads)),
         // (its ports are never FIFOs either: one port's packets use several priority queues)
-        FamilyName::Homa => Ok(run_family::<homa::Homa>(cfg, flows, progress, None, threads)),
+        FamilyName::Homa => Ok(run_family::<homa::Homa>(cfg, flows, progress, None, fifo_fast_path, threads)),
     }
 }
 
-/// One run of family `F`; `fifo`: the queue every packet maps to, when ports may run in FIFO mode.
+/// One run of family `F`; `fifo`: the queue every packet maps to, when ports may run in FIFO mode; `lazy`: the
+/// other ports may time their departures without events where they can (`net::port`, *Lazy departures*).
 fn run_family<F: Family>(
     cfg: &Config,
     flows: &FlowSet,
     progress: Option<&AtomicU64>,
     fifo: Option<usize>,
+    lazy: bool,
     threads: usize,
 ) -> RunOutput {
     let wall = std::time::Instant::now();
@@ -137,6 +149,18 @@ fn run_family<F: Family>(
             // empty at the very instant the next packet starts), which could reorder same-time events.
             if p.pool().is_none() && p.delay_ps > 0 && !p.is_lossy() {
                 p.set_fifo(q);
+            }
+        }
+    }
+    if lazy && lazy_departures_allowed::<F>(cfg) {
+        // Homa's hosts read their NIC's transmitter (`family::homa`, which sends when it frees): theirs keep
+        // their events
+        let homa = cfg.scheme.name.family() == FamilyName::Homa;
+        let hosts = net.hosts;
+        for (i, p) in net.ports.iter_mut().enumerate() {
+            let eligible = !p.is_fifo() && p.pool().is_none() && p.delay_ps > 0 && !p.is_lossy();
+            if eligible && monitor_port != Some(i as u32) && !(homa && p.owner < hosts) {
+                p.set_lazy();
             }
         }
     }

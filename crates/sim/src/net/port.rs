@@ -17,7 +17,8 @@
 //!
 //! Two ways to run a port, with bit-identical results:
 //! - *Event-driven* (any discipline): waiting packets sit in their queues; the engine serves the next one
-//!   when the transmitter becomes free (a "transmitter free" event, or inline under the tie rule).
+//!   when the transmitter becomes free (a "transmitter free" event, or inline under the tie rule; with lazy
+//!   departures, below, when the port is next looked at, with no event).
 //! - *FIFO* (`fifo`; when the engine knows that all of the run's traffic maps to one queue): a FIFO's
 //!   departure times are known at enqueue, since a packet starts exactly when the packets ahead of it are
 //!   done. [`Port::commit`] puts an admitted packet on the wire at once with its future start time
@@ -42,6 +43,20 @@
 //!   every packet ahead of it without reading them. Between exact admissions `bytes` therefore runs ahead
 //!   of the occupancy; the decisions, counters and maxima are exact. (A remote port of a two-thread run
 //!   retires at every admission: its wire does not keep the packets that have started.)
+//!
+//! *Lazy departures* (`lazy`, any discipline, the engine's default for event-driven ports that allow it:
+//! see [`Port::set_lazy`]). In a strict-priority or rank port a later arrival can overtake a waiting
+//! packet, so a departure is fixed only at the instant the transmitter frees. But nothing outside the port
+//! sees a departure happen: it pops the best waiting packet and puts it on the wire behind the packet that
+//! just finished, which is still on the wire (it reaches the far end one propagation delay later). So the
+//! engine performs a departure due at `t` (at `busy_until`, with packets waiting) when the port is next
+//! looked at, instead of at an event of its own at `t`: when a packet arrives at the port (the departures due
+//! at or before the arrival go first, the tie rule), and when the packet ahead of it reaches the far end at
+//! `t + delay` (departures due at or before `now - delay`: every arrival at the port before then has been
+//! admitted, and later ones were not there at `t`). The waiting packets at `t` are then exactly the ones the
+//! event-driven port had, and every decision is the same; a busy period costs no event beyond the arrivals at
+//! the far end. A remote port of a two-thread run, whose far end is on the other side, is brought up to
+//! date before its side publishes its clock (`engine::parallel`).
 
 use super::packet::{flags, Header, Packet};
 use crate::config::EcnMode;
@@ -170,6 +185,10 @@ pub struct Port<H: Header = ()> {
     /// PFC: this is a switch's egress port whose protected queues the engine watches after every push and
     /// pop (`net::pfc`); false without PFC, and on every port of a run without it.
     pub pfc_watch: bool,
+    /// Event-driven mode with departures timed without events (see the module docs, *Lazy departures*;
+    /// set with [`Port::set_lazy`]): `tx_event_pending` then means that packets wait and the departure
+    /// due at `busy_until` has not been performed yet, with no event in the queue for it.
+    lazy: bool,
     // --- cold ---
     /// FIFO mode: packets marked (the counters of the port's one queue live here; see [`Port::counters`]).
     fifo_marked: u64,
@@ -217,6 +236,7 @@ impl<H: Header> Port<H> {
             pool_id: NO_POOL,
             tx_event_pending: false,
             pfc_watch: false,
+            lazy: false,
             fifo_queue: 0,
             last_queue: (k - 1) as u8,
             remote: false,
@@ -291,6 +311,30 @@ impl<H: Header> Port<H> {
     #[inline]
     pub fn is_fifo(&self) -> bool {
         self.fifo
+    }
+
+    /// Time this event-driven port's departures without "transmitter free" events (see the module docs,
+    /// *Lazy departures*). Before any packet; only for a port with its own buffer, a link with a propagation
+    /// delay and no loss: a departure then changes nothing but the port and its wire (no shared pool to
+    /// release, no loss to draw), and the packet it follows is still on the wire when it is due.
+    pub fn set_lazy(&mut self) {
+        assert!(
+            !self.fifo && self.pool().is_none() && self.delay_ps > 0 && !self.lossy && self.wire.is_empty(),
+            "lazy departures need an event-driven port with its own buffer, a delay and no loss"
+        );
+        self.lazy = true;
+    }
+
+    /// Are this port's departures timed without events ([`Port::set_lazy`])?
+    #[inline]
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// Is this a remote port of a two-thread run ([`Port::set_remote`])?
+    #[inline]
+    pub fn is_remote(&self) -> bool {
+        self.remote
     }
 
     /// FIFO mode: the queue every packet maps to.
