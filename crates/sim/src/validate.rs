@@ -75,7 +75,7 @@ pub fn flows(cfg: &Config, flows: &FlowSet) -> Result<(), FlowError> {
                 return Err(FlowError::at(
                     Some(i),
                     "path",
-                    "the flow level does not take source routes; run at the packet level or leave the cell empty \
+                    "the flow level does not take source routes; run at the packet level or set the cell to -1 \
                      (ECMP)",
                     "flows: the flow level does not take source routes (the trace's path column)",
                 ));
