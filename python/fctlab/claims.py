@@ -562,7 +562,9 @@ def docs_tables(root: str | Path) -> dict[Path, str]:
     return out
 
 
-def _repo_root() -> Path:
+def repo_root() -> Path:
+    """The source checkout this package runs from (the folder with docs/ and pyproject.toml), else the current
+    folder: where the generated pages live (claims tables here, the scheme matrix in fctlab.frontdoor)."""
     here = Path(__file__).resolve()
     for p in here.parents:
         if (p / "docs").is_dir() and (p / "pyproject.toml").is_file():
@@ -580,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # recipes import, so that their Claim records are this module's
     import fctlab.claims as mod
 
-    root = mod._repo_root()
+    root = mod.repo_root()
     if args[0] == "write":
         # the claims of an existing results folder (no runs): <results>/report/claims.json, and optionally a copy
         from fctlab import recipes

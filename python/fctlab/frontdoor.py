@@ -132,17 +132,11 @@ def render(root: Path) -> dict[Path, str]:
     return out
 
 
-def _root() -> Path:
-    here = Path(__file__).resolve()
-    for p in here.parents:
-        if (p / "docs").is_dir() and (p / "pyproject.toml").is_file():
-            return p
-    return Path.cwd()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    stale = render(_root())
+    from fctlab.claims import repo_root
+
+    stale = render(repo_root())
     if args[:1] == ["check"]:
         for path in stale:
             print(f"{path}: its scheme matrix is out of date (python -m fctlab.frontdoor)", file=sys.stderr)
