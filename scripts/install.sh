@@ -56,7 +56,8 @@ else
     step "building the engine without profile-guided optimisation and installing the Python packages: a few minutes (release build, whole-program optimisation)"
 fi
 # editable install: Python sources stay in python/, the engine is built (release) into python/fctlab/_core*.so;
-# with the test tools and the documentation site's generator (mkdocs, which scripts/test.sh runs)
-long "building the engine and installing the Python packages" .venv/bin/python -m pip install --quiet -e ".[test,docs]"
+# with the test tools, the documentation site's generator (mkdocs, which scripts/test.sh runs) and Optuna for
+# `fctlab tune`
+long "building the engine and installing the Python packages" .venv/bin/python -m pip install --quiet -e ".[test,docs,tune]"
 .venv/bin/python -c "import fctlab, fctlab._core; print('fctlab', fctlab.__version__, 'installed in .venv')"
 step "done"

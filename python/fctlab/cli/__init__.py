@@ -7,6 +7,7 @@
 - :mod:`fctlab.cli.reproduce`: ``reproduce``, ``demo`` (recipes in :mod:`fctlab.recipes`)
 - :mod:`fctlab.cli.report`: ``report``, ``thresholds``, ``hyline-band``
 - :mod:`fctlab.cli.sweep`: ``sweep``
+- :mod:`fctlab.cli.tune`: ``tune``
 - :mod:`fctlab.cli.predict`: the ``predict`` group
 
 What they share (exit codes, the one-line error, progress, signals) is in ``fctlab.cli._common``; a command
@@ -24,7 +25,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fctlab.cli import check, predict, report, reproduce, run, schemes, sweep, workloads
+from fctlab.cli import check, predict, report, reproduce, run, schemes, sweep, tune, workloads
 from fctlab.cli._common import EXIT_BAD_INPUT, EXIT_FAILED
 
 # (the exit codes, and the commands whose names are not also a command group's module, at their old paths for
@@ -63,7 +64,7 @@ def _root(
 
 
 # the order of --help
-for _group in (run, check, workloads, schemes, reproduce, report, sweep, predict):
+for _group in (run, check, workloads, schemes, reproduce, report, sweep, tune, predict):
     _group.register(app)
 
 
