@@ -400,7 +400,7 @@ def parse_objective(text: str | Callable[[Any], float]) -> Objective:
     joined by + or -) or a callable; a ConfigError naming ``--objective`` otherwise. Parsed by a regular
     expression: nothing is evaluated."""
     if callable(text):
-        name = getattr(text, "__qualname__", None) or repr(text)
+        name = getattr(text, "__qualname__", None) or type(text).__qualname__
         return Objective(text=f"{getattr(text, '__module__', '')}.{name}", function=text)
     if not isinstance(text, str) or not text.strip():
         raise ConfigError("--objective", f"must be a statistic or a weighted sum of them (got {text!r})")
@@ -593,6 +593,7 @@ def tune(
     allow_unfinished: bool = False,
     threads: int = 1,
     best_run: bool = True,
+    report: bool = True,
     progress: Callable[[TrialEvent], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
 ) -> TuneReport:
@@ -603,7 +604,8 @@ def tune(
     ``seeds`` (default: the experiment's) at every load of ``loads`` (default: the experiment's) and takes the
     ``robust`` aggregate: ``mean``, or ``worst`` (the largest when minimising). ``screen`` ("flow") runs the
     trials at that level (``screen_flows``: with that many flows); ``confirm`` K then runs the K best at the
-    packet level and reports how the two rankings agree. Every input is validated first (ConfigError naming the
+    packet level and reports how the two rankings agree. ``best_run`` runs the best knobs once into ``best/`` (and
+the catalog); ``report`` writes report.html and its figures. Every input is validated first (ConfigError naming the
     key, nothing written). ``on_start(to_run, already_done)`` is called once before the first trial.
     """
     setup = _prepare(experiment, space, objective, overrides=overrides, seeds=seeds, loads=loads, robust=robust,
@@ -638,9 +640,10 @@ def tune(
                 outcome = _evaluate(setup, values, "screen", threads)
             except ConfigError as e:  # a value the engine takes alone but not with the others (e.g. low > high)
                 outcome = {"error": str(e), "wall_seconds": 0.0, "level": "-", "unfinished": 0}
-            except BaseException:
+            except BaseException:  # interrupted: not counted, its knobs run again first on resume
+                trial.set_user_attr("killed", True)
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
-                _mark_killed(study, trial.number)
+                _enqueue(study, trial.params)
                 raise
             for key in ("wall_seconds", "level", "unfinished"):
                 trial.set_user_attr(key, outcome[key])
@@ -664,10 +667,11 @@ def tune(
         confirmed: dict[str, Any] = {}
         if confirm:
             confirmed, agreement = _confirm(study, setup, study_dir, confirm, threads, progress)
-        report = _write_outputs(study, setup, study_dir, confirmed, agreement, best_run=best_run, threads=threads)
-    report.ran, report.resumed = ran, len(counted)
-    report.wall_seconds = time.perf_counter() - started
-    return report
+        out = _write_outputs(study, setup, study_dir, confirmed, agreement, best_run=best_run, report=report,
+                             threads=threads)
+    out.ran, out.resumed = ran, len(counted)
+    out.wall_seconds = time.perf_counter() - started
+    return out
 
 
 def _prepare(experiment: Any, space: Any, objective: Any, *, overrides: Sequence[str], seeds: Any, loads: Any,
@@ -766,29 +770,25 @@ def _open_study(optuna: Any, setup: _Setup, study_dir: Path) -> tuple[Any, int]:
         if t.state == optuna.trial.TrialState.RUNNING:
             storage.set_trial_user_attr(t._trial_id, "killed", True)
             storage.set_trial_state_values(t._trial_id, optuna.trial.TrialState.FAIL)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                study.enqueue_trial(t.params, skip_if_exists=False)
+            _enqueue(study, t.params)
     return study, len(stale)
 
 
-def _mark_killed(study: Any, number: int) -> None:
-    """An interrupted trial (Ctrl-C, SIGTERM): not counted, its knobs run again first on resume."""
-    t = study.get_trials(deepcopy=False)[number]
-    study._storage.set_trial_user_attr(t._trial_id, "killed", True)
+def _enqueue(study: Any, params: Mapping[str, Any]) -> None:
+    """Queue a trial with these parameters to be the next one asked for."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study.enqueue_trial(t.params, skip_if_exists=False)
+        study.enqueue_trial(dict(params), skip_if_exists=False)
 
 
 def _best(study: Any, setup: _Setup) -> tuple[list[float] | None, int | None]:
     done = [t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE"]
     if not done:
         return None, None
-    if len(setup.objectives) > 1:
-        return None, None
-    pick = max if setup.maximize else min
-    t = pick(done, key=lambda t: (t.values[0], -t.number) if setup.maximize else (t.values[0], t.number))
+    # one objective: the best value (the earliest trial on a tie); two: the end of the Pareto front that is
+    # best on the first objective (the best on the first, the second breaking a tie)
+    sign = -1.0 if setup.maximize else 1.0
+    t = min(done, key=lambda t: (*(sign * v for v in t.values), t.number))
     return list(t.values), t.number
 
 
@@ -885,7 +885,7 @@ def trials_table(study: Any, setup: _Setup, confirmed: Mapping[str, Any] | None 
 
 
 def _write_outputs(study: Any, setup: _Setup, study_dir: Path, confirmed: Mapping[str, Any],
-                   agreement: dict[str, Any] | None, *, best_run: bool, threads: int) -> TuneReport:
+                   agreement: dict[str, Any] | None, *, best_run: bool, report: bool, threads: int) -> TuneReport:
     from fctlab.results import atomic_write, write_json
 
     df = trials_table(study, setup, confirmed)
@@ -911,7 +911,8 @@ def _write_outputs(study: Any, setup: _Setup, study_dir: Path, confirmed: Mappin
                "objectives": [o.text for o in setup.objectives], "trials": int((df["stage"] == "search").sum())}
     write_json(study_dir / "tune.json", summary)
     files["summary"] = study_dir / "tune.json"
-    files.update(write_report(df, setup, study_dir, best_number, agreement))
+    if report:
+        files.update(write_report(df, setup, study_dir, best_number, agreement))
     return TuneReport(study_dir=study_dir, ran=0, resumed=0, best=best, best_values=best_values,
                       best_number=best_number, trials=df, agreement=agreement, files=files)
 
@@ -994,7 +995,8 @@ def write_report(df: Any, setup: _Setup, study_dir: Path, best_number: int | Non
         n = len(panels)
         cols = min(n, 3)
         rows = (n + cols - 1) // cols
-        fig = Figure(figsize=(4.2 * cols, 3.2 * rows), layout="constrained")
+        fig = Figure(figsize=(4.2 * cols, 3.2 * rows))
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.88, wspace=0.3, hspace=0.45)
         best_rows = list(np.flatnonzero(screen["trial"].to_numpy() == best_number)) if best_number is not None else []
         for p, (name, knob, xs) in enumerate(panels):
             ax = fig.add_subplot(rows, cols, p + 1)
@@ -1015,7 +1017,8 @@ def write_report(df: Any, setup: _Setup, study_dir: Path, best_number: int | Non
     if len(obj_cols) == 2 and len(screen):
         pts = list(zip(screen[obj_cols[0]], screen[obj_cols[1]]))
         front = _pareto(pts, setup.maximize)
-        fig = Figure(figsize=(5.5, 4.2), layout="constrained")
+        fig = Figure(figsize=(5.5, 4.2))
+        fig.subplots_adjust(left=0.15, right=0.97, bottom=0.13, top=0.95)
         ax = fig.add_subplot(1, 1, 1)
         ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, c="0.6", label="trials")
         ax.plot([pts[i][0] for i in front], [pts[i][1] for i in front], "o-", c="C3", label="Pareto front")
