@@ -45,6 +45,7 @@ TINY = {
     "compare": ["--set", "workload.flows=300", "--set", "workload.warmup_flows=30"],
     "calibrate": ["--set", "workload.flows=300", "--set", "workload.warmup_flows=30"],
     "sweep": ["--set", "workload.flows=300", "--set", "workload.warmup_flows=30"],
+    "tune": ["--set", "workload.flows=300", "--set", "workload.warmup_flows=30"],
 }
 #: What a doc's commands assume was done before them (files they read), run first.
 SETUP = {
@@ -54,7 +55,7 @@ SETUP = {
 }
 
 #: Option values made small.
-SMALL_VALUES = {"--flows": "3000", "--trees": "5"}
+SMALL_VALUES = {"--flows": "3000", "--trees": "5", "--budget": "3", "--confirm": "2"}
 
 
 def _commands(path: Path) -> list[str]:
