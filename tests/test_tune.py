@@ -227,3 +227,23 @@ def test_space_keys_are_checked_against_the_resolved_experiment(exp_file):
     assert [k.key for k in sp.knobs] == ["workload.load", "scheme.rax_base"]
     with pytest.raises(ConfigError, match=r"^workload.load: the value 1.5"):
         space_from_dict({"workload.load": {"kind": "float", "low": 0.3, "high": 1.5}}, base)
+
+
+def test_the_baseline_is_trial_0_with_the_derived_thresholds(exp_file, tmp_path):
+    from fctlab.config import load_experiment
+
+    exp_file.write_text(EXPERIMENT.replace("thresholds_bytes = [10000, 100000, 1000000]\n", ""))
+    derived = load_experiment(exp_file).derived_thresholds["thresholds_bytes"]
+    space = {"scheme": {"thresholds_bytes": {"kind": "increasing", "low": 1000, "high": 20_000_000}}}
+    report = tune(exp_file, space, "mean_fct", 2, study_dir=tmp_path / "s", baseline=True, best_run=False,
+                  report=False)
+    assert list(report.trials["scheme.thresholds_bytes"][0]) == list(derived)
+    import fctlab
+
+    by_hand = load_experiment(exp_file, [f"scheme.thresholds_bytes={list(derived)}"]).with_overrides([])
+    expected = fctlab.simulate(by_hand).summary["bins"]["all"]["mean_fct_ns"] / 1e3
+    assert math.isclose(report.trials["objective"][0], expected)
+    with pytest.raises(ConfigError, match=r"^scheme.thresholds_bytes: --baseline"):
+        tune(exp_file, {"scheme": {"thresholds_bytes": {"kind": "increasing", "low": 1_000_000, "high": 20_000_000}}},
+             "mean_fct", 2, study_dir=tmp_path / "u", baseline=True)
+    assert not (tmp_path / "u").exists()

@@ -147,6 +147,32 @@ class Knob:
             out.append(max(int(round(math.exp(log_prev))), out[-1] + 1))
         return out
 
+    def params_of(self, value: Any) -> dict[str, Any] | None:
+        """The Optuna parameters that draw ``value`` (the inverse of :meth:`suggest`), or None when the space
+        cannot draw it (outside the range, not a choice, another length)."""
+        k = self.key
+        if self.kind == "categorical":
+            texts = [json.dumps(c, sort_keys=True) for c in self.choices]
+            text = json.dumps(value, sort_keys=True)
+            return {k: texts.index(text)} if text in texts else None
+        if self.kind == "increasing":
+            if not isinstance(value, list) or len(value) != self.length:
+                return None
+            vals = [float(v) for v in value]
+            high = float(self.high)  # type: ignore[arg-type]
+            if vals[0] < float(self.low) or vals[-1] > high or any(b <= a for a, b in zip(vals, vals[1:])):  # type: ignore[arg-type]
+                return None
+            out: dict[str, Any] = {f"{k}[0]": vals[0]}
+            for i in range(1, self.length):
+                span = math.log(high) - math.log(vals[i - 1])
+                out[f"{k}[{i}]:fraction"] = min(1.0, (math.log(vals[i]) - math.log(vals[i - 1])) / span) if span > 0 else 1.0
+            return out
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if not float(self.low) <= value <= float(self.high):  # type: ignore[arg-type]
+            return None
+        return {k: int(value) if self.kind in ("int", "log-int") else float(value)}
+
     def examples(self) -> list[Any]:
         """Values at the ends of the range (each choice of a categorical), to validate before anything runs."""
         if self.kind in ("int", "log-int"):
@@ -499,6 +525,7 @@ class _Setup:
     screen: str | None
     screen_flows: int | None
     allow_unfinished: bool
+    baseline: bool = False
 
     def fingerprint(self) -> dict[str, Any]:
         from fctlab.sweep import comparable_config
@@ -510,6 +537,7 @@ class _Setup:
             "seeds": list(self.seeds), "loads": list(self.loads), "robust": self.robust,
             "maximize": self.maximize, "sampler": self.sampler, "sampler_seed": self.sampler_seed,
             "screen": self.screen, "screen_flows": self.screen_flows, "allow_unfinished": self.allow_unfinished,
+            "baseline": self.baseline,
         }
 
     def level_sets(self, level: str) -> list[str]:
@@ -591,6 +619,7 @@ def tune(
     screen_flows: int | None = None,
     confirm: int = 0,
     allow_unfinished: bool = False,
+    baseline: bool = False,
     threads: int = 1,
     best_run: bool = True,
     report: bool = True,
@@ -605,12 +634,15 @@ def tune(
     ``robust`` aggregate: ``mean``, or ``worst`` (the largest when minimising). ``screen`` ("flow") runs the
     trials at that level (``screen_flows``: with that many flows); ``confirm`` K then runs the K best at the
     packet level and reports how the two rankings agree. ``best_run`` runs the best knobs once into ``best/`` (and
-the catalog); ``report`` writes report.html and its figures. Every input is validated first (ConfigError naming the
+the catalog); ``report`` writes report.html and its figures; ``baseline`` makes trial 0 the experiment's own
+values of the knobs (PIAS's or QCLIMB's derived thresholds when it gives none), so that the search is measured
+against them. Every input is validated first (ConfigError naming the
     key, nothing written). ``on_start(to_run, already_done)`` is called once before the first trial.
     """
     setup = _prepare(experiment, space, objective, overrides=overrides, seeds=seeds, loads=loads, robust=robust,
                      maximize=maximize, sampler=sampler, sampler_seed=sampler_seed, screen=screen,
-                     screen_flows=screen_flows, confirm=confirm, allow_unfinished=allow_unfinished)
+                     screen_flows=screen_flows, confirm=confirm, allow_unfinished=allow_unfinished,
+                     baseline=baseline)
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ConfigError("--budget", f"must be an integer >= 1 (got {budget!r})")
     from fctlab import catalog
@@ -676,7 +708,7 @@ the catalog); ``report`` writes report.html and its figures. Every input is vali
 
 def _prepare(experiment: Any, space: Any, objective: Any, *, overrides: Sequence[str], seeds: Any, loads: Any,
              robust: str, maximize: bool, sampler: str, sampler_seed: int, screen: str | None,
-             screen_flows: int | None, confirm: int, allow_unfinished: bool) -> _Setup:
+             screen_flows: int | None, confirm: int, allow_unfinished: bool, baseline: bool = False) -> _Setup:
     from fctlab.config import load_experiment
     from fctlab.simulation import build_flows, check_flows
 
@@ -738,7 +770,14 @@ def _prepare(experiment: Any, space: Any, objective: Any, *, overrides: Sequence
         load_list = (None,)
     setup = _Setup(base=base, space=sp, objectives=objectives, seeds=seed_list, loads=load_list, robust=robust,
                    maximize=maximize, sampler=sampler, sampler_seed=sampler_seed, screen=screen,
-                   screen_flows=screen_flows, allow_unfinished=allow_unfinished)
+                   screen_flows=screen_flows, allow_unfinished=allow_unfinished, baseline=baseline)
+    if baseline:
+        for knob in sp.knobs:
+            _, value = _current(base, knob.key)
+            if knob.key == "scheme.thresholds_bytes" and base.derived_thresholds is not None:
+                value = list(base.derived_thresholds["thresholds_bytes"])
+            if knob.params_of(value) is None:
+                raise ConfigError(knob.key, f"--baseline: the experiment's value {value!r} is not in the space's range")
     # every run a trial makes, at the ends of each knob's range: validated (and its flows built) before anything
     # runs, so that a load, seed or level override the experiment refuses is named now
     levels = ["screen", "packet"] if confirm else ["screen"]
@@ -759,6 +798,14 @@ def _open_study(optuna: Any, setup: _Setup, study_dir: Path) -> tuple[Any, int]:
     stored = study.user_attrs.get("setup")
     if stored is None:
         study.set_user_attr("setup", fingerprint)
+        if setup.baseline:  # the experiment's own knobs are trial 0
+            params: dict[str, Any] = {}
+            for knob in setup.space.knobs:
+                _, value = _current(setup.base, knob.key)
+                if knob.key == "scheme.thresholds_bytes" and setup.base.derived_thresholds is not None:
+                    value = list(setup.base.derived_thresholds["thresholds_bytes"])
+                params.update(knob.params_of(value) or {})
+            _enqueue(study, params)
     elif stored != fingerprint:
         from fctlab.sweep import _first_difference
 

@@ -89,6 +89,8 @@ def tune(
     confirm: Annotated[int, typer.Option("--confirm", help="Rerun the K best at the packet level.")] = 0,
     allow_unfinished: Annotated[bool, typer.Option(
         "--allow-unfinished", help="Keep trials with unfinished flows (failed by default).")] = False,
+    baseline: Annotated[bool, typer.Option(
+        "--baseline", help="Trial 0: the experiment's own values of the knobs.")] = False,
     sets: Annotated[Optional[list[str]], typer.Option("--set", help="Override a key of the experiment.")] = None,
 ) -> None:
     """Tune knobs by simulation: write study.db, trials.parquet, best.toml, best/ and report.html to the
@@ -105,7 +107,7 @@ def tune(
                 experiment, space, list(objectives), budget, study_dir=study_dir, overrides=sets or (),
                 seeds=seed_list, loads=load_list, robust=robust, maximize=maximize, sampler=sampler,
                 sampler_seed=sampler_seed, screen=screen, screen_flows=screen_flows, confirm=confirm,
-                allow_unfinished=allow_unfinished, progress=progress, on_start=progress.start,
+                allow_unfinished=allow_unfinished, baseline=baseline, progress=progress, on_start=progress.start,
             )
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
