@@ -247,3 +247,18 @@ def test_the_baseline_is_trial_0_with_the_derived_thresholds(exp_file, tmp_path)
         tune(exp_file, {"scheme": {"thresholds_bytes": {"kind": "increasing", "low": 1_000_000, "high": 20_000_000}}},
              "mean_fct", 2, study_dir=tmp_path / "u", baseline=True)
     assert not (tmp_path / "u").exists()
+
+
+def test_trials_run_two_at_a_time_in_worker_processes(exp_file, tmp_path):
+    space = {"scheme": {"thresholds_bytes": {"kind": "increasing", "low": 1000, "high": 20_000_000}}}
+    a = tune(exp_file, space, "small_p99_fct", 4, study_dir=tmp_path / "a", workers=2, best_run=False, report=False)
+    b = tune(exp_file, space, "small_p99_fct", 4, study_dir=tmp_path / "b", workers=2, best_run=False, report=False)
+    cols = ["trial", "objective", "scheme.thresholds_bytes"]
+    pd.testing.assert_frame_equal(a.trials[cols], b.trials[cols])
+    # a worker's summary gives the same objective as a run in this process with the same thresholds
+    one = tune(exp_file, {"scheme": {"thresholds_bytes": {"kind": "categorical",
+                                                          "choices": [list(a.trials["scheme.thresholds_bytes"][1])]}}},
+               "small_p99_fct", 1, study_dir=tmp_path / "c", best_run=False, report=False)
+    assert one.trials["objective"][0] == a.trials["objective"][1]
+    with pytest.raises(ConfigError, match="^--workers: a callable objective"):
+        tune(exp_file, G_SPACE, Bowl(), 2, study_dir=tmp_path / "d", workers=2)

@@ -571,34 +571,146 @@ def _aggregate(per_run: list[list[float]], robust: str, maximize: bool) -> list[
     return out
 
 
-def _evaluate(setup: _Setup, values: Mapping[str, Any], level: str, threads: int) -> dict[str, Any]:
-    """Run every (seed, load) of the setup with these knob values; the aggregated objectives, or an error."""
+def run_summary(task: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one experiment given as its raw dict (in a worker process or a Ray task); its summary, or a one-line
+    error. What the parallel runner of :func:`tune` sends out: the flows table stays in the worker."""
+    from fctlab.config import experiment_from_dict
+    from fctlab.results import jsonable
     from fctlab.simulation import simulate
 
-    started = time.perf_counter()
+    try:
+        exp = experiment_from_dict(task["raw"], base_dir=task["base_dir"],
+                                   source=Path(task["source"]) if task["source"] else None)
+        return {"summary": jsonable(simulate(exp, threads=int(task.get("threads", 1))).summary)}
+    except Exception as e:  # noqa: BLE001  (handed back as the trial's error)
+        return {"error": " ".join(f"{type(e).__name__}: {e}".split())}
+
+
+class _Runner:
+    """Runs a list of experiments: one after another in this process (``workers`` 1, local), or at most
+    ``workers`` at once in worker processes (local) or as Ray tasks (ray), which return each run's summary."""
+
+    def __init__(self, executor: str, workers: int, address: str | None, threads: int):
+        self.executor, self.workers, self.address, self.threads = executor, workers, address, threads
+        self.pool: Any = None
+        self.ray_started = False
+        self.remote: Any = None
+
+    @property
+    def in_process(self) -> bool:
+        return self.executor == "local" and self.workers == 1
+
+    def __enter__(self) -> _Runner:
+        import os
+
+        if self.executor == "ray":
+            from fctlab.sweep import _import_ray, _ray_connect
+
+            self.ray_started = _ray_connect(self.address, self.workers)
+            self.remote = _import_ray().remote(num_cpus=1)(run_summary)
+        elif self.workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            from fctlab.sweep import _worker_init
+
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_worker_init, initargs=(os.getpid(),))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            # interrupted: stop the workers now rather than wait for their runs (as a sweep does)
+            alive = [] if exc[0] is None else list((getattr(self.pool, "_processes", None) or {}).values())
+            self.pool.shutdown(wait=exc[0] is None, cancel_futures=True)
+            for proc in alive:
+                proc.terminate()
+        if self.ray_started:
+            from fctlab.sweep import _import_ray
+
+            _import_ray().shutdown()
+
+    def run(self, exps: Sequence[Experiment]) -> list[Any]:
+        """Each run's Result (in process) or an object with its ``summary`` (in parallel), or the Exception or
+        error text of a run that failed."""
+        import types
+
+        from fctlab.simulation import simulate
+
+        if self.in_process:
+            out: list[Any] = []
+            for exp in exps:
+                try:
+                    out.append(simulate(exp, threads=self.threads))
+                except Exception as e:  # noqa: BLE001  (the trial's error)
+                    out.append(e)
+            return out
+        tasks = [{"raw": exp.raw, "base_dir": str(exp.base_dir), "source": str(exp.source) if exp.source else None,
+                  "threads": 1} for exp in exps]
+        if self.executor == "ray":
+            ray = __import__("ray")
+            refs = [self.remote.remote(t) for t in tasks]
+            try:
+                answers = ray.get(refs)
+            except BaseException:
+                for ref in refs:
+                    ray.cancel(ref, force=True)
+                raise
+        else:
+            answers = list(self.pool.map(run_summary, tasks))
+        return [a["error"] if "error" in a else types.SimpleNamespace(summary=a["summary"], flows=None, experiment=exp)
+                for a, exp in zip(answers, exps)]
+
+
+def _score(setup: _Setup, exps: Sequence[Experiment], results: Sequence[Any], seconds: float) -> dict[str, Any]:
+    """A trial's outcome from its runs: the aggregated objectives, or an error."""
     per_run: list[list[float]] = []
     unfinished = 0
-    level_name = "packet"
-    for exp in setup.runs(values, level):
-        level_name = str(exp.engine["run"]["level"])
-        result = simulate(exp, threads=threads)
+    level_name = str(exps[0].engine["run"]["level"]) if exps else "-"
+    base = {"wall_seconds": seconds, "level": level_name}
+    for exp, result in zip(exps, results):
+        if isinstance(result, (str, BaseException)):
+            text = result if isinstance(result, str) else " ".join(f"{type(result).__name__}: {result}".split())
+            return {**base, "error": f"engine (seed {exp.seed}): {text}", "unfinished": unfinished}
         unfinished += int(result.summary.get("unfinished_flows") or 0)
         row = []
         for o in setup.objectives:
             v = o.evaluate(result)
             if v is None or not math.isfinite(v):
-                return {"error": f"objective {o.text} is undefined for seed {exp.seed} (e.g. an empty size bin)",
-                        "wall_seconds": time.perf_counter() - started, "level": level_name, "unfinished": unfinished}
+                return {**base, "error": f"objective {o.text} is undefined for seed {exp.seed} (e.g. an empty size "
+                        "bin)", "unfinished": unfinished}
             row.append(v)
         per_run.append(row)
-        del result
-    out: dict[str, Any] = {"values": _aggregate(per_run, setup.robust, setup.maximize), "per_run": per_run,
-                           "wall_seconds": time.perf_counter() - started, "level": level_name,
+    out: dict[str, Any] = {**base, "values": _aggregate(per_run, setup.robust, setup.maximize), "per_run": per_run,
                            "unfinished": unfinished}
     if unfinished and not setup.allow_unfinished:
         out["error"] = (f"{unfinished} flow(s) did not finish (the FCT statistics would leave them out); "
                         "allow_unfinished keeps such trials")
     return out
+
+
+def _evaluate_many(setup: _Setup, runner: _Runner, knob_values: Sequence[Mapping[str, Any]],
+                   level: str) -> list[dict[str, Any]]:
+    """The outcomes of several trials, their runs all handed to the runner at once."""
+    plans: list[list[Experiment] | str] = []
+    for values in knob_values:
+        try:
+            plans.append(setup.runs(values, level))
+        except ConfigError as e:  # a value the engine takes alone but not with the others
+            plans.append(str(e))
+    flat = [exp for p in plans if not isinstance(p, str) for exp in p]
+    started = time.perf_counter()
+    results = runner.run(flat)
+    seconds = (time.perf_counter() - started) / max(1, len(knob_values))
+    outcomes = []
+    i = 0
+    for p in plans:
+        if isinstance(p, str):
+            outcomes.append({"error": p, "wall_seconds": 0.0, "level": "-", "unfinished": 0})
+            continue
+        outcomes.append(_score(setup, p, results[i:i + len(p)], seconds))
+        i += len(p)
+    return outcomes
 
 
 def tune(
@@ -620,6 +732,9 @@ def tune(
     confirm: int = 0,
     allow_unfinished: bool = False,
     baseline: bool = False,
+    workers: int = 1,
+    executor: str = "local",
+    address: str | None = None,
     threads: int = 1,
     best_run: bool = True,
     report: bool = True,
@@ -636,7 +751,11 @@ def tune(
     packet level and reports how the two rankings agree. ``best_run`` runs the best knobs once into ``best/`` (and
 the catalog); ``report`` writes report.html and its figures; ``baseline`` makes trial 0 the experiment's own
 values of the knobs (PIAS's or QCLIMB's derived thresholds when it gives none), so that the search is measured
-against them. Every input is validated first (ConfigError naming the
+against them. ``workers`` > 1 runs that many trials at a time (their runs in worker processes, or as Ray
+tasks with ``executor="ray"`` on the cluster at ``address`` or a local Ray): each round asks ``workers`` trials
+of the sampler, runs them all, and tells their results in trial order, so a study is deterministic for a fixed
+``workers`` (another number of workers proposes other trials). A callable objective needs the run's flows and
+runs in this process only. Every input is validated first (ConfigError naming the
     key, nothing written). ``on_start(to_run, already_done)`` is called once before the first trial.
     """
     setup = _prepare(experiment, space, objective, overrides=overrides, seeds=seeds, loads=loads, robust=robust,
@@ -645,6 +764,14 @@ against them. Every input is validated first (ConfigError naming the
                      baseline=baseline)
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ConfigError("--budget", f"must be an integer >= 1 (got {budget!r})")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError("--workers", f"must be an integer >= 1 (got {workers!r})")
+    from fctlab.sweep import check_executor
+
+    check_executor(executor, address)
+    if (workers > 1 or executor == "ray") and any(o.function is not None for o in setup.objectives):
+        raise ConfigError("--workers", "a callable objective reads the run's flows, which stay in the worker: run it "
+                          "with workers = 1 and the local executor")
     from fctlab import catalog
     from fctlab.results import check_output_dir
 
@@ -660,45 +787,40 @@ against them. Every input is validated first (ConfigError naming the
         if on_start is not None:
             on_start(todo, len(counted))
         ran = 0
-        for _ in range(todo):
-            k = len(counted) + ran
-            study.sampler = _sampler(setup.sampler, _trial_seed(setup.sampler_seed, k), len(setup.objectives))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                trial = study.ask()
-            values = setup.space.suggest(trial)
-            trial.set_user_attr("knobs", json.dumps(values))
-            try:
-                outcome = _evaluate(setup, values, "screen", threads)
-            except ConfigError as e:  # a value the engine takes alone but not with the others (e.g. low > high)
-                outcome = {"error": str(e), "wall_seconds": 0.0, "level": "-", "unfinished": 0}
-            except BaseException:  # interrupted: not counted, its knobs run again first on resume
-                trial.set_user_attr("killed", True)
-                study.tell(trial, state=optuna.trial.TrialState.FAIL)
-                _enqueue(study, trial.params)
-                raise
-            for key in ("wall_seconds", "level", "unfinished"):
-                trial.set_user_attr(key, outcome[key])
-            if "per_run" in outcome:
-                trial.set_user_attr("per_run", outcome["per_run"])
-            if "error" in outcome:
-                trial.set_user_attr("error", outcome["error"])
-                if "values" in outcome:
-                    trial.set_user_attr("values_if_kept", outcome["values"])
-                study.tell(trial, state=optuna.trial.TrialState.FAIL)
-            else:
-                study.tell(trial, outcome["values"])
-            ran += 1
-            if progress is not None:
-                best, best_number = _best(study, setup)
-                progress(TrialEvent(number=trial.number, done=ran, total=todo, values=outcome.get("values")
-                                    if "error" not in outcome else None, best=best, best_number=best_number,
-                                    wall_seconds=float(outcome["wall_seconds"]), level=str(outcome["level"]),
-                                    error=outcome.get("error")))
-        agreement = None
-        confirmed: dict[str, Any] = {}
-        if confirm:
-            confirmed, agreement = _confirm(study, setup, study_dir, confirm, threads, progress)
+        with _Runner(executor, workers, address, threads) as runner:
+            while ran < todo:
+                batch = []
+                for _ in range(min(workers, todo - ran)):
+                    k = len(counted) + ran + len(batch)
+                    study.sampler = _sampler(setup.sampler, _trial_seed(setup.sampler_seed, k), len(setup.objectives))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                        trial = study.ask()
+                    values = setup.space.suggest(trial)
+                    trial.set_user_attr("knobs", json.dumps(values))
+                    batch.append((trial, values))
+                try:
+                    outcomes = _evaluate_many(setup, runner, [v for _, v in batch], "screen")
+                except BaseException:  # interrupted: not counted, their knobs run again first on resume
+                    for trial, _ in batch:
+                        trial.set_user_attr("killed", True)
+                        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                    for trial, _ in batch:
+                        _enqueue(study, trial.params)
+                    raise
+                for (trial, _), outcome in zip(batch, outcomes):
+                    _tell(optuna, study, trial, outcome)
+                    ran += 1
+                    if progress is not None:
+                        best, best_number = _best(study, setup)
+                        progress(TrialEvent(number=trial.number, done=ran, total=todo, values=outcome.get("values")
+                                            if "error" not in outcome else None, best=best, best_number=best_number,
+                                            wall_seconds=float(outcome["wall_seconds"]), level=str(outcome["level"]),
+                                            error=outcome.get("error")))
+            agreement = None
+            confirmed: dict[str, Any] = {}
+            if confirm:
+                confirmed, agreement = _confirm(study, setup, study_dir, confirm, runner, progress)
         out = _write_outputs(study, setup, study_dir, confirmed, agreement, best_run=best_run, report=report,
                              threads=threads)
     out.ran, out.resumed = ran, len(counted)
@@ -821,6 +943,21 @@ def _open_study(optuna: Any, setup: _Setup, study_dir: Path) -> tuple[Any, int]:
     return study, len(stale)
 
 
+def _tell(optuna: Any, study: Any, trial: Any, outcome: Mapping[str, Any]) -> None:
+    """Record a trial's outcome: its objectives, or failed with its error."""
+    for key in ("wall_seconds", "level", "unfinished"):
+        trial.set_user_attr(key, outcome[key])
+    if "per_run" in outcome:
+        trial.set_user_attr("per_run", outcome["per_run"])
+    if "error" in outcome:
+        trial.set_user_attr("error", outcome["error"])
+        if "values" in outcome:
+            trial.set_user_attr("values_if_kept", outcome["values"])
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    else:
+        study.tell(trial, list(outcome["values"]))
+
+
 def _enqueue(study: Any, params: Mapping[str, Any]) -> None:
     """Queue a trial with these parameters to be the next one asked for."""
     with warnings.catch_warnings():
@@ -839,7 +976,7 @@ def _best(study: Any, setup: _Setup) -> tuple[list[float] | None, int | None]:
     return list(t.values), t.number
 
 
-def _confirm(study: Any, setup: _Setup, study_dir: Path, k: int, threads: int,
+def _confirm(study: Any, setup: _Setup, study_dir: Path, k: int, runner: _Runner,
              progress: Callable[[TrialEvent], None] | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Run the ``k`` best screened trials at the packet level (once each: results kept in confirm.json) and
     measure how the screen's ranking agrees with the packet level's."""
@@ -857,7 +994,7 @@ def _confirm(study: Any, setup: _Setup, study_dir: Path, k: int, threads: int,
             or stored[str(t.number)].get("knobs") != t.user_attrs.get("knobs")]
     for i, t in enumerate(todo):
         values = json.loads(t.user_attrs["knobs"])
-        outcome = _evaluate(setup, values, "packet", threads)
+        outcome = _evaluate_many(setup, runner, [values], "packet")[0]
         stored[str(t.number)] = {"knobs": t.user_attrs["knobs"], "screen": t.values[0],
                                  "packet": outcome.get("values", [None])[0] if "error" not in outcome else None,
                                  "error": outcome.get("error"), "wall_seconds": outcome["wall_seconds"],

@@ -91,6 +91,9 @@ def tune(
         "--allow-unfinished", help="Keep trials with unfinished flows (failed by default).")] = False,
     baseline: Annotated[bool, typer.Option(
         "--baseline", help="Trial 0: the experiment's own values of the knobs.")] = False,
+    workers: Annotated[int, typer.Option("--workers", "-j", help="Trials at once (default 1).")] = 1,
+    executor: Annotated[str, typer.Option("--executor", help="local (processes) or ray.")] = "local",
+    address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address.")] = None,
     sets: Annotated[Optional[list[str]], typer.Option("--set", help="Override a key of the experiment.")] = None,
 ) -> None:
     """Tune knobs by simulation: write study.db, trials.parquet, best.toml, best/ and report.html to the
@@ -107,7 +110,8 @@ def tune(
                 experiment, space, list(objectives), budget, study_dir=study_dir, overrides=sets or (),
                 seeds=seed_list, loads=load_list, robust=robust, maximize=maximize, sampler=sampler,
                 sampler_seed=sampler_seed, screen=screen, screen_flows=screen_flows, confirm=confirm,
-                allow_unfinished=allow_unfinished, baseline=baseline, progress=progress, on_start=progress.start,
+                allow_unfinished=allow_unfinished, baseline=baseline, workers=workers,
+                executor=executor, address=address, progress=progress, on_start=progress.start,
             )
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
