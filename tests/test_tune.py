@@ -262,3 +262,13 @@ def test_trials_run_two_at_a_time_in_worker_processes(exp_file, tmp_path):
     assert one.trials["objective"][0] == a.trials["objective"][1]
     with pytest.raises(ConfigError, match="^--workers: a callable objective"):
         tune(exp_file, G_SPACE, Bowl(), 2, study_dir=tmp_path / "d", workers=2)
+
+
+def test_a_knob_the_study_sets_itself_is_refused(exp_file, tmp_path):
+    space = {"workload": {"load": {"kind": "float", "low": 0.3, "high": 0.7}}}
+    with pytest.raises(ConfigError, match=r"^workload.load: is set by --loads"):
+        tune(exp_file, space, "mean_fct", 2, study_dir=tmp_path / "s", loads=[0.5, 0.6])
+    with pytest.raises(ConfigError, match=r"^run.level: is set by --screen"):
+        tune(exp_file, {"run": {"level": {"kind": "categorical", "choices": ["flow", "packet"]}}}, "mean_fct", 2,
+             study_dir=tmp_path / "s", screen="flow")
+    assert not (tmp_path / "s").exists()

@@ -182,7 +182,8 @@ class Knob:
         if self.kind == "categorical":
             return list(self.choices)
         return [self.sequence(float(self.low), [1.0 / (self.length - i) for i in range(1, self.length)]),  # type: ignore[arg-type]
-                self.sequence(float(self.high) / 2 ** self.length, [0.5] * (self.length - 1))]  # type: ignore[arg-type]
+                self.sequence(max(float(self.low), float(self.high) / 2 ** self.length),  # type: ignore[arg-type]
+                              [0.5] * (self.length - 1))]
 
     def spec(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -876,6 +877,12 @@ def _prepare(experiment: Any, space: Any, objective: Any, *, overrides: Sequence
         raise ConfigError("--confirm", "ranks trials by one objective: give one --objective")
     if confirm == 1:
         raise ConfigError("--confirm", "a rank agreement needs at least 2 confirmed trials")
+    own = {"workload.load": "--loads" if loads else None, "run.level": "--screen" if screen or confirm else None,
+           "workload.flows": "--screen-flows" if screen_flows is not None else None}
+    for knob in sp.knobs:
+        if own.get(knob.key):
+            raise ConfigError(knob.key, f"is set by {own[knob.key]} for every trial: leave it out of the space or "
+                              f"drop {own[knob.key]}")
     seed_list = tuple(seeds) if seeds else (base.seed,)
     for s in seed_list:
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
