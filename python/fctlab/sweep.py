@@ -974,3 +974,14 @@ def _run_ray(
         for ref in refs:
             ray.cancel(ref, force=True)
         raise
+
+
+# The names fctlab.tune runs its parallel trials with (the same workers and Ray connection as a sweep's).
+#: :func:`_import_ray`: Ray, or a ConfigError saying how to install it.
+import_ray = _import_ray
+#: :func:`_ray_connect`: join the Ray cluster at an address, or start a local one.
+ray_connect = _ray_connect
+#: :func:`_worker_init`: tie a worker process to its driver.
+worker_init = _worker_init
+#: :func:`_first_difference`: the first key at which two configs differ, as a message.
+first_difference = _first_difference

@@ -605,18 +605,18 @@ class _Runner:
         import os
 
         if self.executor == "ray":
-            from fctlab.sweep import _import_ray, _ray_connect
+            from fctlab.sweep import import_ray, ray_connect
 
-            self.ray_started = _ray_connect(self.address, self.workers)
-            self.remote = _import_ray().remote(num_cpus=1)(run_summary)
+            self.ray_started = ray_connect(self.address, self.workers)
+            self.remote = import_ray().remote(num_cpus=1)(run_summary)
         elif self.workers > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            from fctlab.sweep import _worker_init
+            from fctlab.sweep import worker_init
 
             self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=_worker_init, initargs=(os.getpid(),))
+                                            initializer=worker_init, initargs=(os.getpid(),))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -627,9 +627,9 @@ class _Runner:
             for proc in alive:
                 proc.terminate()
         if self.ray_started:
-            from fctlab.sweep import _import_ray
+            from fctlab.sweep import import_ray
 
-            _import_ray().shutdown()
+            import_ray().shutdown()
 
     def run(self, exps: Sequence[Experiment]) -> list[Any]:
         """Each run's Result (in process) or an object with its ``summary`` (in parallel), or the Exception or
@@ -936,10 +936,10 @@ def _open_study(optuna: Any, setup: _Setup, study_dir: Path) -> tuple[Any, int]:
                 params.update(knob.params_of(value) or {})
             _enqueue(study, params)
     elif stored != fingerprint:
-        from fctlab.sweep import _first_difference
+        from fctlab.sweep import first_difference
 
         raise ConfigError("--study-dir", f"{study_dir} holds a study of another setup "
-                          f"({_first_difference(stored, fingerprint)}); use another folder")
+                          f"({first_difference(stored, fingerprint)}); use another folder")
     stale = [t for t in study.get_trials(deepcopy=False)
              if t.state in (optuna.trial.TrialState.RUNNING, optuna.trial.TrialState.WAITING)]
     for t in stale:
