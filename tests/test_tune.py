@@ -272,3 +272,19 @@ def test_a_knob_the_study_sets_itself_is_refused(exp_file, tmp_path):
         tune(exp_file, {"run": {"level": {"kind": "categorical", "choices": ["flow", "packet"]}}}, "mean_fct", 2,
              study_dir=tmp_path / "s", screen="flow")
     assert not (tmp_path / "s").exists()
+
+
+def test_a_trial_left_running_by_a_killed_process_runs_again_first(exp_file, tmp_path):
+    import optuna
+
+    tune(exp_file, G_SPACE, "mean_fct", 3, study_dir=tmp_path / "s", best_run=False, report=False)
+    # what SIGKILL leaves: a trial asked for and never told
+    study = optuna.load_study(study_name="fctlab-tune", storage=f"sqlite:///{tmp_path / 's' / 'study.db'}")
+    study.enqueue_trial({"transport.dctcp_g": 0.123})
+    stale = study.ask()
+    stale.suggest_float("transport.dctcp_g", 0.01, 1.0)  # (tune draws the knobs right after asking)
+    assert stale.params == {"transport.dctcp_g": 0.123}
+    report = tune(exp_file, G_SPACE, "mean_fct", 5, study_dir=tmp_path / "s", best_run=False, report=False)
+    assert report.resumed == 3 and report.ran == 2
+    t = report.trials
+    assert len(t) == 5 and t["transport.dctcp_g"].iloc[3] == 0.123  # the killed trial is not a row; its knobs ran
