@@ -14,8 +14,9 @@
 //! path (`reverse_hop`). Under packet spraying every packet draws its next hop, ACKs included, as before: there is
 //! no one data path to retrace, and each ACK's reverse pass runs where it happens to pass.
 //!
-//! Ports of this family are always event-driven (never in FIFO mode), so an agent reads the port's exact
-//! occupancy. A sender's pacing (its next send time), probe and retransmission timers are one lazy timer entry
+//! Ports of this family are never FIFOs (an agent reads the port's exact occupancy); switch ports time their
+//! departures lazily (`net::port`), and `Sim::enqueue` performs the departures due before an arrival before
+//! the agent reads the port, so it sees what the event-driven port holds. A sender's pacing (its next send time), probe and retransmission timers are one lazy timer entry
 //! per flow, as TCP's timers are.
 //!
 //! The ideal FCT of a flow of this family is the data alone at line rate from its first packet (as for TCP
