@@ -239,8 +239,9 @@ fn fast_path_matches_at_odd_rates_buffers_and_thresholds() {
 
 /// Lazy departures (`net::port`): the strict-priority and rank-queue ports of every family that has them give
 /// the event-driven results bit for bit, on one and two threads, without a single "transmitter free" event
-/// (Homa's host NICs, which its hosts read, keep theirs), with drops, and with a run cut short by the time
-/// limit while packets wait.
+/// (Homa's host NICs, which its hosts read, keep theirs, and so do the rate family's NICs when they run
+/// agents; the rate family's switch agents read the occupancy as packets arrive), with drops, and with a run
+/// cut short by the time limit while packets wait.
 #[test]
 fn lazy_departures_match_the_event_driven_ports_in_every_family() {
     let cases = [
@@ -253,6 +254,13 @@ fn lazy_departures_match_the_event_driven_ports_in_every_family() {
         ("qjump", r#""qjump_queue": "ranked""#, ""),
         ("hyline", "", r#", "routing": {"mode": "ecmp"}"#),
         ("homa", "", ""),
+        // (the rate family's agents read the occupancy of the switch ports as packets arrive)
+        ("rcp", "", r#", "routing": {"mode": "ecmp"}"#),
+        ("d3", "", r#", "routing": {"mode": "ecmp"}"#),
+        ("pdq", "", r#", "routing": {"mode": "ecmp"}"#),
+        // (with agents at the NICs too: the NICs keep their events, the switch ports are lazy)
+        ("pdq", r#""rate_nic_agents": true"#, r#", "routing": {"mode": "ecmp"}"#),
+        ("rcp", r#""rate_nic_agents": true"#, r#", "routing": {"mode": "ecmp"}"#),
     ];
     for (name, scheme_extra, extra) in cases {
         let comma = if scheme_extra.is_empty() { "" } else { ", " };

@@ -13,7 +13,7 @@
 //! once with its future start time, and no "transmitter free" event exists; a packet-hop then costs one
 //! event. The other ports (strict priority with several queues in use, rank queues) have lazy departures
 //! where they can (`net::port`; not with PFC, a shared buffer, a lossy or zero-delay link, the monitored
-//! port, the rate family's agents or Homa's host NICs): a departure is performed when the port is next
+//! port, or host NICs whose hosts read them: Homa's, and the rate family's with NIC agents): a departure is performed when the port is next
 //! looked at ([`Sim::depart_due`]), so a packet-hop costs one event there too. Results are bit-identical to
 //! the event-driven path ([`run_event_driven`], used by the tests, which has neither).
 //!
@@ -332,6 +332,14 @@ impl<F: Family> Sim<'_, F> {
     #[inline(always)]
     fn enqueue(&mut self, port: u32, mut pkt: Packet<F::Hdr>) {
         if F::AGENTS {
+            // An agent reads the port's occupancy as the event-driven port holds it at this arrival: the
+            // departures before `now` done, the one due at `now` not yet (its "transmitter free" event would
+            // come after every arrival at this instant; the tie rule below performs it after the agent). A lazy
+            // port performs the former first.
+            let p = &self.net.ports[port as usize];
+            if p.tx_event_pending && p.busy_until < self.now && p.is_lazy() {
+                self.depart_due(port, self.now - 1);
+            }
             F::at_port(self, port, &mut pkt);
         }
         if !self.rank_queues.is_empty() {

@@ -55,9 +55,11 @@ fn fifo_queue(cfg: &Config, flows: &FlowSet, allowed: bool) -> Option<usize> {
 
 /// May family `F`'s event-driven ports time their departures without events (`net::port`, *Lazy
 /// departures*)? Not with PFC (a departure releases pause thresholds and the next-queue scan reads the
-/// queues), nor when agents read a port's occupancy as packets pass (`Family::AGENTS`: the rate family).
-fn lazy_departures_allowed<F: Family>(cfg: &Config) -> bool {
-    !cfg.switch.pfc && !F::AGENTS
+/// queues). Agents that read a port's occupancy as packets pass (`Family::AGENTS`: the rate family) read it
+/// at a switch port's arrivals, where a lazy port first performs the departures due before the arrival
+/// (`Sim::enqueue`), so they see what the event-driven port holds.
+fn lazy_departures_allowed(cfg: &Config) -> bool {
+    !cfg.switch.pfc
 }
 
 /// Can the run's ports be FIFOs? Yes when every packet of the run maps to the same queue: strict-priority
@@ -152,14 +154,18 @@ fn run_family<F: Family>(
             }
         }
     }
-    if lazy && lazy_departures_allowed::<F>(cfg) {
+    if lazy && lazy_departures_allowed(cfg) {
         // Homa's hosts read their NIC's transmitter (`family::homa`, which sends when it frees): theirs keep
-        // their events
-        let homa = cfg.scheme.name.family() == FamilyName::Homa;
+        // their events. So do the rate family's NICs when they run agents (`scheme.rate_nic_agents`): a host
+        // offers its NIC packets from timers too, which come after the "transmitter free" events of their
+        // instant, so the agent's view there would not be the one `Sim::enqueue` restores at an arrival.
+        let family = cfg.scheme.name.family();
+        let hosts_read_nics =
+            family == FamilyName::Homa || (family == FamilyName::Rate && cfg.scheme.rate_nic_agents);
         let hosts = net.hosts;
         for (i, p) in net.ports.iter_mut().enumerate() {
             let eligible = !p.is_fifo() && p.pool().is_none() && p.delay_ps > 0 && !p.is_lossy();
-            if eligible && monitor_port != Some(i as u32) && !(homa && p.owner < hosts) {
+            if eligible && monitor_port != Some(i as u32) && !(hosts_read_nics && p.owner < hosts) {
                 p.set_lazy();
             }
         }

@@ -14,8 +14,9 @@
 //! path (`reverse_hop`). Under packet spraying every packet draws its next hop, ACKs included, as before: there is
 //! no one data path to retrace, and each ACK's reverse pass runs where it happens to pass.
 //!
-//! Ports of this family are always event-driven (never in FIFO mode), so an agent reads the port's exact
-//! occupancy. A sender's pacing (its next send time), probe and retransmission timers are one lazy timer entry
+//! Ports of this family are never FIFOs (an agent reads the port's exact occupancy); switch ports time their
+//! departures lazily (`net::port`), and `Sim::enqueue` performs the departures due before an arrival before
+//! the agent reads the port, so it sees what the event-driven port holds. A sender's pacing (its next send time), probe and retransmission timers are one lazy timer entry
 //! per flow, as TCP's timers are.
 //!
 //! The ideal FCT of a flow of this family is the data alone at line rate from its first packet (as for TCP
@@ -114,12 +115,17 @@ impl Family for Rate {
             if params.scheme == RateScheme::D3 { d3_vectors(flows, net) } else { (Vec::new(), Vec::new()) };
         // (an agent's id names it in PDQ's pauseby field: the port's id + 1, the same on both sides of a
         // two-thread run and from run to run)
+        // (without `scheme.rate_nic_agents` a NIC's agent is never called: it gets no PDQ list storage)
         let agents = net
             .ports
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let mut a = RateAgent::new(&params, p.rate_bps);
+                let mut a = if params.nic_agents || !net.is_host(p.owner) {
+                    RateAgent::new(&params, p.rate_bps)
+                } else {
+                    RateAgent::idle(&params, p.rate_bps)
+                };
                 a.id = i as u32 + 1;
                 a
             })
@@ -163,7 +169,8 @@ impl Family for Rate {
             return;
         }
         agent.forward(&sim.fam.params, now, queued, pkt);
-        if pkt.is_ack() && !sim.net.is_host(owner) {
+        // (only PDQ has a reverse-path update: RCP's and D3's would do nothing, so their ACKs skip the look-up)
+        if sim.fam.params.scheme == RateScheme::Pdq && pkt.is_ack() && !sim.net.is_host(owner) {
             // the ACK passes a switch on its way back: the port this flow's data leaves that switch by
             let data_dst = sim.flows.dst[pkt.flow as usize];
             let fwd = sim.net.ecmp_port(owner, data_dst, flow_hash(pkt.flow, false));

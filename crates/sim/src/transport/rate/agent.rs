@@ -265,6 +265,13 @@ impl RateAgent {
         }
     }
 
+    /// An agent that is never called (a host NIC's, when only switches compute rates): no storage for PDQ's
+    /// list and its ring of pushed-out flows (`list_max` entries each otherwise); only `RateState` of the engine
+    /// makes these, for ports whose agent it never calls.
+    pub fn idle(p: &RateParams, link_rate_bps: u64) -> Self {
+        RateAgent { list: Vec::new(), dropped: Vec::new(), ..Self::new(p, link_rate_bps) }
+    }
+
     // ------------------------------------------------------------------ queries (tests, traces)
 
     /// RCP's current rate R (bits/s).
