@@ -15,6 +15,7 @@ from fctlab.cli._common import (
     check_rerun,
     console,
     fail,
+    note,
     output_dir,
     run_with_progress,
     say,
@@ -133,7 +134,7 @@ def run(
     _record_in_catalog(out_dir, out_dir)
     say(f"{exp.name}: scheme {exp.scheme}, seed {exp.seed}")
     say(summary_table(summary))
-    console(stderr=True).print(f"results written to {out_dir}", markup=False)
+    note(f"results written to {out_dir}")
 
 
 def _record_in_catalog(root: Path, run_dir: Path) -> None:
