@@ -132,7 +132,7 @@ def check_rerun(out: Path, exp: Experiment, overwrite: bool) -> None:
     (ConfigError on ``--out``) a folder holding the finished results of another configuration unless
     ``overwrite``; results of the same configuration are simply written again (the rule sweeps follow)."""
     from fctlab.config import ConfigError
-    from fctlab.sweep import clean_temporaries, run_state
+    from fctlab.rundir import clean_temporaries, run_state
 
     clean_temporaries(out)
     state, why = run_state(out, exp.to_dict())
