@@ -9,8 +9,8 @@ Usage (from the repository root, after the README's install step):
     .venv/bin/python benchmarks/flowlevel_scale.py --no-reference --sizes 10000000   # the 10 M flows alone
 
 Each run is a fresh `fctlab run` process on one engine thread (benchmarks/bench.py's `run_once`): wall time end
-to end (Python start-up, workload generation, the simulation, Parquet and JSON), the engine's own time, events
-and the process's peak resident set. The reference and the fat-tree's smaller sizes are medians of --repeat runs;
+to end (Python start-up, workload generation, the simulation, Parquet and JSON), the engine's own time, events,
+the process's peak resident set and its CPU time (user + system). The reference and the fat-tree's smaller sizes are medians of --repeat runs;
 the packet level and the largest size one run each. The fat-tree is benchmarks/scenarios/
 fattree1024-websearch-flow.toml (k = 16, 10 Gbps links, web search at load 0.6, DCTCP, spraying). Results are
 appended to benchmarks/results/bench.jsonl, with the machine's load average before and after each run (the
@@ -32,7 +32,7 @@ def line(label: str, m: dict) -> str:
     return (
         f"{label:<44} {m['flows']:>9,} {m['wall_seconds']:>9.2f} {m['engine_seconds']:>9.3f} {m['events']:>11,.0f} "
         f"{1e6 * m['engine_seconds'] / max(m['events'], 1):>8.2f} {m['max_concurrent_flows']:>7,.0f} "
-        f"{m['peak_rss_mib']:>8.0f}"
+        f"{m['peak_rss_mib']:>8.0f} {m.get('cpu_seconds', float('nan')):>8.1f}"
     )
 
 
@@ -77,7 +77,7 @@ def main() -> None:
         rows.append(("fat-tree k=16 (1,024 hosts), DCTCP, flow level", m))
 
     print(f"{'run':<44} {'flows':>9} {'wall s':>9} {'engine s':>9} {'events':>11} {'us/event':>8} "
-          f"{'open max':>7} {'RSS MiB':>8}  load average before / after")
+          f"{'open max':>7} {'RSS MiB':>8} {'CPU s':>8}  load average before / after")
     for label, m in rows:
         print(line(label, m) + f"  {m['load_average_before'][0]:.2f} / {m['load_average_after'][0]:.2f}")
     if flow is None:

@@ -395,11 +395,7 @@ def _arrow_array(values: Any, arrow_type: Any, missing: Any, pa: Any) -> Any:
     import numpy as np
 
     if values.dtype.kind == "O":  # strings (size_bin): large_string's 64-bit offsets and UTF-8 bytes
-        encoded = [str(v).encode("utf-8") for v in values.tolist()]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        return pa.Array.from_buffers(arrow_type, len(encoded),
-                                     [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))], null_count=0)
+        return _large_strings(values, arrow_type, pa)
     if values.dtype.kind == "f":
         nan = np.isnan(values)
         missing = nan if missing is None else missing | nan
@@ -410,6 +406,34 @@ def _arrow_array(values: Any, arrow_type: Any, missing: Any, pa: Any) -> Any:
     nulls = 0 if missing is None else int(np.count_nonzero(missing))
     validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if nulls else None
     return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
+
+
+def _large_strings(values: Any, arrow_type: Any, pa: Any) -> Any:
+    """An object array of str as an Arrow large_string array. A column of a few distinct strings (size_bin:
+    three) is laid out with numpy, string by string, rather than one Python call per row: on 10,000,000 rows
+    that is seconds."""
+    import numpy as np
+
+    names = list(dict.fromkeys(values.tolist()))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    if len(names) > 16:
+        encoded = [str(v).encode("utf-8") for v in values.tolist()]
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    else:
+        encoded = [str(v).encode("utf-8") for v in names]
+        rows = [np.flatnonzero(values == name) for name in names]
+        lengths = np.zeros(len(values), dtype=np.int64)
+        for b, where in zip(encoded, rows):
+            lengths[where] = len(b)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.zeros(int(offsets[-1]), dtype=np.uint8)
+        for b, where in zip(encoded, rows):
+            first = offsets[where]
+            for j, byte in enumerate(b):
+                data[first + j] = byte
+    return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=0)
 
 
 def unreadable(run_dir: str | Path) -> str | None:
