@@ -450,7 +450,9 @@ def execute_point(task: Mapping[str, Any]) -> dict[str, Any]:
             from fctlab.simulation import default_threads
 
             threads = min(threads, default_threads(exp))
-        result = simulate(exp, threads=threads)
+        # a worker that writes the results itself never needs the DataFrame (nor pandas): the numpy table writes
+        # the same file; one returned to the driver is pickled, as a DataFrame
+        result = simulate(exp, threads=threads, frame=task.get("run_dir") is None)
         result.config[POINT_KEY] = {"run_id": task["run_id"], "axes": task["values"]}
         result.experiment = None
         info = {
