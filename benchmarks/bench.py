@@ -120,6 +120,8 @@ def run_once(name: str, threads: int | None = None, flows: int | None = None) ->
         "flows_per_second": flows / wall,
         "sim_seconds_per_wall_second": sim_s / wall,
         "peak_rss_mib": usage.ru_maxrss / 1024,
+        # user + system: on a shared machine the wall time also counts the process's waits for a core
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "max_concurrent_flows": eng["max_concurrent_flows"],
         "threads": eng.get("threads", 1),
     }

@@ -67,6 +67,59 @@ def test_record_run_adds_one_row_per_run_and_replaces_on_rerecord(results, tmp_p
     pd.testing.assert_frame_equal(flows[flows.run_id == "dctcp"].drop(columns="run_id").reset_index(drop=True), own)
 
 
+def test_record_later_notes_runs_that_the_next_read_records(results, tmp_path):
+    """What `fctlab run` does: a line per run in .catalog-pending, no DuckDB; the next read records them as
+    record_run would (the same rows), and forgets the note."""
+    root = copy_of(results, tmp_path)
+    code = (f"import sys; from fctlab import catalog; catalog.record_later({str(root)!r}, {str(root / 'tcp')!r}); "
+            "assert 'duckdb' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert catalog.record_later(root, root / "dctcp") == "dctcp"
+    assert catalog.record_later(root, root / "tcp") == "tcp"  # twice: one row
+    assert not (root / catalog.CATALOG_FILE).exists()
+    assert (root / catalog.PENDING_FILE).read_text().splitlines() == ["tcp\ttcp", "dctcp\tdctcp", "tcp\ttcp"]
+    runs, flows = fctlab.catalog(root)
+    assert list(runs.run_id) == ["dctcp", "tcp"] and len(flows) == 40
+    assert not (root / catalog.PENDING_FILE).exists()
+    # the same rows as record_run's (the time a row was recorded is the summary's)
+    other = copy_of(results, tmp_path / "other")
+    catalog.record_run(other, other / "tcp")
+    catalog.record_run(other, other / "dctcp")
+    direct, _ = fctlab.catalog(other, flows=False)
+    pd.testing.assert_frame_equal(runs.drop(columns="recorded_at"), direct.drop(columns="recorded_at"))
+    # a noted run whose folder is gone by the time it is recorded is left out; record_run records what is noted
+    shutil.copytree(root / "tcp", root / "gone")
+    catalog.record_later(root, root / "gone")
+    shutil.rmtree(root / "gone")
+    shutil.copytree(root / "tcp", root / "tcp2")
+    catalog.record_later(root, root / "tcp2")
+    catalog.record_run(root, root / "dctcp")
+    assert not (root / catalog.PENDING_FILE).exists()
+    runs, _ = fctlab.catalog(root, flows=False)
+    assert list(runs.run_id) == ["dctcp", "tcp", "tcp2"]
+
+
+def test_a_reader_leaves_the_note_while_a_writer_holds_the_lock(results, tmp_path):
+    root = copy_of(results, tmp_path)
+    catalog.record_run(root, root / "tcp")  # (a new catalog records every run folder: tcp and dctcp)
+    shutil.copytree(root / "tcp", root / "tcp2")
+    catalog.record_later(root, root / "tcp2")
+    hold = subprocess.Popen([sys.executable, "-c", (
+        f"import sys, time; from fctlab import catalog\nwith catalog.writer_lock({str(root)!r}):\n"
+        "    print('held', flush=True); time.sleep(30)")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert hold.stdout.readline().strip() == "held"
+        assert catalog.sync(root) is False
+        runs, _ = fctlab.catalog(root, flows=False)  # the catalog as it is
+        assert list(runs.run_id) == ["dctcp", "tcp"] and (root / catalog.PENDING_FILE).exists()
+    finally:
+        hold.kill()
+        hold.wait()
+        hold.stdout.close()
+    runs, _ = fctlab.catalog(root, flows=False)
+    assert list(runs.run_id) == ["dctcp", "tcp", "tcp2"]
+
+
 def test_record_run_over_a_runs_table_it_cannot_read_rebuilds_from_the_folders(results, tmp_path):
     # a catalog whose runs table has another shape (another fctlab version): the run folders are the truth
     import duckdb

@@ -117,9 +117,9 @@ def test_run_writes_documented_results(tmp_path):
     out = tmp_path / "out"
     result = invoke("run", exp_file(tmp_path), "--out", out, "--set", "workload.warmup_flows=2")
     assert result.exit_code == 0, result.stderr
-    # the three result files, plus the run's entry in the folder's DuckDB catalog (and the catalog's lock file)
+    # the three result files, plus the run noted for the folder's DuckDB catalog (and the catalog's lock file)
     assert sorted(p.name for p in out.iterdir()) == [
-        ".fctlab.lock", "catalog.duckdb", "config.json", "flows.parquet", "summary.json"
+        ".catalog-pending", ".fctlab.lock", "config.json", "flows.parquet", "summary.json"
     ]
     table = pq.read_table(out / "flows.parquet").to_pandas()
     assert list(table.columns) == list(FLOW_COLUMNS)
@@ -131,6 +131,12 @@ def test_run_writes_documented_results(tmp_path):
     assert config["workload"]["warmup_flows"] == 2 and config["overrides"] == ["workload.warmup_flows=2"]
     for name in ("small", "medium", "large", "all", "mean FCT (us)"):
         assert name in result.stdout
+    # the catalog records the noted run when it is first read
+    runs, flows = fctlab.catalog(out)
+    assert list(runs.run_id) == ["out"] and len(flows) == 20
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".fctlab.lock", "catalog.duckdb", "config.json", "flows.parquet", "summary.json"
+    ]
 
 
 def test_output_dir_from_the_experiment(tmp_path):
@@ -144,8 +150,10 @@ def test_compare_runs_each_scheme_on_the_same_flows(tmp_path):
     result = invoke("compare", exp_file(tmp_path), "--scheme", "tcp", "--scheme", "dctcp", "--out", out)
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        ".fctlab.lock", "catalog.duckdb", "compare.json", "dctcp", "fct_bins.png", "fct_bins.svg", "tcp"
+        ".catalog-pending", ".fctlab.lock", "compare.json", "dctcp", "fct_bins.png", "fct_bins.svg", "tcp"
     ]
+    runs, _ = fctlab.catalog(out, flows=False)
+    assert list(runs.run_id) == ["dctcp", "tcp"]
     tcp = fctlab.read_results(out / "tcp")
     dctcp = fctlab.read_results(out / "dctcp")
     assert tcp.config["scheme"]["name"] == "tcp" and dctcp.config["scheme"]["name"] == "dctcp"
@@ -207,7 +215,7 @@ def test_real_process_success_writes_and_prints_everything(tmp_path):
     assert "scheme dctcp, seed 7" in lines[0] and lines[-1].startswith("20 flows")
     assert proc.stderr.rstrip().endswith(f"results written to {out}")
     assert sorted(p.name for p in out.iterdir()) == [
-        ".fctlab.lock", "catalog.duckdb", "config.json", "flows.parquet", "summary.json"
+        ".catalog-pending", ".fctlab.lock", "config.json", "flows.parquet", "summary.json"
     ]
 
 

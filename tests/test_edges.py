@@ -166,6 +166,7 @@ def test_a_catalog_left_without_its_runs_table_is_rebuilt_from_the_folders(tmp_p
     exp, root = tiny(tmp_path), tmp_path / "cmp"
     r = invoke("compare", exp, "--scheme", "tcp", "--scheme", "dctcp", "--out", root)
     assert r.exit_code == 0, r.output
+    assert catalog.sync(root) and (root / "catalog.duckdb").is_file()  # (the runs compare noted, recorded)
     # a write killed before it committed: a database without the runs table
     (root / "catalog.duckdb").unlink()
     duckdb.connect(str(root / "catalog.duckdb")).close()
@@ -181,6 +182,7 @@ def test_a_catalog_whose_rows_do_not_read_back_is_moved_aside(tmp_path, capsys):
 
     exp, root = tiny(tmp_path), tmp_path / "cmp"
     assert invoke("compare", exp, "--scheme", "tcp", "--scheme", "dctcp", "--out", root).exit_code == 0
+    assert catalog.sync(root)  # (the runs compare noted, recorded)
     con = duckdb.connect(str(root / "catalog.duckdb"))
     con.execute("UPDATE runs SET summary = '{not json'")
     con.close()

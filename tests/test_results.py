@@ -373,3 +373,65 @@ def test_output_bins_ns2_sets_the_size_bin_column(tmp_path):
     assert (r.flows.loc[sizes > 102_399, "size_bin"] != "small").all()
     small = sizes <= 102_399
     assert r.summary["bins"]["small"]["count"] == int(small.sum()) and (r.flows.loc[small, "size_bin"] == "small").all()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The command line's table: numpy columns written without pandas, the same file and summary as the DataFrame's
+
+_VARIANTS = {
+    "plain": (TINY, []),
+    "flow level": (TINY, ["run.level=flow"]),
+    # half the flows with a deadline: met_deadline holds true, false and null
+    "deadlines": (TINY + "deadline_mean_ms = 0.5\ndeadline_fraction = 0.5\n", []),
+    # query_id (uint32)
+    "incast": (TINY.split("[workload]")[0] + "[workload]\npattern = 'incast'\nfan_in = 3\nresponse_bytes = 20000\n"
+               "queries = 5\nload = 0.5\n", []),
+    # lower / upper / estimate_bytes (uint64) and the application's generation rate (float64)
+    "size error, generation rate": (
+        TINY + "gen_rate_dist = 'fixed'\ngen_rate_bps = 2e8\n"
+        "size_error = {model = 'bounds', coverage = 0.9, width = 4}\n", []),
+}
+
+
+@pytest.mark.parametrize("variant", list(_VARIANTS))
+def test_the_columns_table_writes_the_file_and_summary_pandas_writes(tmp_path, variant):
+    from fctlab.analyze import summarize
+    from fctlab.simulation import FlowTable, Result
+
+    text, overrides = _VARIANTS[variant]
+    path = tmp_path / "exp.toml"
+    path.write_text(text)
+    exp = fctlab.load_experiment(path, overrides=overrides)
+    res = fctlab.simulate(exp, frame=False)
+    assert isinstance(res.flows, FlowTable)
+    frame = res.flows.frame()
+    framed = Result(flows=frame, summary=res.summary, stats=res.stats, config=res.config)
+    write_results(res, tmp_path / "columns")
+    write_results(framed, tmp_path / "frame")
+    a = (tmp_path / "columns" / "flows.parquet").read_bytes()
+    b = (tmp_path / "frame" / "flows.parquet").read_bytes()
+    assert a == b  # byte for byte: the same schema, pandas metadata, values, nulls and row groups
+    back = pd.read_parquet(tmp_path / "columns" / "flows.parquet")
+    pd.testing.assert_frame_equal(back, frame)
+    assert list(back.columns)[:len(FLOW_COLUMNS)] == list(FLOW_COLUMNS)
+    # the summary from the numpy columns is the DataFrame's
+    assert summarize(res.flows, res.stats, res.config) == summarize(frame, res.stats, res.config)
+    if variant == "deadlines":
+        assert back["met_deadline"].isna().any() and back["met_deadline"].notna().any()
+    # simulate()'s default is the DataFrame, with the same rows
+    pd.testing.assert_frame_equal(fctlab.simulate(exp).flows, frame)
+
+
+def test_the_columns_writer_spans_row_groups(tmp_path, monkeypatch):
+    """More rows than one row group: the slices of every column line up (a few rows per group here)."""
+    from fctlab import results
+    from fctlab.simulation import Result
+
+    monkeypatch.setattr(results, "PARQUET_ROWS", 7)
+    exp = tiny(tmp_path, ["workload.deadline_mean_ms=0.5", "workload.deadline_fraction=0.5"])
+    res = fctlab.simulate(exp, frame=False)
+    frame = res.flows.frame()
+    write_results(res, tmp_path / "columns")
+    write_results(Result(flows=frame, summary=res.summary, stats=res.stats, config=res.config), tmp_path / "frame")
+    assert pq.ParquetFile(tmp_path / "columns" / "flows.parquet").num_row_groups == 3  # 20 rows: 7 + 7 + 6
+    assert (tmp_path / "columns" / "flows.parquet").read_bytes() == (tmp_path / "frame" / "flows.parquet").read_bytes()

@@ -89,10 +89,22 @@ def _stat(values: np.ndarray, kind: str) -> float | None:
     return float(np.percentile(values, PERCENTILE, method=PERCENTILE_METHOD))
 
 
+def _values(flows: Any, name: str, dtype: Any) -> np.ndarray:
+    """Column ``name`` of a flow table (a DataFrame, or numpy columns such as
+    :class:`fctlab.simulation.FlowTable`) as a numpy array of ``dtype``; missing values of a nullable column read
+    as NaN (float) or False (bool), as :class:`~fctlab.simulation.FlowTable` stores them."""
+    values = flows[name]
+    if isinstance(values, np.ndarray):
+        return values if dtype is None else values.astype(dtype, copy=False)
+    if dtype is None:
+        return values.to_numpy()
+    return values.to_numpy(dtype=dtype, na_value=np.nan if np.dtype(dtype).kind == "f" else False)
+
+
 def _timeouts(flows: pd.DataFrame) -> np.ndarray:
     """The flows' retransmission timeouts (zeros for a table without the column)."""
     if "timeouts" in flows:
-        return flows["timeouts"].to_numpy(dtype=np.int64)
+        return _values(flows, "timeouts", np.int64)
     return np.zeros(len(flows), dtype=np.int64)
 
 
@@ -145,14 +157,14 @@ def deadline_stats(flows: pd.DataFrame, measured: np.ndarray | None = None) -> d
     if measured is None:
         measured = np.ones(n, dtype=bool)
     if "deadline_ns" in flows:
-        has = ~np.isnan(flows["deadline_ns"].to_numpy(dtype=np.float64, na_value=np.nan)) & measured
+        has = ~np.isnan(_values(flows, "deadline_ns", np.float64)) & measured
     else:
         has = np.zeros(n, dtype=bool)
     if "met_deadline" in flows:
-        met = flows["met_deadline"].to_numpy(dtype=bool, na_value=False) & has
+        met = _values(flows, "met_deadline", bool) & has
     else:
         met = np.zeros(n, dtype=bool)
-    terminated = flows["terminated"].to_numpy(dtype=bool) if "terminated" in flows else np.zeros(n, dtype=bool)
+    terminated = _values(flows, "terminated", bool) if "terminated" in flows else np.zeros(n, dtype=bool)
     count = int(has.sum())
     return {
         "deadline_flows": count,
@@ -186,17 +198,17 @@ def summarize(
     ``config["output"]["bins"]`` (:data:`BIN_EDGES`; default "papers").
     """
     n = len(flows)
-    warm = flows["warmup"].to_numpy(dtype=bool) if "warmup" in flows else np.zeros(n, dtype=bool)
-    cool = flows["cooldown"].to_numpy(dtype=bool) if "cooldown" in flows else np.zeros(n, dtype=bool)
+    warm = _values(flows, "warmup", bool) if "warmup" in flows else np.zeros(n, dtype=bool)
+    cool = _values(flows, "cooldown", bool) if "cooldown" in flows else np.zeros(n, dtype=bool)
     # numpy on the columns used, not DataFrame copies: the same values in the same order, so the same sums
-    finished_all = flows["finished"].to_numpy(dtype=bool)
-    fct_all = flows["fct_ns"].to_numpy(dtype=np.float64)
-    slow_all = flows["slowdown"].to_numpy(dtype=np.float64)
+    finished_all = _values(flows, "finished", bool)
+    fct_all = _values(flows, "fct_ns", np.float64)
+    slow_all = _values(flows, "slowdown", np.float64)
     timeouts_all = _timeouts(flows)
     measured = ~warm & ~cool
     cfg = dict(config) if config is not None else {}
     bin_edges = (cfg.get("output") or {}).get("bins", DEFAULT_BINS)
-    bins_of = _bin_index(flows["size_bytes"].to_numpy(), bin_edges)
+    bins_of = _bin_index(_values(flows, "size_bytes", None), bin_edges)
     bins: dict[str, Any] = {}
     for i, (name, (lo, hi)) in enumerate(_edges(bin_edges).items()):
         entry = {"min_bytes_exclusive": lo, "max_bytes": None if math.isinf(hi) else hi}

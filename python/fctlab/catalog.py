@@ -23,6 +23,9 @@ from typing import Any
 from fctlab.config import ConfigError
 
 CATALOG_FILE = "catalog.duckdb"
+#: Runs noted by :func:`record_later` (``fctlab run``, ``compare``), one ``run_id<TAB>run folder`` line each (the
+#: folder relative to the results folder), until the catalog records them.
+PENDING_FILE = ".catalog-pending"
 LOCK_FILE = ".fctlab.lock"
 #: Statistics copied from each summary bin into ``<bin>_<stat>`` columns.
 BIN_STATS = ("count", "mean_fct_ns", "p99_fct_ns", "mean_slowdown", "p99_slowdown")
@@ -337,16 +340,37 @@ def _stored_rows(root: Path, con: Any = None) -> list[dict[str, Any]] | None:
     return rows
 
 
+def _pending(root: Path) -> list[tuple[str, Path]]:
+    """The runs :func:`record_later` noted in ``root/.catalog-pending`` and not yet in the catalog, oldest first
+    (a run noted twice once, at its last place); a noted run whose folder no longer holds its results is left
+    out (the catalog is an index of what is there)."""
+    from fctlab.results import FLOWS_FILE, SUMMARY_FILE
+
+    try:
+        text = (root / PENDING_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    runs: dict[str, Path] = {}
+    for line in text.splitlines():
+        run_id, sep, rel = line.partition("\t")
+        if not sep or not run_id:
+            continue  # (a line cut short by a killed write)
+        runs.pop(run_id, None)
+        runs[run_id] = root / rel
+    return [(run_id, d) for run_id, d in runs.items() if (d / SUMMARY_FILE).is_file() and (d / FLOWS_FILE).is_file()]
+
+
 def upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
-    """Add or replace the given runs (run id, run dir); the caller holds the writer lock. The other rows are the
-    catalog's; when it has none to give (no catalog yet, no ``runs`` table, or rows that do not read back), every
-    run folder under ``root`` is recorded instead, and a catalog whose rows do not read back is first moved aside
-    to ``catalog.duckdb.corrupt``."""
+    """Add or replace the given runs (run id, run dir), and those :func:`record_later` noted; the caller holds
+    the writer lock. The other rows are the catalog's; when it has none to give (no catalog yet, no ``runs``
+    table, or rows that do not read back), every run folder under ``root`` is recorded instead, and a catalog
+    whose rows do not read back is first moved aside to ``catalog.duckdb.corrupt``."""
     import duckdb
 
     root = Path(root)
     path = root / CATALOG_FILE
-    new = {run_id: _read_run(root, Path(run_dir), run_id) for run_id, run_dir in runs}
+    noted = _pending(root)
+    new = {run_id: _read_run(root, Path(run_dir), run_id) for run_id, run_dir in [*noted, *runs]}
     # one connection reads the stored rows and writes the new table: opening and closing the file costs tens of ms
     con = None
     stored: list[dict[str, Any]] | None = None
@@ -371,11 +395,20 @@ def upsert_unlocked(root: Path, runs: Iterable[tuple[str, Path]]) -> None:
     finally:
         if con is not None:
             con.close()
+    _forget_pending(root)
+
+
+def _forget_pending(root: Path) -> None:
+    try:
+        (root / PENDING_FILE).unlink()
+    except FileNotFoundError:
+        pass
 
 
 def rebuild_unlocked(root: Path, skipped: list[str] | None = None) -> int:
     rows = [_read_run(root, run_dir, run_id) for run_id, run_dir in _discover(root, skipped)]
     _write(root, rows)
+    _forget_pending(root)  # (every run folder is in: the noted ones too)
     return len(rows)
 
 
@@ -388,6 +421,43 @@ def record_run(root: str | Path, run_dir: str | Path, run_id: str | None = None)
     with writer_lock(root, wait=True):
         upsert_unlocked(root, [(run_id, run_dir)])
     return run_id
+
+
+def record_later(root: str | Path, run_dir: str | Path, run_id: str | None = None) -> str:
+    """Note a finished run for the catalog of ``root`` without opening it: one line in ``root/.catalog-pending``
+    (written under the writer lock), which the next reading or writing of the catalog (:func:`load`,
+    :func:`connect`, :func:`record_run`, a sweep) records as :func:`record_run` would. What ``fctlab run`` and
+    ``compare`` do: importing DuckDB and rewriting the catalog took about half a second, several times a
+    flow-level run's engine time, for an index that is only needed when it is read. Returns the run id (by
+    default :func:`default_run_id`)."""
+    root, run_dir = Path(root), Path(run_dir)
+    run_id = run_id or default_run_id(root, run_dir)
+    if "\t" in run_id or "\n" in run_id:
+        raise ValueError(f"run id {run_id!r}: a tab or a line break cannot be noted; use record_run")
+    rel = os.path.relpath(run_dir.resolve(), root.resolve())
+    with writer_lock(root, wait=True):
+        with open(root / PENDING_FILE, "a", encoding="utf-8") as f:
+            f.write(f"{run_id}\t{Path(rel).as_posix()}\n")
+    return run_id
+
+
+def sync(root: str | Path) -> bool:
+    """Record in ``root/catalog.duckdb`` the runs :func:`record_later` noted (what :func:`load` and
+    :func:`connect` do first). Returns False, leaving them noted, when another process holds the writer lock (a
+    sweep writing the folder records them itself); True otherwise."""
+    root = Path(root)
+    if not (root / PENDING_FILE).is_file():
+        return True
+    try:
+        with writer_lock(root, wait=False):
+            if (root / PENDING_FILE).is_file():  # (another process may have recorded them meanwhile)
+                upsert_unlocked(root, [])
+    except ConfigError:
+        return False
+    except (OSError, ValueError) as e:  # a noted run that does not read back: the catalog is read as it is
+        sys.stderr.write(f"warning: runs noted in {root / PENDING_FILE} not recorded ({' '.join(str(e).split())}); "
+                         f"fctlab.catalog.rebuild({str(root)!r}) recreates the catalog from the run folders\n")
+    return True
 
 
 def rebuild(root: str | Path) -> int:
@@ -414,6 +484,7 @@ def connect(root: str | Path) -> Any:
     """A read-only DuckDB connection to ``root/catalog.duckdb`` for SQL (``runs`` table, ``flows`` view)."""
     import duckdb
 
+    sync(root)
     path = Path(root) / CATALOG_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no catalog here (fctlab.catalog.rebuild({str(root)!r}) makes one)")

@@ -78,8 +78,50 @@ def _one_line(text: str) -> str:
 
 
 class _Section(BaseModel):
-    # (each field's docstring is its description in the JSON Schema: the key reference, fctlab.reference)
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+    # (each field's docstring is its description in the JSON Schema: the key reference, fctlab.reference). Read
+    # when a schema is first asked for, not by pydantic's use_attribute_docstrings when the class is made: that
+    # parses this file's source for every class, a fifth of the time `import fctlab.config` takes, which every
+    # command would pay for descriptions only the schema shows.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        _describe_sections()
+        return super().model_json_schema(*args, **kwargs)
+
+
+def _attribute_docstrings(cls: type) -> dict[str, str]:
+    """A class's attribute docstrings: the string literal right after each annotated attribute in its body
+    (the PEP 257 convention pydantic's ``use_attribute_docstrings`` reads), cleaned as ``inspect.cleandoc``."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(cls))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    out = {}
+    for node, after in zip(body, body[1:]):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            out[node.target.id] = inspect.cleandoc(after.value.value)
+    return out
+
+
+_DESCRIBED = False
+
+
+def _describe_sections() -> None:
+    """Give every field of the sections without an explicit description its docstring, and rebuild the models'
+    schemas (nested sections first), once."""
+    global _DESCRIBED
+    if _DESCRIBED:
+        return
+    _DESCRIBED = True
+    for model in (SizeErrorConfig, WorkloadConfig, OutputConfig):
+        docs = _attribute_docstrings(model)
+        for name, info in model.model_fields.items():
+            if info.description is None and name in docs:
+                info.description = docs[name]
+        model.model_rebuild(force=True)
 
 
 class SizeErrorConfig(_Section):

@@ -306,7 +306,15 @@ def write_results(result: Any, out_dir: str | Path, *, compression: str | None =
     if compression is None:
         compression = (result.config.get("output") or {}).get("compression", "zstd")
     paths = {"flows": out / FLOWS_FILE, "config": out / CONFIG_FILE, "summary": out / SUMMARY_FILE}
-    atomic_write(paths["flows"], lambda f: _write_parquet(result.flows, f, compression, pa, pq))
+    flows = result.flows
+    if hasattr(flows, "rows"):  # a FlowTable (simulate(frame=False)): numpy columns, written without pandas
+        pandas_meta = _pandas_metadata(flows, pa)
+        if pandas_meta is None:  # a column this writer cannot describe as pandas would: let pandas write it
+            flows = flows.frame()
+        else:
+            atomic_write(paths["flows"], lambda f: _write_columns_parquet(flows, pandas_meta, f, compression, pa, pq))
+    if not hasattr(flows, "rows"):
+        atomic_write(paths["flows"], lambda f: _write_parquet(flows, f, compression, pa, pq))
     write_json(paths["config"], result.config)
     write_json(paths["summary"], result.summary)
     return paths
@@ -325,6 +333,107 @@ def _write_parquet(df: Any, f: IO[bytes], compression: str, pa: Any, pq: Any) ->
         for start in range(PARQUET_ROWS, len(df), PARQUET_ROWS):
             chunk = df.iloc[start:start + PARQUET_ROWS]
             w.write_table(pa.Table.from_pandas(chunk, schema=w.schema, preserve_index=False))
+
+
+def _pandas_metadata(table: Any, pa: Any) -> bytes | None:
+    """The ``pandas`` schema metadata pyarrow's ``Table.from_pandas`` would write for ``table.frame()`` (so that
+    ``pandas.read_parquet`` gives back the same dtypes, ``met_deadline`` as nullable ``boolean``), made without
+    importing pandas; None when a column is of a kind this does not cover (the caller then lets pandas write),
+    or pandas is not installed or older than 3 (whose string columns are described differently).
+    tests/test_results.py checks it against pyarrow's own on every column kind a run writes."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:  # (the Version line read directly: metadata() would import an e-mail parser for it)
+        text = distribution("pandas").read_text("METADATA") or ""
+    except PackageNotFoundError:
+        return None
+    pandas_version = next((line.split(":", 1)[1].strip() for line in text.splitlines()
+                           if line.startswith("Version:")), "")
+    if not pandas_version.split(".")[0].isdigit() or int(pandas_version.split(".")[0]) < 3:
+        return None
+    entries = []
+    first, nulls = table.rows(0, 0)  # (no rows: only the dtypes)
+    for name, values in first.items():
+        kind = values.dtype.kind
+        if name in nulls:
+            if kind != "b":
+                return None
+            pandas_type, numpy_type = "bool", "boolean"
+        elif kind in "biuf":
+            pandas_type = numpy_type = str(values.dtype)
+        elif kind == "O" and name == "size_bin":  # pandas 3 stores strings as its "str" dtype: Arrow large_string
+            pandas_type, numpy_type = "object", "str"
+        else:
+            return None
+        entries.append({"name": name, "field_name": name, "pandas_type": pandas_type, "numpy_type": numpy_type,
+                        "metadata": None})
+    meta = {"index_columns": [], "column_indexes": [], "columns": entries, "attributes": {},
+            "creator": {"library": "pyarrow", "version": pa.__version__}, "pandas_version": pandas_version}
+    return json.dumps(meta).encode("utf8")
+
+
+def _write_columns_parquet(table: Any, pandas_meta: bytes, f: IO[bytes], compression: str, pa: Any, pq: Any) -> None:
+    """Write a :class:`fctlab.simulation.FlowTable` as :func:`_write_parquet` writes its DataFrame: the same
+    schema, metadata and row groups of PARQUET_ROWS rows, each computed from the workload's and the engine's
+    columns on its rows only (the whole table is never held)."""
+    first, _ = table.rows(0, 0)
+    fields = [pa.field(name, pa.large_string() if values.dtype.kind == "O" else pa.from_numpy_dtype(values.dtype))
+              for name, values in first.items()]
+    schema = pa.schema(fields, metadata={b"pandas": pandas_meta})
+    with pq.ParquetWriter(f, schema, compression=compression) as w:
+        for start in range(0, max(len(table), 1), PARQUET_ROWS):
+            part, nulls = table.rows(start, min(start + PARQUET_ROWS, len(table)))
+            arrays = [_arrow_array(part[field.name], field.type, nulls.get(field.name), pa) for field in fields]
+            w.write_table(pa.Table.from_arrays(arrays, schema=schema))
+            del part, nulls, arrays
+
+
+def _arrow_array(values: Any, arrow_type: Any, missing: Any, pa: Any) -> Any:
+    """A numpy column as an Arrow array as ``Table.from_pandas`` makes it (NaN stored as null, ``missing`` rows
+    null), built from its buffers: ``pyarrow.array`` on a numpy array imports pandas (to ask whether it is a
+    pandas object), which is what this avoids."""
+    import numpy as np
+
+    if values.dtype.kind == "O":  # strings (size_bin): large_string's 64-bit offsets and UTF-8 bytes
+        return _large_strings(values, arrow_type, pa)
+    if values.dtype.kind == "f":
+        nan = np.isnan(values)
+        missing = nan if missing is None else missing | nan
+    if values.dtype.kind == "b":
+        data = np.packbits(values, bitorder="little")
+    else:
+        data = np.ascontiguousarray(values)
+    nulls = 0 if missing is None else int(np.count_nonzero(missing))
+    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
+
+
+def _large_strings(values: Any, arrow_type: Any, pa: Any) -> Any:
+    """An object array of str as an Arrow large_string array. A column of a few distinct strings (size_bin:
+    three) is laid out with numpy, string by string, rather than one Python call per row: on 10,000,000 rows
+    that is seconds."""
+    import numpy as np
+
+    names = list(dict.fromkeys(values.tolist()))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    if len(names) > 16:
+        encoded = [str(v).encode("utf-8") for v in values.tolist()]
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    else:
+        encoded = [str(v).encode("utf-8") for v in names]
+        rows = [np.flatnonzero(values == name) for name in names]
+        lengths = np.zeros(len(values), dtype=np.int64)
+        for b, where in zip(encoded, rows):
+            lengths[where] = len(b)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.zeros(int(offsets[-1]), dtype=np.uint8)
+        for b, where in zip(encoded, rows):
+            first = offsets[where]
+            for j, byte in enumerate(b):
+                data[first + j] = byte
+    return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=0)
 
 
 def unreadable(run_dir: str | Path) -> str | None:

@@ -324,128 +324,295 @@ def flow_table(
     bins: str = "papers",
     consume: bool = False,
 ) -> pd.DataFrame:
-    """Join the workload table and the engine's result columns (both in flow-id order) into the result table.
+    """Join the workload table and the engine's result columns (both in flow-id order) into the result table:
+    :func:`flow_columns_table` as a DataFrame."""
+    return flow_columns_table(workload, columns, warmup_flows=warmup_flows, default_priority=default_priority,
+                              cooldown_flows=cooldown_flows, bins=bins, consume=consume).frame()
+
+
+class FlowTable:
+    """The result table as numpy columns, computed from the workload and the engine's columns when asked for
+    (in :data:`FLOW_COLUMNS` order, the workload's extras after them), without pandas: what ``fctlab run``
+    summarises and writes to flows.parquet (importing pandas costs about half a second, several times a
+    flow-level run's engine time), one row group at a time, so that a run of millions of flows never holds a
+    second copy of its table. ``t[name]`` is a whole column, ``t.rows(lo, hi)`` the columns of rows lo..hi-1
+    (and their missing values), ``frame()`` the DataFrame :func:`simulate` returns. ``met_deadline`` is the one
+    column with missing values (a flow without a deadline): ``t[name]`` holds False there, :meth:`missing` says
+    where."""
+
+    __slots__ = ("_n", "_makers", "_engine", "_consume", "_rows")
+
+    def __init__(self, n: int, makers: dict[str, tuple[Any, tuple[str, ...]]], engine: dict[str, np.ndarray],
+                 consume: bool, rows: Any) -> None:
+        self._n = n
+        self._rows = rows  # (lo, hi) -> the _Rows of that range
+        self._makers = makers  # column -> (function of a _Rows, the engine columns it reads)
+        self._engine = engine
+        self._consume = consume
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._makers
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._makers)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._makers[name][0](self._rows(0, self._n))
+
+    def missing(self, name: str, lo: int = 0, hi: int | None = None) -> np.ndarray | None:
+        """Where column ``name`` has no value (rows lo..hi-1), or None for a column that always has one."""
+        if name != "met_deadline":
+            return None
+        return self._rows(lo, self._n if hi is None else hi).no_deadline
+
+    def rows(self, lo: int, hi: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The columns of rows ``lo..hi-1`` and, for a column with missing values, where they are."""
+        r = self._rows(lo, hi)
+        return {name: make(r) for name, (make, _) in self._makers.items()}, {"met_deadline": r.no_deadline}
+
+    def frame(self) -> pd.DataFrame:
+        """The table as a DataFrame (``met_deadline`` as pandas' nullable ``boolean``). Built column by column;
+        a table made with ``consume`` drops each engine column once no column still to come reads it."""
+        import pandas as pd
+
+        r = self._rows(0, self._n)
+        still = {}
+        for name, (_, reads) in self._makers.items():
+            for col in reads:
+                still[col] = still.get(col, 0) + 1
+        data: dict[str, Any] = {}
+        for name, (make, reads) in self._makers.items():
+            values = make(r)
+            if name == "met_deadline":
+                values = pd.array(values, dtype="boolean")
+                values[r.no_deadline] = pd.NA
+            data[name] = values
+            if self._consume:
+                for col in reads:
+                    still[col] -= 1
+                    if still[col] == 0:
+                        self._engine.pop(col, None)
+        # copy=False: one block per column, no consolidated second copy of the whole table
+        return pd.DataFrame(data, copy=False)
+
+
+class _Rows:
+    """The values rows lo..hi-1 of a flow table share (start, finish, FCT...), each computed once when first
+    asked for."""
+
+    def __init__(self, workload: Any, engine: dict[str, np.ndarray], lo: int, hi: int, warm: np.ndarray,
+                 cool: np.ndarray) -> None:
+        self.w, self.e, self.sl = workload, engine, slice(lo, hi)
+        self.n = hi - lo
+        self.warm, self.cool = warm[self.sl], cool[self.sl]
+        self._done: dict[str, Any] = {}
+
+    def engine(self, name: str, dtype: Any = None, default: Any = None) -> Any:
+        """The engine's column ``name`` on these rows (None when it is missing and no default is given)."""
+        values = self.e.get(name)
+        if values is None:
+            return default
+        values = values[self.sl]
+        return values if dtype is None else np.asarray(values, dtype=dtype)
+
+    def workload(self, name: str, dtype: Any = None) -> np.ndarray:
+        values = self.w[name][self.sl]
+        return values if dtype is None else values.astype(dtype, copy=False)
+
+    def _memo(self, key: str, make: Any) -> Any:
+        if key not in self._done:
+            self._done[key] = make()
+        return self._done[key]
+
+    @property
+    def requested_ps(self) -> np.ndarray:
+        return self._memo("requested_ps", lambda: self.workload("start_ps", np.uint64))
+
+    @property
+    def start_ps(self) -> np.ndarray:
+        # the actual start: later than the workload's for a flow that waited for another; a flow that never began
+        # (its parent did not finish, or the run stopped first) keeps the workload's start time, with started False
+        def make() -> np.ndarray:
+            start = self.engine("start_ps", np.uint64)
+            return self.requested_ps if start is None else np.where(self.started, start, self.requested_ps)
+        return self._memo("start_ps_actual", make)
+
+    @property
+    def started(self) -> np.ndarray:
+        def make() -> np.ndarray:
+            start = self.engine("start_ps", np.uint64)
+            return np.ones(self.n, dtype=bool) if start is None else start != NEVER_PS
+        return self._memo("started", make)
+
+    @property
+    def finish_ps(self) -> np.ndarray:
+        return self._memo("finish_ps_u64", lambda: self.engine("finish_ps", np.uint64))
+
+    @property
+    def finished(self) -> np.ndarray:
+        return self._memo("finished", lambda: self.finish_ps != NEVER_PS)
+
+    @property
+    def ideal_ps(self) -> np.ndarray:
+        return self._memo("ideal_ps", lambda: self.engine("ideal_fct_ps", np.uint64))
+
+    @property
+    def fct_ps(self) -> np.ndarray:
+        f = self.finished
+        return self._memo("fct_ps", lambda: np.where(f, self.finish_ps - np.where(f, self.start_ps, 0), 0))
+
+    @property
+    def terminated(self) -> np.ndarray:
+        def make() -> np.ndarray:
+            t = self.engine("terminated")
+            return np.zeros(self.n, dtype=bool) if t is None else np.asarray(t, dtype=bool)
+        return self._memo("terminated_bool", make)
+
+    @property
+    def deadline_ns(self) -> np.ndarray:
+        def make() -> np.ndarray:
+            if "deadline_ns" in self.w:
+                return self.workload("deadline_ns", np.float64)
+            return np.full(self.n, np.nan)
+        return self._memo("deadline_ns", make)
+
+    @property
+    def no_deadline(self) -> np.ndarray:
+        return self._memo("no_deadline", lambda: np.isnan(self.deadline_ns))
+
+    @property
+    def met_deadline(self) -> np.ndarray:
+        # deadlines count from the requested start (a flow that waited for another has less time left)
+        def make() -> np.ndarray:
+            if "deadline_ns" not in self.w:
+                return np.zeros(self.n, dtype=bool)
+            has = ~self.no_deadline
+            due_ps = self.requested_ps + deadline_ps(np.where(has, self.deadline_ns, 0.0))
+            met = self.finished & ~self.terminated & (self.finish_ps <= due_ps)
+            return np.where(has, met, False)
+        return self._memo("met_deadline", make)
+
+    @property
+    def man_wait_ns(self) -> np.ndarray:
+        def make() -> np.ndarray:
+            wait = self.engine("man_wait_ps", np.uint64)
+            return np.full(self.n, np.nan) if wait is None else _ns(wait)
+        return self._memo("man_wait_ns", make)
+
+
+def flow_columns_table(
+    workload: pd.DataFrame | FlowColumns,
+    columns: dict[str, np.ndarray],
+    *,
+    warmup_flows: int,
+    default_priority: int,
+    cooldown_flows: int = 0,
+    bins: str = "papers",
+    consume: bool = False,
+) -> FlowTable:
+    """Join the workload table and the engine's result columns (both in flow-id order) into the result table, as
+    a :class:`FlowTable` that computes its columns when they are asked for.
 
     Warm-up: the ``warmup_flows`` flows that start first (ties broken by flow id) get ``warmup = True``; cool-down:
     the ``cooldown_flows`` that start last get ``cooldown = True`` (the order is by requested start time, so a
     flow that waited for another keeps its place). ``bins`` names the size-bin edges of the ``size_bin`` column.
-    ``consume``: take the engine's columns out of ``columns`` as they are converted, so that each is freed as
-    soon as its converted copy exists (the table is built without a second, consolidated copy either); this
-    keeps the peak memory of a large run near one table's worth.
+    The table reads ``columns`` as long as it lives; ``consume``: its :meth:`~FlowTable.frame` takes the
+    engine's columns out of ``columns`` as they are converted, so that each is freed as soon as no column still
+    to come needs it (the DataFrame is built without a second, consolidated copy either); this keeps the peak
+    memory of a large run near one table's worth.
     """
     n = len(workload)
-
-    def take(name: str, *default: Any) -> Any:
-        """The engine's column ``name`` (``default`` if given and it is missing), removed when consuming."""
-        if consume:
-            return columns.pop(name, *default)
-        return columns.get(name, *default) if default else columns[name]
-
-    # the actual start: later than the workload's for a flow that waited for another; a flow that never began
-    # (its parent did not finish, or the run stopped first) keeps the workload's start time, with started False
-    requested_ps = column(workload, "start_ps", np.uint64)
-    start_ps = take("start_ps", None)
-    start_ps = requested_ps if start_ps is None else np.asarray(start_ps, dtype=np.uint64)
-    started = start_ps != NEVER_PS
-    start_ps = np.where(started, start_ps, requested_ps)
-    finish_ps = np.asarray(take("finish_ps"), dtype=np.uint64)
-    ideal_ps = np.asarray(take("ideal_fct_ps"), dtype=np.uint64)
-    finished = finish_ps != NEVER_PS
-    fct_ps = np.where(finished, finish_ps - np.where(finished, start_ps, 0), 0)
-    fct_ns = np.where(finished, fct_ps.astype(np.float64) / 1000.0, np.nan)
-    ideal_ns = ideal_ps.astype(np.float64) / 1000.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slowdown = np.where(finished & (ideal_ps > 0), fct_ps.astype(np.float64) / ideal_ps.astype(np.float64), np.nan)
-
-    order = np.lexsort((column(workload, "flow_id"), requested_ps))
+    if not isinstance(workload, FlowColumns):  # a trace's DataFrame: its columns as numpy arrays, once
+        workload = FlowColumns({name: column(workload, name) for name in workload.columns})
+    missing = [name for name in ("finish_ps", "ideal_fct_ps", "sender_done_ps", *_COUNTERS) if name not in columns]
+    if missing:
+        raise KeyError(missing[0])
+    order = np.lexsort((column(workload, "flow_id"), column(workload, "start_ps", np.uint64)))
     warm = np.zeros(n, dtype=bool)
     warm[order[:warmup_flows]] = True
     cool = np.zeros(n, dtype=bool)
     if cooldown_flows > 0:
         cool[order[n - cooldown_flows:]] = True
+    del order
+    engine = columns
+
+    def ints(name: str) -> Any:
+        return (lambda r: np.asarray(r.engine(name)).astype(np.int64)), (name,)
+
+    def fixed(value: Any, dtype: Any) -> Any:
+        return lambda r: np.full(r.n, value, dtype=dtype)
 
     if "priority" in workload:
-        priority = column(workload, "priority", np.int64)
+        priority: Any = lambda r: r.workload("priority", np.int64)  # noqa: E731
     else:
-        priority = np.full(n, default_priority, dtype=np.int64)
+        priority = fixed(default_priority, np.int64)
 
-    def ints(name: str) -> np.ndarray:
-        return np.asarray(take(name)).astype(np.int64)
+    def slowdown(r: _Rows) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(r.finished & (r.ideal_ps > 0), r.fct_ps.astype(np.float64) / r.ideal_ps.astype(np.float64),
+                            np.nan)
 
-    size = column(workload, "size_bytes", np.int64)
-    # deadlines count from the requested start (a flow that waited for another has less time left)
-    terminated = take("terminated", None)
-    terminated = np.zeros(n, dtype=bool) if terminated is None else np.asarray(terminated, dtype=bool)
-    if "deadline_ns" in workload:
-        deadline_ns = column(workload, "deadline_ns", np.float64)
-        has = ~np.isnan(deadline_ns)
-        due_ps = requested_ps + deadline_ps(np.where(has, deadline_ns, 0.0))
-        met = finished & ~terminated & (finish_ps <= due_ps)
-        import pandas as pd
+    def copy_rate(r: _Rows) -> np.ndarray:
+        # RAX's measured copy rate (0 from the engine for flows it does not measure: NaN here)
+        rate = np.asarray(r.engine("copy_rate_bps", default=np.zeros(r.n)), dtype=np.float64)
+        return np.where(rate > 0, rate, np.nan)
 
-        met_deadline = pd.array(np.where(has, met, False), dtype="boolean")
-        met_deadline[~has] = pd.NA
-    else:
-        import pandas as pd
-
-        deadline_ns = np.full(n, np.nan)
-        met_deadline = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
-        met_deadline[:] = pd.NA
-    # RAX's measured copy rate (0 from the engine for flows it does not measure: NaN here)
-    copy_rate = np.asarray(take("copy_rate_bps", np.zeros(n)), dtype=np.float64)
-    copy_rate = np.where(copy_rate > 0, copy_rate, np.nan)
     # HyLine's manager: time to the first CTS (NaN for flows it never scheduled), time stopped, preemptions
-    if "man_wait_ps" in columns:
-        man_wait = _ns(np.asarray(take("man_wait_ps"), dtype=np.uint64))
-        man_stopped = np.asarray(take("man_stopped_ps"), dtype=np.float64) / 1000.0
-        man_stopped[np.isnan(man_wait)] = np.nan
-        man_preemptions = np.asarray(take("man_preemptions"), dtype=np.int64)
-    else:
-        man_wait, man_stopped, man_preemptions = np.full(n, np.nan), np.full(n, np.nan), np.zeros(n, np.int64)
-    data: dict[str, Any] = {
-        "flow_id": column(workload, "flow_id", np.int64),
-        "src": column(workload, "src", np.int64),
-        "dst": column(workload, "dst", np.int64),
-        "size_bytes": size,
-        "start_ns": start_ps.astype(np.float64) / 1000.0,
-        "finish_ns": _ns(finish_ps),
-        "fct_ns": fct_ns,
-        "ideal_fct_ns": ideal_ns,
-        "slowdown": slowdown,
-        "finished": finished,
-        "started": started,
-        "sender_done_ns": _ns(np.asarray(take("sender_done_ps"), dtype=np.uint64)),
-        "retransmits": ints("retransmits"),
-        "timeouts": ints("timeouts"),
-        "bytes_sent": ints("bytes_sent"),
-        "bytes_delivered": ints("bytes_delivered"),
-        "bytes_dropped": ints("bytes_dropped"),
-        "ecn_marked": ints("ecn_marked"),
-        "probes": ints("probes"),
-        "fast_recoveries": ints("fast_recoveries"),
-        "priority_losses": ints("priority_losses"),
-        "spurious_retransmits": ints("spurious_retransmits"),
-        "ooo_max_segments": ints("ooo_max_segments"),
-        "priority": priority,
-        "warmup": warm,
-        "cooldown": cool,
-        "size_bin": size_bin(size, bins),
-        "deadline_ns": deadline_ns,
-        "met_deadline": met_deadline,
-        "terminated": terminated,
-        "app_done_ns": _ns(np.asarray(take("app_done_ps", np.full(n, NEVER_PS)), dtype=np.uint64)),
-        "copy_rate_bps": copy_rate,
-        "man_wait_ns": man_wait,
-        "man_stopped_ns": man_stopped,
-        "man_preemptions": man_preemptions,
+    def man_stopped(r: _Rows) -> np.ndarray:
+        stopped = r.engine("man_stopped_ps", np.float64)
+        if stopped is None:
+            return np.full(r.n, np.nan)
+        stopped = stopped / 1000.0
+        stopped[np.isnan(r.man_wait_ns)] = np.nan
+        return stopped
+
+    def man_preemptions(r: _Rows) -> np.ndarray:
+        value = r.engine("man_preemptions", np.int64)
+        return np.zeros(r.n, np.int64) if value is None else value
+
+    start = ("start_ps",)
+    finish = ("start_ps", "finish_ps")
+    makers: dict[str, tuple[Any, tuple[str, ...]]] = {
+        "flow_id": (lambda r: r.workload("flow_id", np.int64), ()),
+        "src": (lambda r: r.workload("src", np.int64), ()),
+        "dst": (lambda r: r.workload("dst", np.int64), ()),
+        "size_bytes": (lambda r: r.workload("size_bytes", np.int64), ()),
+        "start_ns": (lambda r: r.start_ps.astype(np.float64) / 1000.0, start),
+        "finish_ns": (lambda r: _ns(r.finish_ps), finish),
+        "fct_ns": (lambda r: np.where(r.finished, r.fct_ps.astype(np.float64) / 1000.0, np.nan), finish),
+        "ideal_fct_ns": (lambda r: r.ideal_ps.astype(np.float64) / 1000.0, ("ideal_fct_ps",)),
+        "slowdown": (slowdown, (*finish, "ideal_fct_ps")),
+        "finished": (lambda r: r.finished, ("finish_ps",)),
+        "started": (lambda r: r.started, start),
+        "sender_done_ns": (lambda r: _ns(r.engine("sender_done_ps", np.uint64)), ("sender_done_ps",)),
+        **{name: ints(name) for name in _COUNTERS},
+        "priority": (priority, ()),
+        "warmup": (lambda r: r.warm, ()),
+        "cooldown": (lambda r: r.cool, ()),
+        "size_bin": (lambda r: size_bin(r.workload("size_bytes", np.int64), bins), ()),
+        "deadline_ns": (lambda r: r.deadline_ns, ()),
+        "met_deadline": (lambda r: r.met_deadline, (*finish, "terminated")),
+        "terminated": (lambda r: r.terminated, ("terminated",)),
+        "app_done_ns": (lambda r: _ns(np.asarray(r.engine("app_done_ps", default=np.full(r.n, NEVER_PS)),
+                                                 dtype=np.uint64)), ("app_done_ps",)),
+        "copy_rate_bps": (copy_rate, ("copy_rate_bps",)),
+        "man_wait_ns": (lambda r: r.man_wait_ns, ("man_wait_ps",)),
+        "man_stopped_ns": (man_stopped, ("man_wait_ps", "man_stopped_ps")),
+        "man_preemptions": (man_preemptions, ("man_preemptions",)),
     }
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
-            data[extra] = column(workload, extra)
-    import pandas as pd
+            makers[extra] = ((lambda name: lambda r: r.workload(name))(extra), ())
+    return FlowTable(n, makers, engine, consume, lambda lo, hi: _Rows(workload, engine, lo, hi, warm, cool))
 
-    # copy=False: one block per column, no consolidated second copy of the whole table
-    return pd.DataFrame(data, copy=False)
+
+#: The engine's per-flow counters, each an int64 column of the table under the same name.
+_COUNTERS = ("retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped", "ecn_marked", "probes",
+             "fast_recoveries", "priority_losses", "spurious_retransmits", "ooo_max_segments")
 
 
 def deadline_ps(deadline_ns: np.ndarray) -> np.ndarray:
@@ -502,7 +669,8 @@ def default_threads(exp: Experiment) -> int:
     return 2 if _core.two_threads_worthwhile(exp.engine_json()) else 1
 
 
-def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None, threads: int = 1) -> Result:
+def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None, threads: int = 1,
+             frame: bool = True) -> Result:
     """Run an experiment and return its :class:`Result`.
 
     ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
@@ -513,7 +681,9 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     (e.g. to run several schemes on the same flows), or the :class:`~fctlab.workloads.FlowColumns` of
     :func:`workload_columns`; by default it is built from the experiment. ``threads`` (1 or 2) only changes
     the speed: on two threads the engine simulates the hosts and the switches side by side, with bit-identical
-    results (a fabric whose host links have no propagation delay runs on one).
+    results (a fabric whose host links have no propagation delay runs on one). ``frame=False`` leaves the
+    result's ``flows`` as a :class:`FlowTable` (numpy columns; ``.frame()`` makes the DataFrame) so that pandas
+    is never imported: ``fctlab run`` writes its results that way (:func:`fctlab.write_results` takes either).
     """
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
@@ -540,14 +710,14 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     else:
         columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
     stats = json.loads(stats_json)
-    table = flow_table(
+    table = flow_columns_table(
         flows,
         columns,
         warmup_flows=exp.workload.warmup_flows,
         cooldown_flows=exp.workload.cooldown_flows,
         default_priority=int(exp.engine["scheme"]["priority"]),
         bins=exp.output.bins,
-        consume=True,
+        consume=frame,  # (a FlowTable handed back keeps reading the engine's columns)
     )
     del columns
     config = exp.to_dict()
@@ -558,4 +728,5 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         summary["thresholds_derived"] = exp.derived_thresholds is not None
         if exp.derived_thresholds is not None:
             summary["derived_thresholds"] = dict(exp.derived_thresholds)
-    return Result(flows=table, summary=summary, stats=stats, config=config, experiment=exp)
+    return Result(flows=table.frame() if frame else table, summary=summary, stats=stats, config=config,
+                  experiment=exp)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from fctlab.sweep import Point, RunEvent, SweepReport
 
 __all__ = [
-    "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "output_dir", "check_rerun", "run_with_progress",
+    "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "note", "output_dir", "check_rerun", "run_with_progress",
     "eta_text", "Terminated", "signals_interrupt", "ProgressView", "print_results", "warn_before_run", "warn_sweep_points",
     "STRICT_HELP",
 ]
@@ -56,7 +56,14 @@ def console(stderr: bool = False) -> Any:
 
 
 def say(text: str) -> None:
-    console().print(text, markup=False)
+    """Text on stdout as is (plain: no rich console, whose import costs a flow-level run a tenth of a second)."""
+    sys.stdout.write(text + "\n")
+
+
+def note(text: str) -> None:
+    """A line on stderr as is (e.g. where the results were written)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def output_dir(out: Path | None, exp: Experiment, *, single_runs: bool = True) -> Path:
@@ -125,7 +132,7 @@ def check_rerun(out: Path, exp: Experiment, overwrite: bool) -> None:
     (ConfigError on ``--out``) a folder holding the finished results of another configuration unless
     ``overwrite``; results of the same configuration are simply written again (the rule sweeps follow)."""
     from fctlab.config import ConfigError
-    from fctlab.sweep import clean_temporaries, run_state
+    from fctlab.rundir import clean_temporaries, run_state
 
     clean_temporaries(out)
     state, why = run_state(out, exp.to_dict())
@@ -144,7 +151,8 @@ def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1)
 
     def work() -> None:
         try:
-            box["result"] = simulate(exp, progress=progress, flows=flows, threads=threads)
+            # numpy columns, not a DataFrame: the commands only summarise and write the table (no pandas)
+            box["result"] = simulate(exp, progress=progress, flows=flows, threads=threads, frame=False)
         except BaseException as e:  # handed to the main thread
             box["error"] = e
 
@@ -213,12 +221,12 @@ def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> No
 
 
 def _import_while_running() -> None:
-    """Import what comes after the engine (pandas for the result table, pyarrow to write it, rich to print)
-    while it runs: it releases the GIL, so on a second core this costs no wall time (about 0.7 s of imports
-    otherwise spent after the run). Not DuckDB: its ~13 MiB would add to the peak memory of writing the table
-    (the catalog is recorded after the table is freed). A module that fails to import is left to fail where it
-    is used."""
-    for name in ("pandas", "pyarrow.parquet", "rich.console", "fctlab.results"):
+    """Import what comes after the engine (pyarrow to write the result table) while it runs: it
+    releases the GIL, so on a second core this costs no wall time. Not pandas: the result table is numpy
+    columns written by pyarrow (:class:`fctlab.simulation.FlowTable`). Not DuckDB: its ~13 MiB would add to the
+    peak memory of writing the table (the catalog is recorded after the table is freed). A module that fails to
+    import is left to fail where it is used."""
+    for name in ("pyarrow.parquet", "fctlab.results"):
         try:
             import_module(name)
         except Exception:  # noqa: BLE001

@@ -15,6 +15,7 @@ from fctlab.cli._common import (
     check_rerun,
     console,
     fail,
+    note,
     output_dir,
     run_with_progress,
     say,
@@ -133,16 +134,17 @@ def run(
     _record_in_catalog(out_dir, out_dir)
     say(f"{exp.name}: scheme {exp.scheme}, seed {exp.seed}")
     say(summary_table(summary))
-    console(stderr=True).print(f"results written to {out_dir}", markup=False)
+    note(f"results written to {out_dir}")
 
 
 def _record_in_catalog(root: Path, run_dir: Path) -> None:
-    """Index a written run in ROOT/catalog.duckdb. The results are already on disk; the catalog is an index
-    that can be rebuilt, so a failure here is a warning, not an error."""
+    """Note a written run for ROOT/catalog.duckdb, which records it when it is next read or written
+    (:func:`fctlab.catalog.record_later`: DuckDB is not imported by a run). The results are already on disk; the
+    catalog is an index that can be rebuilt, so a failure here is a warning, not an error."""
     from fctlab import catalog
 
     try:
-        catalog.record_run(root, run_dir)
+        catalog.record_later(root, run_dir)
     except Exception as e:  # noqa: BLE001
         console(stderr=True).print(
             f"warning: catalog not updated ({e}); fctlab.catalog.rebuild({str(root)!r}) recreates it", markup=False
