@@ -193,7 +193,7 @@ def _sustain_run(tmp_path, variant, load, limit_ms, backlog, offered):
 def test_sustained_load_is_where_the_backlog_stops_growing_and_ties_do_not_pass(tmp_path, monkeypatch):
     """By hand: between half the run and its end 1,000 more bytes arrive. A backlog that grows by 40 of them (4%)
     keeps up; by 60 (6%) it does not. Homa keeping up to 0.9 and pFabric to 0.85 reproduces the claim; both
-    keeping up at every load is a tie, which does not."""
+    keeping up at every load is a tie, which does not; a scheme failing at the lowest load leaves it not run."""
     def runs(table):
         out = []
         for variant, growth in table.items():
@@ -217,3 +217,8 @@ def test_sustained_load_is_where_the_backlog_stops_growing_and_ties_do_not_pass(
         v.update({x: 0 for x in v})
     claim = next(c for c in rh.homa_claims(tmp_path) if c.id == "sustains-higher-load")
     assert claim.value == [0.0, 0.0] and claim.verdict == "differs"
+    # a window too short to see the backlog level off: a scheme that does not keep up at the lowest load (where
+    # the per-size runs finish everything) leaves the claim not run, with the reason
+    table["pFabric"][0.85] = 60
+    claim = next(c for c in rh.homa_claims(tmp_path) if c.id == "sustains-higher-load")
+    assert claim.value is None and claim.verdict == "not_run" and "too short" in claim.not_run_reason
