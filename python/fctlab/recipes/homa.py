@@ -76,7 +76,7 @@ recipe runs it on PageRank (:mod:`fctlab.recipes.qclimb`).
 
 The series are one constant, :data:`SCHEMES`; a series whose scheme the engine does not have is left out, with
 a note. Scales: ``tiny`` (a smoke test, a fixed few thousand messages), ``small`` (one seed, runs sized by
-simulated time; about 20 minutes on 2 cores, see docs/reproduce-homa.md), ``paper`` (3 seeds, five times the
+simulated time; about 35 minutes on 2 cores, see docs/reproduce-homa.md), ``paper`` (3 seeds, five times the
 simulated time).
 """
 
