@@ -97,9 +97,14 @@ def test_recipe_runs_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
     short = next(c for s, c in claims.items() if "short messages" in s)
     assert len(short.value) == 3 and min(short.value) >= 1.0 and short.verdict in ("reproduced", "differs")
     assert next(c for s, c in claims.items() if "pFabric across" in s).verdict == "not_run"  # no pFabric series here
-    # the sustainable-load sweep ran (W4 at 0.8, Homa and PIAS): one gap, Homa's highest load minus PIAS's
+    # the sustainable-load sweep ran (W4 at 0.8 over 4 ms, Homa and PIAS): one gap, Homa's highest load minus
+    # PIAS's, or, when a scheme's backlog still grows at that lowest load (4 ms is far too short to settle), not run
+    # with that reason
     sustain = next(c for s, c in claims.items() if "higher loads" in s)
-    assert len(sustain.value) == 1 and sustain.verdict in ("reproduced", "differs")
+    if sustain.verdict == "not_run":
+        assert sustain.value is None and "too short" in sustain.not_run_reason
+    else:
+        assert len(sustain.value) == 1 and sustain.verdict in ("reproduced", "differs")
     ku = rh.keep_up(out)
     assert set(ku) == {"Homa", "PIAS"} and all(0 < v[0.8]["offered"] for v in ku.values())
     assert "Sustainable load" in result.output
