@@ -15,10 +15,10 @@ silent, the scales and their run times are in docs/reproduce-qclimb.md; in short
   equal the target (§5.1: "we reset the inter-arrival time of requests to match a particular network load").
   The offered load is fctlab's (docs/experiment.md): flow arrival rate x mean flow size / (hosts x host link
   rate); :func:`offered_load` measures it on a trace, :func:`respace` sets it exactly;
-* the simulation's runs are sized by simulated time (:class:`SimScale`, :func:`sized_flows`): the simulated part
-  spans several times the mean ideal FCT of its large flows, and the flows of its last stretch (twice that ideal
-  FCT at ``small``) are a cool-down left out of the statistics, so that the measured large flows finish while the
-  fabric is still loaded (5,000 K-Means flows arrived within 16 ms against 33 ms of ideal FCT);
+* the simulation's runs are sized by simulated time (:class:`SimScale`, :func:`sized_flows`): after a warm-up,
+  a measured window of a few mean ideal FCTs I of the large flows, and then a cool-down of the flows that arrive
+  in the last 2 / (1 - load) x I (:func:`cool_ns`), left out of the statistics, so that the measured large flows
+  finish while the fabric is still loaded (5,000 K-Means flows arrived within 16 ms against 33 ms of ideal FCT);
 * generated traces, models and the annotated, re-spaced traces are cached under ``OUT/traces/`` (file names carry
   every parameter), so a resumed run neither regenerates nor retrains; sweep points name their trace by path.
 """
@@ -471,11 +471,14 @@ class SimScale:
     flows: int
     trees: int
     profiles: tuple[str, ...] = MAIN_PROFILES
-    #: Run length by simulated time (0: a fixed ``flows``). The arrivals of the simulated part span at least
-    #: ``span_x`` x the mean ideal FCT of its large flows (> 10 MB; :func:`large_ideal_ns`) at the highest load
-    #: (generated flows up to ``max_flows``, :func:`sized_flows`), and the flows that arrive in the last ``cool_x``
-    #: x that ideal FCT (at most 40% of them) are the cool-down (:func:`cooldown_flows`): they keep the fabric
-    #: loaded while the measured large flows finish, and are left out of the statistics.
+    #: Run length by simulated time (0: a fixed ``flows``), in units of I, the mean ideal FCT of the large flows
+    #: (> 10 MB; :func:`large_ideal_ns`). At a load rho the flows that arrive in the last ``cool_x / (1 - rho)``
+    #: x I are the cool-down (:func:`cool_ns`, :func:`cooldown_flows`): they keep the fabric loaded while the
+    #: measured large flows finish, and are left out of the statistics (under processor sharing a flow takes
+    #: about 1 / (1 - rho) times its ideal FCT, so one that arrives at the end of the measured window still
+    #: finishes before the arrivals stop). Before them the measured window spans at least ``span_x`` x I after a
+    #: warm-up of a tenth of the flows (:func:`needed_span_ns`); the count of generated flows grows until the
+    #: highest load's run is that long (up to ``max_flows``, :func:`sized_flows`).
     span_x: float = 0.0
     cool_x: float = 0.0
     max_flows: int = 0
@@ -489,14 +492,20 @@ class SimScale:
     #: the loads of fctlab's labelled variants (every gap, derived thresholds); None: every load; () none (at
     #: ``small`` they are left out to keep its time-sized runs within ~25 minutes on 2 cores)
     variant_loads: tuple[float, ...] | None = None
+    #: the loads at which every variant runs; at the others only PIAS and QCLIMB (the paper's main comparison).
+    #: None: every load
+    full_loads: tuple[float, ...] | None = None
+    #: per profile, variant labels left out (``small``: QCLIMB-PS on K-Means, whose runs cost the most)
+    leave_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 SIM_SCALES = {
     "tiny": SimScale(loads=(0.7,), flows=1_500, trees=5, profiles=("kmeans",)),
-    "small": SimScale(loads=(0.5, 0.7), flows=25_000, trees=30, span_x=4.0, cool_x=2.0, max_flows=400_000,
-                      train_cap=40_000, variant_loads=(), loads_for=(("kmeans", (0.7,)),)),
-    "paper": SimScale(loads=(0.3, 0.5, 0.7, 0.9), flows=100_000, trees=100, span_x=6.0, cool_x=3.0,
-                      max_flows=2_000_000, train_cap=200_000),
+    "small": SimScale(loads=(0.5, 0.7), flows=25_000, trees=30, span_x=2.0, cool_x=2.0, max_flows=1_500_000,
+                      train_cap=40_000, variant_loads=(), loads_for=(("kmeans", (0.7,)),), full_loads=(0.7,),
+                      leave_out=(("kmeans", ("QCLIMB-PS",)),)),
+    "paper": SimScale(loads=(0.3, 0.5, 0.7, 0.9), flows=100_000, trees=100, span_x=4.0, cool_x=2.0,
+                      max_flows=4_000_000, train_cap=200_000),
 }
 
 #: Size bins of the paper (bytes): flows above this are large.
@@ -519,14 +528,29 @@ def large_ideal_ns(flows: pd.DataFrame, gbps: float) -> float:
     return float(np.mean(ideal_ns(large, gbps))) if len(large) else float(ideal_ns(size.max(), gbps))
 
 
+def cool_ns(sc: SimScale, load: float, ideal_ns: float) -> float:
+    """The cool-down of a run at ``load``: ``sc.cool_x / (1 - load)`` x ``ideal_ns`` (the large flows' mean ideal
+    FCT) of simulated time."""
+    if not 0 < load < 1:
+        raise ValueError(f"load: must be > 0 and < 1 for a cool-down sized by 1 / (1 - load) (got {load})")
+    return sc.cool_x / (1.0 - load) * ideal_ns
+
+
+def needed_span_ns(sc: SimScale, load: float, ideal_ns: float) -> float:
+    """The arrival span a run at ``load`` needs: a warm-up of a tenth of its flows, then a measured window of
+    ``sc.span_x`` x ``ideal_ns``, then the cool-down (:func:`cool_ns`)."""
+    return (sc.span_x * ideal_ns + cool_ns(sc, load, ideal_ns)) / 0.9
+
+
 def sized_flows(profile: str, sc: SimScale, *, hosts: int, gbps: float, seed: int = 1,
                 trace_hosts: int = 16) -> int:
     """How many flows to generate for ``profile`` so that the simulated part (the last 20%) spans at least
-    ``sc.span_x`` x :func:`large_ideal_ns` of simulated time at the scale's highest load on ``hosts`` host links of
-    ``gbps`` (the span at a load is n x mean size x 8 / (load x hosts x gbps), :func:`respace`). Measured on the
-    test part itself: starting from ``sc.flows``, the count grows until the test part it gives is long enough
-    (a generated trace with more flows extends the one with fewer), within ``sc.max_flows``. ``sc.flows`` when the
-    scale sizes by count."""
+    :func:`needed_span_ns` of simulated time at the scale's highest load on ``hosts`` host links of ``gbps`` (the
+    span at a load is n x mean size x 8 / (load x hosts x gbps), :func:`respace`; the highest load needs the most
+    flows, its cool-down being the longest in units of the arrival gap). Measured on the test part itself:
+    starting from ``sc.flows``, the count grows until the test part it gives is long enough (a generated trace
+    with more flows extends the one with fewer), within ``sc.max_flows``. ``sc.flows`` when the scale sizes by
+    count."""
     from fctlab import traces
 
     if sc.span_x <= 0:
@@ -535,7 +559,7 @@ def sized_flows(profile: str, sc: SimScale, *, hosts: int, gbps: float, seed: in
     for _ in range(8):
         test = traces.split_by_time(traces.generate(profile, n, seed, hosts=trace_hosts), 0.8)[1]
         gap_ns = 8.0 * float(test["size_bytes"].mean()) / (max(sc.loads) * hosts * gbps)
-        need = max(sc.flows, math.ceil(5 * sc.span_x * large_ideal_ns(test, gbps) / gap_ns))
+        need = max(sc.flows, math.ceil(5 * needed_span_ns(sc, max(sc.loads), large_ideal_ns(test, gbps)) / gap_ns))
         if need <= n:  # long enough: keep the shortest such count found
             best = n if best is None else min(best, n)
             if n <= 1.1 * need:
@@ -546,7 +570,7 @@ def sized_flows(profile: str, sc: SimScale, *, hosts: int, gbps: float, seed: in
     return min(sc.max_flows, best if best is not None else n)
 
 
-def cooldown_flows(trace: pd.DataFrame, cool_ns: float, max_share: float = 0.4) -> int:
+def cooldown_flows(trace: pd.DataFrame, cool_ns: float, max_share: float = 0.8) -> int:
     """The number of flows of ``trace`` (sorted by start) that arrive in its last ``cool_ns`` (at most
     ``max_share`` of them by count)."""
     start = trace["start_ns"].to_numpy(np.float64)
@@ -958,16 +982,20 @@ def qclimb_sim_sweep(scale: str = "small", out_dir: str | Path | None = None) ->
     labelled = (QCLIMB_EVERY_GAP, PIAS_DERIVED, QCLIMB_DERIVED)
     for profile in sc.profiles:
         df = store.bounds(profile)
-        cool_ns = sc.cool_x * large_ideal_ns(df, gbps)
+        ideal = large_ideal_ns(df, gbps)
         for load in dict(sc.loads_for).get(profile, sc.loads):
             path = store.replay(profile, df, load)
-            cool = cooldown_flows(pd.read_parquet(path, columns=["start_ns"]), cool_ns) if sc.cool_x > 0 else None
+            cool = (cooldown_flows(pd.read_parquet(path, columns=["start_ns"]), cool_ns(sc, load, ideal))
+                    if sc.cool_x > 0 else None)
             variants = [PIAS, QCLIMB, QCLIMB_PS, PFABRIC, PFABRIC_EST]
             if sc.variant_loads is None or load in sc.variant_loads:
                 variants += labelled
             if profile == "pagerank":
                 variants += [HOMA, HOMA_2MB, HOMA_AMPLE, HOMA_EST]
-            for v in variants:
+            if sc.full_loads is not None and load not in sc.full_loads:
+                variants = [PIAS, QCLIMB]
+            gone = dict(sc.leave_out).get(profile, ())
+            for v in [v for v in variants if v.label not in gone]:
                 b.add("sim", profile, load, v, path, warmup=_warmup(len(df)), cooldown=cool)
     return b.sweep()
 
@@ -1283,7 +1311,36 @@ def sim_tables(results_dir: str | Path) -> list[tuple[str, str]]:
         ("QCLIMB vs PIAS, QCLIMB-PS and pFabric (Figs. 23-25, Table 5)", fct_table(runs)),
         ("Table 4: loss events", table4(runs)),
         ("App. D: QCLIMB vs Homa by Homa's port buffer (Fig. 28)", homa_buffer_table(runs)),
+        ("Run length: the arrivals' span and its cool-down (ms), and the measured large flows (> 10 MB) that "
+         "finished after the last arrival, while the network drained", run_length_table(runs)),
     ]
+
+
+def run_length(run: RunInfo) -> dict[str, float]:
+    """A run's time sizing as it ran: the span of its arrivals and of its cool-down (ms), its measured large
+    flows (> :data:`LARGE_BYTES`), how many of them finished after the last arrival (while the network drained),
+    and how many did not finish."""
+    f = pd.read_parquet(run.path / "flows.parquet",
+                        columns=["size_bytes", "start_ns", "finish_ns", "finished", "warmup", "cooldown"])
+    last = float(f["start_ns"].max())
+    cool = f[f["cooldown"].astype(bool)]
+    meas = f[~f["warmup"].astype(bool) & ~f["cooldown"].astype(bool) & (f["size_bytes"] > LARGE_BYTES)]
+    done = meas["finished"].astype(bool)
+    return {"span_ms": last / 1e6, "cool_ms": (last - float(cool["start_ns"].min())) / 1e6 if len(cool) else 0.0,
+            "large": float(len(meas)), "after_last": float((done & (meas["finish_ns"] > last)).sum()),
+            "unfinished": float((~done).sum())}
+
+
+def run_length_table(runs: list[RunInfo]) -> str:
+    from fctlab.analyze import format_table
+
+    rows = []
+    for r in sorted((r for r in runs if r.experiment == "sim"), key=lambda r: (r.profile, r.load, r.variant)):
+        x = run_length(r)
+        rows.append([PROFILE_NAMES.get(r.profile, r.profile), f"{r.load:g}", r.variant, f"{x['span_ms']:.0f}",
+                     f"{x['cool_ms']:.0f}", f"{x['large']:.0f}", f"{x['after_last']:.0f}", f"{x['unfinished']:.0f}"])
+    return format_table(["workload", "load", "series", "arrivals ms", "cool-down ms", "measured large",
+                         "after last arrival", "unfinished"], rows, "lllrrrrr")
 
 
 # --------------------------------------------------------------------------------------------------------------
