@@ -20,10 +20,11 @@ use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::atomic::AtomicU64;
 
-/// Simulate `flows` packet by packet on the fabric `cfg` describes, on up to `threads` threads (1 or 2; see
-/// [`parallel`]). Deterministic: same inputs, same results, bit-identical whatever the number of threads (except
-/// `max_event_queue_len` and the wall-clock fields); a fabric that cannot be split (a host link without
-/// propagation delay) runs on one thread. The engine is the packet level whatever `run.level` says.
+/// Simulate `flows` packet by packet on the fabric `cfg` describes, on up to `threads` threads (any number; see
+/// [`parallel`]: the hosts on one, groups of switches on the others, as far as the fabric can be split, with
+/// `RunStats::threads_note` saying why fewer were used). Deterministic: same inputs, same results, bit-identical
+/// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that cannot
+/// be split (a host link without propagation delay) runs on one thread. The engine is the packet level whatever `run.level` says.
 pub(crate) fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, progress, true, threads)
 }
