@@ -105,7 +105,7 @@ def main() -> None:
     ap.add_argument("binaries", nargs="+", help="fctlab-bench builds to compare")
     ap.add_argument("--flows", type=int, default=5000, help="flows of the reference workload (default 5000)")
     ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds (default 6)")
-    ap.add_argument("--threads", type=int, default=1, choices=[1, 2], help="engine threads (default 1)")
+    ap.add_argument("--threads", type=int, default=1, help="engine threads, >= 1 (default 1; see docs/performance.md, N threads)")
     ap.add_argument("--allow-diff", dest="allowed", action="append", default=[], metavar="STAT",
                     help="a summary statistic the builds may differ on (repeatable), reported not compared: e.g. "
                          "`events` for a build that saves events, `sim_time_ps` for one that ends the run sooner")

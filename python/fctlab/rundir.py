@@ -105,3 +105,7 @@ def clean_temporaries(run_dir: Path) -> None:
                 tmp.unlink()
             except FileNotFoundError:
                 pass
+
+
+#: :func:`_first_difference` under a public name (fctlab.tune compares a study's setup with it).
+first_difference = _first_difference

@@ -679,11 +679,13 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     once more at the end with the final count (e.g. ``lambda done, total: print(f"{done}/{total}")``, or a tqdm
     bar's update). An exception it raises ends the call (the engine's thread is left to finish on its own). ``flows`` reuses a workload table from :func:`build_flows`
     (e.g. to run several schemes on the same flows), or the :class:`~fctlab.workloads.FlowColumns` of
-    :func:`workload_columns`; by default it is built from the experiment. ``threads`` (1 or 2) only changes
-    the speed: on two threads the engine simulates the hosts and the switches side by side, with bit-identical
-    results (a fabric whose host links have no propagation delay runs on one). ``frame=False`` leaves the
-    result's ``flows`` as a :class:`FlowTable` (numpy columns; ``.frame()`` makes the DataFrame) so that pandas
-    is never imported: ``fctlab run`` writes its results that way (:func:`fctlab.write_results` takes either).
+    :func:`workload_columns`; by default it is built from the experiment. ``threads`` (>= 1) only changes
+    the speed: on two threads the engine simulates the hosts and the switches side by side, on more the switches
+    are split into groups, one thread each, with bit-identical results; a fabric that cannot use them all uses
+    fewer (``stats["threads"]``, and ``stats["threads_note"]`` says why; a fabric whose host links have no
+    propagation delay runs on one). ``frame=False`` leaves the result's ``flows`` as a :class:`FlowTable` (numpy
+    columns; ``.frame()`` makes the DataFrame) so that pandas is never imported: ``fctlab run`` writes its results
+    that way (:func:`fctlab.write_results` takes either).
     """
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")

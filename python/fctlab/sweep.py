@@ -36,6 +36,7 @@ from fctlab.config import (
     read_experiment_file,
 )
 # (what decides whether a run folder holds a run of a config; fctlab.sweep.run_state etc. stay importable)
+from fctlab.rundir import first_difference as _rundir_first_difference
 from fctlab.rundir import POINT_KEY, PROVENANCE_KEYS, clean_temporaries, comparable_config, run_state  # noqa: F401
 
 #: Short axis names and the key path each stands for.
@@ -892,5 +893,5 @@ import_ray = _import_ray
 ray_connect = _ray_connect
 #: :func:`_worker_init`: tie a worker process to its driver.
 worker_init = _worker_init
-#: :func:`_first_difference`: the first key at which two configs differ, as a message.
-first_difference = _first_difference
+#: the first key at which two configs differ, as a message (:mod:`fctlab.rundir`).
+first_difference = _rundir_first_difference

@@ -273,7 +273,8 @@ fn check_flows(config_json: &str, columns: &Bound<'_, PyDict>) -> PyResult<Optio
     }))
 }
 
-/// Run one simulation on `threads` threads (1 or 2: the results are the same). `columns` maps each flow input
+/// Run one simulation on up to `threads` threads (any number >= 1: the results are the same; see
+/// `engine::parallel`). `columns` maps each flow input
 /// column's name (`flow_columns()`) to a 1-D numpy array of its dtype. Releases the GIL while simulating.
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.

@@ -53,10 +53,13 @@ pub struct RunStats {
     pub hit_time_limit: bool,
     /// The largest number of entries the event queue held (two threads: the larger of their two queues).
     pub max_event_queue_len: u64,
-    /// Threads the engine ran on (1, or 2 when asked and the fabric could be split: `engine::parallel`).
+    /// Threads the engine ran on: 1, or as many as asked when the fabric could be split that far
+    /// (`engine::parallel`: one for the hosts, one per group of switches).
     pub threads: u64,
-    /// Two threads: the wall-clock seconds the hosts' and the switches' side each spent waiting for the other
-    /// (a measure of how evenly the work was split); empty on one thread.
+    /// Why the run used fewer threads than asked (empty when it used them all, or was asked for one).
+    pub threads_note: String,
+    /// Split runs: the wall-clock seconds each thread (the hosts' first, then each group of switches') spent
+    /// waiting for the others (a measure of how evenly the work was split); empty on one thread.
     pub thread_wait_seconds: Vec<f64>,
     /// Payload bytes each receiving host held out of order (indexed by host): the most at once, the
     /// time-weighted mean over the run (from t = 0 to the last event), and the mean of the values right after

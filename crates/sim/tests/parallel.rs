@@ -198,3 +198,116 @@ fn connections_reused_per_host_pair_and_pias_counted_per_connection() {
     let traced = same("trace connections", &cfg, &f, 2);
     assert!(traced.stats.connections_reused >= out.stats.connections_reused, "{:?}", traced.stats);
 }
+
+/// Run on 1 to 8 threads (one for the hosts, the others for groups of switches, as many as the fabric
+/// allows); every run's per-flow results and counters equal the one-thread run's, bit for bit. Returns the
+/// threads each run used.
+fn same_on_n(name: &str, cfg: &Config, f: &FlowSet) -> Vec<u64> {
+    let one = fctlab_sim::run(cfg, f, None, 1).unwrap();
+    assert!(one.stats.flows_finished > 0, "{name}: {:?}", one.stats);
+    let mut used = vec![1];
+    for n in 2..=8 {
+        let out = fctlab_sim::run(cfg, f, None, n).unwrap();
+        assert_eq!(one.results, out.results, "{name}: per-flow results differ on {n} threads");
+        assert_eq!(comparable(&one.stats), comparable(&out.stats), "{name}: stats differ on {n} threads");
+        assert!(out.stats.threads <= n as u64 && out.stats.threads >= 2, "{name}: {}", out.stats.threads);
+        assert_eq!(out.stats.threads < n as u64, !out.stats.threads_note.is_empty(), "{name}, {n}: {}", out.stats.threads_note);
+        assert_eq!(out.stats.thread_wait_seconds.len() as u64, out.stats.threads);
+        used.push(out.stats.threads);
+    }
+    used
+}
+
+/// A scheme's configuration with ECMP routing (packet spraying keeps the switches on one thread).
+fn ecmp(scheme: SchemeName, topology: TopologyConfig) -> Config {
+    let mut cfg = Config::for_scheme(scheme, Preset::Native);
+    cfg.topology = topology;
+    cfg.routing.mode = RoutingMode::Ecmp;
+    if scheme == SchemeName::Pias {
+        cfg.scheme.thresholds_bytes = vec![10_000, 100_000, 1_000_000];
+    }
+    cfg
+}
+
+/// The PIAS leaf-spine (144 hosts, 9 leaves, 4 spines) and a k = 8 fat tree (128 hosts, 80 switches), on
+/// FIFO ports (DCTCP), rank queues (pFabric), strict priority with demotion (PIAS), Homa and RCP: N threads
+/// give the one-thread results, and use every thread asked for.
+#[test]
+fn n_threads_give_the_one_thread_results() {
+    // (the PIAS leaf-spine's 200 ns core links are too short to split its switches: 5 us here)
+    let mut leaf_spine = Config::default().topology;
+    if let TopologyConfig::LeafSpine(t) = &mut leaf_spine {
+        t.core_link_delay_ns = 5_000.0;
+    }
+    let fat_tree = TopologyConfig::FatTree(FatTree::default());
+    for (fabric, topology, hosts) in [("leaf-spine", leaf_spine, 144), ("fat tree", fat_tree, 128)] {
+        for scheme in [SchemeName::Dctcp, SchemeName::Pfabric, SchemeName::Pias, SchemeName::Homa, SchemeName::Rcp] {
+            let cfg = ecmp(scheme, topology.clone());
+            let f = random_flows(120, hosts, 200_000, PS_PER_US / 2, 41);
+            let name = format!("{fabric}, {}", scheme.as_str());
+            assert_eq!(same_on_n(&name, &cfg, &f), (1..=8).collect::<Vec<u64>>(), "{name}");
+        }
+    }
+}
+
+/// Drops, ECN marks and a shared buffer per switch (each switch's pool is on one thread) on N threads.
+#[test]
+fn n_threads_with_drops_and_shared_buffers() {
+    let mut cfg = ecmp(SchemeName::Dctcp, TopologyConfig::FatTree(FatTree::default()));
+    cfg.switch.buffer = BufferMode::Shared;
+    cfg.switch.shared_buffer_bytes = 200_000;
+    cfg.transport.init_cwnd_packets = 40;
+    let mut f = random_flows(150, 128, 300_000, PS_PER_US / 4, 3);
+    // many-to-few: queues build and overflow
+    for (i, d) in f.dst.iter_mut().enumerate() {
+        *d = [5, 70, 100][i % 3];
+    }
+    for (s, d) in f.src.iter_mut().zip(&f.dst) {
+        if s == d {
+            *s = (*s + 20) % 128;
+        }
+    }
+    same_on_n("fat tree, shared buffer", &cfg, &f);
+    let out = fctlab_sim::run(&cfg, &f, None, 4).unwrap();
+    assert!(out.stats.drops > 0 && out.stats.ecn_marks > 0, "{:?}", out.stats);
+}
+
+/// Packet spraying draws every switch's choice from one generator, and PFC's frames pass between switches:
+/// those runs keep the switches on one thread (two in all, whatever is asked), say so, and still give the
+/// one-thread results.
+#[test]
+fn spraying_and_pfc_keep_the_switches_together() {
+    let mut spray = Config::for_scheme(SchemeName::Dctcp, Preset::Native);
+    spray.routing.mode = RoutingMode::Spray;
+    let mut pfc = ecmp(SchemeName::Dctcp, TopologyConfig::FatTree(FatTree::default()));
+    pfc.switch.queues = 2;
+    pfc.switch.pfc = true;
+    pfc.switch.pfc_pause_packets = 30;
+    pfc.switch.pfc_resume_packets = 20;
+    spray.topology = TopologyConfig::FatTree(FatTree::default());
+    for (name, cfg) in [("spraying", spray), ("pfc", pfc)] {
+        let f = random_flows(120, 128, 200_000, PS_PER_US / 2, 17);
+        let used = same_on_n(name, &cfg, &f);
+        assert_eq!(used, [1, 2, 2, 2, 2, 2, 2, 2], "{name}");
+        let out = fctlab_sim::run(&cfg, &f, None, 5).unwrap();
+        assert!(out.stats.threads_note.starts_with("2 threads of 5"), "{name}: {}", out.stats.threads_note);
+    }
+}
+
+/// A fabric with fewer switches than threads asked for uses one thread per switch plus the hosts', and says so;
+/// the PIAS leaf-spine's 200 ns links between switches are too short to split them.
+#[test]
+fn fewer_switches_than_threads() {
+    let out = fctlab_sim::run(&Config::default(), &random_flows(20, 144, 10_000, PS_PER_US, 2), None, 4).unwrap();
+    assert_eq!(out.stats.threads, 2);
+    assert!(out.stats.threads_note.contains("links between switches carry 48 "), "{}", out.stats.threads_note);
+    let mut cfg = dumbbell(3, 10.0, 10.0);
+    if let TopologyConfig::Dumbbell(d) = &mut cfg.topology {
+        d.core_link_delay_ns = 200_000.0; // (10 Gbps: ~167 packets each way within it)
+    }
+    let f = flows(&[(0, 3, 100_000, 0), (1, 3, 200_000, 0), (2, 3, 30_000, 2 * PS_PER_US)]);
+    let used = same_on_n("dumbbell", &cfg, &f);
+    assert_eq!(used, [1, 2, 3, 3, 3, 3, 3, 3]);
+    let out = fctlab_sim::run(&cfg, &f, None, 6).unwrap();
+    assert!(out.stats.threads_note.contains("2 switches"), "{}", out.stats.threads_note);
+}

@@ -44,15 +44,17 @@ _OutOption = Annotated[
 ]
 _ThreadsOption = Annotated[
     Optional[int],
-    typer.Option("--threads", "-t", help="Engine threads, 1 or 2 (default: 2 when the machine has 2 cores and "
-                 "the fabric gains from it). The results are the same either way."),
+    typer.Option("--threads", "-t", help="Engine threads, any number >= 1: one for the hosts, the others for groups "
+                 "of switches; a fabric that cannot use them all uses fewer and says so in the summary's "
+                 "engine.threads_note (default: 2 when the machine has 2 cores and the fabric gains from it). "
+                 "The results are the same whatever the number."),
 ]
 _StrictOption = Annotated[bool, typer.Option("--strict", help=STRICT_HELP)]
 
 
 def _check_threads(requested: int | None) -> None:
-    if requested is not None and requested not in (1, 2):
-        raise fail(f"--threads: must be 1 or 2 (got {requested})", EXIT_BAD_INPUT)
+    if requested is not None and requested < 1:
+        raise fail(f"--threads: must be >= 1 (got {requested})", EXIT_BAD_INPUT)
 
 
 def _threads(requested: int | None, exp: Experiment) -> int:

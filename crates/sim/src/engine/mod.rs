@@ -131,7 +131,8 @@ fn add_fifo_marks<H: crate::net::packet::Header>(net: &Network<H>, stats: &mut R
 }
 
 impl<'a, F: Family> Sim<'a, F> {
-    /// A run's state; `side` is the part of the fabric it simulates (`All` on one thread).
+    /// A run's state; `side` is the part of the fabric it simulates (`All` on one thread); on a split run,
+    /// `net`'s cut ports have been marked for its partition (`parallel::cut`).
     fn new(
         cfg: &Config,
         flows: &'a FlowSet,
@@ -153,24 +154,7 @@ impl<'a, F: Family> Sim<'a, F> {
             order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
             (child_start, children) = dependency_lists(flows);
         }
-        if side != parallel::Side::All {
-            let hosts = net.hosts;
-            for p in &mut net.ports {
-                let (owner_host, peer_host) = (p.owner < hosts, p.peer < hosts); // hosts are nodes 0..hosts
-                if owner_host == peer_host {
-                    continue; // not a host link: both ends on the switches' side
-                }
-                match side {
-                    // NIC ports: their far end is a switch
-                    parallel::Side::Hosts if owner_host => p.set_remote(),
-                    parallel::Side::Hosts => {}
-                    // switch ports facing hosts: a FIFO's whole queue goes to the hosts' side, else its wire
-                    _ if !owner_host && p.is_fifo() => p.remote_queue = true,
-                    _ if !owner_host => p.set_remote(),
-                    _ => {}
-                }
-            }
-        }
+        // (on a split run the cut links' ports were marked by `parallel::cut` before)
         let lazy_ports = net.ports.iter().any(|p| p.is_lazy());
         let remote_lazy: Vec<u32> =
             (0..net.ports.len() as u32).filter(|&i| net.ports[i as usize].is_lazy() && net.ports[i as usize].is_remote()).collect();

@@ -1,5 +1,5 @@
-//! Two-thread runs: the hosts on one thread, the switches on the other, with results bit-identical to one
-//! thread's.
+//! Split runs: the hosts on one thread, the switches on another (or, asked for more, groups of switches on
+//! one thread each), with results bit-identical to one thread's.
 //!
 //! **The split.** Every link between a host and a switch is cut: the hosts' thread simulates the hosts (flow
 //! arrivals, transports and their timers, the NIC ports, and the packets arriving at hosts), the switches'
@@ -27,6 +27,22 @@
 //! received. The two sides' events touch disjoint state, so interleaving them differently changes nothing.
 //! The tests check this bit for bit on every kind of port and scheme (`tests/parallel.rs`).
 //!
+//! **N threads.** Asked for N > 2 threads, the switches are split further: partition 0 is the hosts, as
+//! above, and partitions 1 to N - 1 are groups of whole switches ([`plan`]: switches in the order of the lowest
+//! host below them, so that a pod's or a leaf group's stay together, cut into runs of about equal port counts).
+//! A link between two switch partitions is cut like a host link: its owner's side hands each packet over, with
+//! its arrival time, to the far end's. Each partition processes only events earlier than the least, over the
+//! partitions that send to it, of their clock plus the shortest delay of the links they cut into it (with every
+//! cut link's delay above zero, the partition holding the earliest pending event can always advance); clocks
+//! and packets go through one lock as above, and a blocked partition waits for any of its senders' clocks to
+//! move. Identity holds as for two: the event order is (time, key) in every partition, and each piece of state
+//! is one partition's: a switch's ports, rank queues, shared buffer and rate agents are its own; the flows,
+//! their timers and results the hosts'. Two kinds of state are shared by all switches, and keep them on one
+//! thread (two in all, whatever is asked, said in `RunStats::threads_note`): packet spraying's generator, from
+//! which every switch draws its choices in event order (per-switch streams would give other choices, so other
+//! results than one thread's), and PFC, whose frames between switches are not exchanged between partitions. A
+//! fabric with fewer switches than N - 1 uses one thread per switch.
+//!
 //! What differs: `max_event_queue_len` (the larger of the two queues' maxima, which also varies from run to
 //! run: how many handed-over packets wait in a queue depends on when the other side sent them) and the
 //! wall-clock fields. A fabric whose host links have no propagation delay has no lookahead and runs on one
@@ -52,6 +68,7 @@ pub(super) enum Side {
     Switches,
 }
 
+/// The hosts' partition (and side of [`lookahead`]); the switches' partitions follow it.
 const HOSTS: usize = 0;
 const SWITCHES: usize = 1;
 
@@ -123,23 +140,147 @@ pub fn mean_switches_crossed<H: Header>(net: &Network<H>) -> f64 {
     total as f64 / (net.hosts - 1) as f64
 }
 
-/// An atomic on a cache line of its own (the two sides spin on each other's clock).
+/// How a run is split over threads: the partition of every node (0: the hosts, 1 and up: groups of whole
+/// switches), and the lookahead from each partition into each other.
+pub(super) struct Plan {
+    /// Partition of each node (indexed by node id).
+    pub of_node: Vec<u16>,
+    /// Partitions, one thread each (at least 2).
+    pub parts: usize,
+    /// `lookahead[from * parts + to]`: the shortest propagation delay of the links cut from partition `from`
+    /// into `to` (a port owned in `from` whose far end is in `to`); `NEVER` when no link leads that way.
+    lookahead: Vec<Ps>,
+}
+
+/// Why a split may not put switches in more than one partition (`None`: it may): state that several switches
+/// share.
+pub(super) type WholeSwitches = Option<&'static str>;
+
+/// The split of a run asked to use `threads` threads (see the module docs, *N threads*), or `None` for one
+/// thread; with a note saying why fewer threads than asked are used (empty when the run uses them all).
+pub(super) fn plan<H: Header>(net: &Network<H>, threads: usize, whole: WholeSwitches) -> (Option<Plan>, String) {
+    if threads < 2 {
+        return (None, String::new());
+    }
+    if lookahead(net).is_none() {
+        return (None, "one thread: a host link without propagation delay leaves no lookahead to split on".into());
+    }
+    let hosts = net.hosts as usize;
+    let switches = net.nodes.len() - hosts;
+    let mut note = String::new();
+    let mut want = threads - 1;
+    if want > 1 {
+        if let Some(why) = whole {
+            note = format!("2 threads of {threads}: {why}, so the switches stay on one thread");
+            want = 1;
+        } else if net.ports.iter().any(|p| !net.is_host(p.owner) && !net.is_host(p.peer) && p.delay_ps == 0) {
+            note = format!("2 threads of {threads}: a link between switches has no propagation delay");
+            want = 1;
+        } else {
+            let w = switch_window_packets(net);
+            if w < WORTHWHILE_WINDOW_PACKETS {
+                note = format!(
+                    "2 threads of {threads}: the links between switches carry {w:.0} full-size packets within their \
+                     shortest delay, too few (below {WORTHWHILE_WINDOW_PACKETS}) for groups of switches to work between exchanges"
+                );
+                want = 1;
+            }
+        }
+    }
+    let of_node = partition(net, want.min(switches));
+    let parts = *of_node.iter().max().expect("a fabric has nodes") as usize + 1;
+    if note.is_empty() && parts < threads {
+        note = format!("{parts} threads of {threads}: the fabric has {switches} switches and one thread runs all the hosts");
+    }
+    let mut la = vec![NEVER; parts * parts];
+    for p in &net.ports {
+        let (from, to) = (of_node[p.owner as usize] as usize, of_node[p.peer as usize] as usize);
+        if from != to {
+            la[from * parts + to] = la[from * parts + to].min(p.delay_ps);
+        }
+    }
+    debug_assert!(la.iter().all(|&l| l > 0));
+    (Some(Plan { of_node, parts, lookahead: la }), note)
+}
+
+/// Full-size packets (1,500 B) that the links between switches carry together within the shortest of their
+/// delays: the work groups of switches can do before they must hear from each other ([`window_packets`]'s
+/// measure for a cut between switches; 0 without such links). The PIAS leaf-spine's 200 ns core links carry
+/// about 48 (the switches stay together: on 3 threads it ran tens of times slower than on 2); a k = 8 fat
+/// tree's 25 us links at 1 Gbps about 1,070.
+pub fn switch_window_packets<H: Header>(net: &Network<H>) -> f64 {
+    let between = |p: &&crate::net::port::Port<H>| !net.is_host(p.owner) && !net.is_host(p.peer);
+    let Some(shortest) = net.ports.iter().filter(between).map(|p| p.delay_ps).min() else { return 0.0 };
+    let bps: f64 = net.ports.iter().filter(between).map(|p| p.rate_bps as f64).sum();
+    bps * (shortest as f64 / crate::units::PS_PER_S as f64) / (8.0 * 1500.0)
+}
+
+/// Assign every switch to one of (up to) `groups` partitions numbered from 1 (hosts: 0), balanced by port
+/// count (a switch's work is its arrivals, one per packet over each of its links) and keeping switches that
+/// serve the same hosts together: switches are taken in the order of the lowest host below them (a leaf or
+/// edge switch: its first host; an aggregation switch: the first host of its pod; a spine or core: host 0),
+/// ties by id, and cut into consecutive runs of about equal port counts. Partitions left empty are dropped.
+fn partition<H: Header>(net: &Network<H>, groups: usize) -> Vec<u16> {
+    let (n, hosts) = (net.nodes.len(), net.hosts as usize);
+    // hop distance from the nearest host, and the lowest host reached going down
+    let mut dist = vec![u32::MAX; n];
+    let mut anchor = vec![u32::MAX; n];
+    let mut frontier: Vec<usize> = (0..hosts).collect();
+    for h in 0..hosts {
+        dist[h] = 0;
+        anchor[h] = h as u32;
+    }
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &v in &frontier {
+            for &q in &net.nodes[v].ports {
+                let w = net.ports[q as usize].peer as usize;
+                if dist[w] == u32::MAX {
+                    dist[w] = dist[v] + 1;
+                    next.push(w);
+                }
+                if dist[w] == dist[v] + 1 {
+                    anchor[w] = anchor[w].min(anchor[v]);
+                }
+            }
+        }
+        frontier = next;
+    }
+    let mut order: Vec<usize> = (hosts..n).collect();
+    order.sort_by_key(|&v| (anchor[v], v));
+    let total: usize = order.iter().map(|&v| net.nodes[v].ports.len()).sum::<usize>().max(1);
+    let mut of_node = vec![0u16; n];
+    let (mut done, mut last, mut label) = (0usize, usize::MAX, 0u16);
+    for v in order {
+        let w = net.nodes[v].ports.len();
+        // the group holding this switch's midpoint in the cumulative port count
+        let g = ((2 * done + w) * groups / (2 * total)).min(groups.max(1) - 1);
+        if g != last {
+            (last, label) = (g, label + 1);
+        }
+        of_node[v] = label;
+        done += w;
+    }
+    of_node
+}
+
+/// An atomic on a cache line of its own (the threads spin on each other's clock).
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
 struct State<H: Header> {
-    clock: [Ps; 2],
-    /// Packets handed over to each side, not yet taken.
-    mail: [Vec<Msg<H>>; 2],
-    idle: [bool; 2],
+    clock: Vec<Ps>,
+    /// Packets handed over to each partition, not yet taken.
+    mail: Vec<Vec<Msg<H>>>,
+    idle: Vec<bool>,
 }
 
-/// What the two sides share.
+/// What the threads share.
 struct Exchange<H: Header> {
     state: Mutex<State<H>>,
-    /// Copies of `State::clock`, read by a waiting side without taking the lock.
-    clock: [Padded; 2],
-    /// The run is over (or a side panicked).
+    /// Copies of `State::clock`, read by a waiting thread without taking the lock.
+    clock: Vec<Padded>,
+    /// The run is over (or a thread panicked).
     done: AtomicBool,
 }
 
@@ -152,29 +293,64 @@ impl<H: Header> Drop for Finish<'_, H> {
     }
 }
 
-/// Run the two sides to the end on two threads (the switches' on a new one) and return the hosts' side with
-/// the switches' counters and drops merged in.
-pub(super) fn run<'a, F: Family>(hosts: Sim<'a, F>, switches: Sim<'a, F>, limit: Ps, lookahead: [Ps; 2]) -> Sim<'a, F> {
+/// Run the partitions `sims` (the hosts' first, prepared with [`cut`]) to the end, one thread each (the hosts'
+/// on this one), and return the hosts' with the others' counters and drops merged in.
+pub(super) fn run<'a, F: Family>(mut sims: Vec<Sim<'a, F>>, limit: Ps, plan: &Plan) -> Sim<'a, F> {
+    let n = plan.parts;
+    assert_eq!(sims.len(), n);
     let ex = Exchange {
-        state: Mutex::new(State { clock: [0; 2], mail: [Vec::new(), Vec::new()], idle: [false; 2] }),
-        clock: [Padded(AtomicU64::new(0)), Padded(AtomicU64::new(0))],
+        state: Mutex::new(State { clock: vec![0; n], mail: (0..n).map(|_| Vec::new()).collect(), idle: vec![false; n] }),
+        clock: (0..n).map(|_| Padded(AtomicU64::new(0))).collect(),
         done: AtomicBool::new(false),
     };
-    // each side's `Sim` lives in its own thread's stack frame (no false sharing of their hot counters)
-    let (mut hosts, switches) = std::thread::scope(|s| {
-        let ex = &ex;
-        let sw = s.spawn(move || {
-            let mut sw = switches;
-            sw.run_side(limit, ex, SWITCHES, lookahead[SWITCHES]);
-            sw
-        });
+    // the partitions each one hears from, with their lookahead into it
+    let inputs: Vec<Vec<(usize, Ps)>> = (0..n)
+        .map(|to| (0..n).filter(|&from| from != to && plan.lookahead[from * n + to] != NEVER).map(|from| (from, plan.lookahead[from * n + to])).collect())
+        .collect();
+    let rest = sims.split_off(1);
+    let hosts = sims.pop().expect("the hosts' partition");
+    // each partition's `Sim` lives in its own thread's stack frame (no false sharing of their hot counters)
+    let (mut hosts, others) = std::thread::scope(|s| {
+        let (ex, inputs, of_node) = (&ex, &inputs, &plan.of_node[..]);
+        let handles: Vec<_> = rest
+            .into_iter()
+            .enumerate()
+            .map(|(k, sim)| {
+                s.spawn(move || {
+                    let mut sim = sim;
+                    sim.run_side(limit, ex, k + 1, &inputs[k + 1], of_node);
+                    sim
+                })
+            })
+            .collect();
         let mut h = hosts;
         h.schedule_first_flow();
-        h.run_side(limit, ex, HOSTS, lookahead[HOSTS]);
-        (h, sw.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        h.run_side(limit, ex, 0, &inputs[0], of_node);
+        let others: Vec<_> = handles.into_iter().map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect();
+        (h, others)
     });
-    merge(&mut hosts, &switches);
+    for sw in &others {
+        merge(&mut hosts, sw);
+    }
     hosts
+}
+
+/// Mark the ports of the links cut by `plan` as seen from partition `me` (on its own copy of the fabric): its
+/// ports whose far end is in another partition hand their packets over (`Port::set_remote`), except a FIFO
+/// port of a switch facing a host, whose whole queue the hosts' partition runs (`Port::remote_queue`).
+pub(super) fn cut<H: Header>(net: &mut Network<H>, plan: &Plan, me: usize) {
+    let of = &plan.of_node;
+    for p in &mut net.ports {
+        let (from, to) = (of[p.owner as usize] as usize, of[p.peer as usize] as usize);
+        if from != me || to == me {
+            continue;
+        }
+        if to == HOSTS && p.is_fifo() {
+            p.remote_queue = true;
+        } else {
+            p.set_remote();
+        }
+    }
 }
 
 /// Fold the switches' side into the hosts' side.
@@ -225,14 +401,20 @@ fn merge<F: Family>(h: &mut Sim<'_, F>, sw: &Sim<'_, F>) {
 }
 
 impl<F: Family> Sim<'_, F> {
-    /// One side's loop (see the module docs).
-    fn run_side(&mut self, limit: Ps, ex: &Exchange<F::Hdr>, me: usize, lookahead_in: Ps) {
+    /// One partition's loop (see the module docs): `me` is its index, `inputs` the partitions it hears from
+    /// with their lookahead into it.
+    fn run_side(&mut self, limit: Ps, ex: &Exchange<F::Hdr>, me: usize, inputs: &[(usize, Ps)], of_node: &[u16]) {
         let _finish = Finish(ex);
-        let other = 1 - me;
+        let parts = ex.clock.len();
+        let oversubscribed = std::thread::available_parallelism().map_or(true, |c| parts > c.get());
         let end = limit.saturating_add(1);
         let mut inbox: Vec<Msg<F::Hdr>> = Vec::new();
-        // the other side's clock starts at 0
-        let mut horizon = lookahead_in;
+        // with more than two partitions, the packets handed over, sorted by the partition they go to
+        let mut sorted: Vec<Vec<Msg<F::Hdr>>> = (0..parts).map(|_| Vec::new()).collect();
+        // the clocks of `inputs` last read (every clock starts at 0)
+        let mut seen: Vec<Ps> = vec![0; inputs.len()];
+        let horizon_of = |seen: &[Ps]| inputs.iter().zip(seen).map(|(&(_, l), &c)| c.saturating_add(l)).min().unwrap_or(NEVER);
+        let mut horizon = horizon_of(&seen);
         let mut published = 0;
         let mut waited = std::time::Duration::ZERO;
         loop {
@@ -247,26 +429,47 @@ impl<F: Family> Sim<'_, F> {
                 t if t <= limit => next.min(t),
                 _ => next,
             };
-            // every later event here is at or after `next`, or comes from a packet the other side has yet to
-            // send, which arrives at or after `horizon`
+            // every later event here is at or after `next`, or comes from a packet another partition has yet
+            // to send, which arrives at or after `horizon`
             let clock = next.min(horizon);
-            let other_clock = {
+            if parts > 2 {
+                for m in self.outbox.drain(..) {
+                    // (a queue's packet and a PFC frame go to the hosts; a wire's to the partition of its far end)
+                    let to = if m.port & (ENQUEUE | PFC_FRAME) != 0 {
+                        HOSTS
+                    } else {
+                        of_node[self.net.ports[m.port as usize].peer as usize] as usize
+                    };
+                    sorted[to].push(m);
+                }
+            }
+            {
                 let mut st = ex.state.lock().unwrap_or_else(|e| e.into_inner());
-                st.mail[other].append(&mut self.outbox);
+                if parts > 2 {
+                    for (to, out) in sorted.iter_mut().enumerate() {
+                        if !out.is_empty() {
+                            st.mail[to].append(out);
+                        }
+                    }
+                } else if !self.outbox.is_empty() {
+                    st.mail[1 - me].append(&mut self.outbox);
+                }
                 st.clock[me] = clock;
                 ex.clock[me].0.store(clock, Ordering::Release);
                 std::mem::swap(&mut st.mail[me], &mut inbox);
                 st.idle[me] = next == NEVER && inbox.is_empty();
-                if st.idle[me] && st.idle[other] && st.mail[other].is_empty() {
+                if st.idle.iter().all(|&i| i) && st.mail.iter().all(|m| m.is_empty()) {
                     ex.done.store(true, Ordering::Release);
                 }
-                st.clock[other]
-            };
+                for (s, &(from, _)) in seen.iter_mut().zip(inputs) {
+                    *s = st.clock[from];
+                }
+            }
             published = published.max(clock);
             if ex.done.load(Ordering::Acquire) {
                 break;
             }
-            horizon = other_clock.saturating_add(lookahead_in);
+            horizon = horizon_of(&seen);
             let got_mail = !inbox.is_empty();
             for m in inbox.drain(..) {
                 self.receive(m);
@@ -277,16 +480,21 @@ impl<F: Family> Sim<'_, F> {
             if next < horizon.min(end) || published < next.min(horizon) {
                 continue; // the horizon moved, or a better clock is to be published
             }
-            // blocked: wait for the other side to move
+            // blocked: wait for a partition it hears from to move
             let since = std::time::Instant::now();
             let mut spins = 0u32;
-            while ex.clock[other].0.load(Ordering::Acquire) == other_clock && !ex.done.load(Ordering::Acquire) {
+            let unchanged = || inputs.iter().zip(&seen).all(|(&(from, _), &c)| ex.clock[from].0.load(Ordering::Acquire) == c);
+            while unchanged() && !ex.done.load(Ordering::Acquire) {
                 if spins < 2000 {
                     std::hint::spin_loop();
-                    spins += 1;
-                } else {
+                } else if spins < 2100 || !oversubscribed {
                     std::thread::yield_now();
+                } else {
+                    // more threads than cores: the partition waited for may be off the processor, and yielding
+                    // alone leaves it little room
+                    std::thread::sleep(std::time::Duration::from_micros(20));
                 }
+                spins = spins.saturating_add(1);
             }
             waited += since.elapsed();
         }

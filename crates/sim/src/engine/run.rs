@@ -20,10 +20,11 @@ use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::atomic::AtomicU64;
 
-/// Simulate `flows` packet by packet on the fabric `cfg` describes, on up to `threads` threads (1 or 2; see
-/// [`parallel`]). Deterministic: same inputs, same results, bit-identical whatever the number of threads (except
-/// `max_event_queue_len` and the wall-clock fields); a fabric that cannot be split (a host link without
-/// propagation delay) runs on one thread. The engine is the packet level whatever `run.level` says.
+/// Simulate `flows` packet by packet on the fabric `cfg` describes, on up to `threads` threads (any number; see
+/// [`parallel`]: the hosts on one, groups of switches on the others, as far as the fabric can be split, with
+/// `RunStats::threads_note` saying why fewer were used). Deterministic: same inputs, same results, bit-identical
+/// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that cannot
+/// be split (a host link without propagation delay) runs on one thread. The engine is the packet level whatever `run.level` says.
 pub(crate) fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, progress, true, threads)
 }
@@ -105,6 +106,20 @@ fn run_with(
     }
 }
 
+/// Why a run's switches must all be on one thread, if they must (`parallel::WholeSwitches`): state that several
+/// switches share. Packet spraying draws every switch's choice, in event order, from one generator (the rate
+/// family's spraying too); giving each switch a stream of its own would change the results. PFC's frames
+/// between switches are exchanged on the switches' thread, not as messages between partitions.
+fn whole_switches(cfg: &Config) -> parallel::WholeSwitches {
+    if cfg.routing.mode == crate::config::RoutingMode::Spray {
+        Some("packet spraying draws every switch's choice from one random generator")
+    } else if cfg.switch.pfc {
+        Some("PFC's frames between switches stay within one partition")
+    } else {
+        None
+    }
+}
+
 /// One run of family `F`; `fifo`: the queue every packet maps to, when ports may run in FIFO mode; `lazy`: the
 /// other ports may time their departures without events where they can (`net::port`, *Lazy departures*).
 fn run_family<F: Family>(
@@ -173,16 +188,25 @@ fn run_family<F: Family>(
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     // (PFC's "next_queue" mode reads the switches' queues from the hosts' NICs: one thread; see `net::pfc`)
     let next_queue = cfg.switch.pfc && cfg.switch.pfc_mode == crate::config::PfcMode::NextQueue;
-    if threads >= 2 && monitor_port.is_none() && !next_queue {
-        if let Some(lookahead) = parallel::lookahead(&net) {
-            let hosts =
-                Sim::<F>::new(cfg, flows, progress, net.clone(), rng.clone(), loss.clone(), parallel::Side::Hosts);
-            let switches = Sim::<F>::new(cfg, flows, None, net, rng, loss, parallel::Side::Switches);
-            let mut sim = parallel::run(hosts, switches, limit, lookahead);
-            sim.stats.threads = 2;
-            sim.finish(wall.elapsed().as_secs_f64());
-            return RunOutput { results: sim.results, stats: sim.stats };
+    let (plan, mut threads_note) = match threads {
+        0 | 1 => (None, String::new()),
+        _ if monitor_port.is_some() => (None, "one thread: run.monitor_host samples a port at every instant".to_string()),
+        _ if next_queue => (None, "one thread: PFC's next_queue mode reads the switches' queues from the hosts".to_string()),
+        _ => parallel::plan(&net, threads, whole_switches(cfg)),
+    };
+    if let Some(plan) = plan {
+        let mut sims = Vec::with_capacity(plan.parts);
+        for me in 0..plan.parts {
+            let mut part = net.clone();
+            parallel::cut(&mut part, &plan, me);
+            let (side, progress) = if me == 0 { (parallel::Side::Hosts, progress) } else { (parallel::Side::Switches, None) };
+            sims.push(Sim::<F>::new(cfg, flows, progress, part, rng.clone(), loss.clone(), side));
         }
+        let mut sim = parallel::run(sims, limit, &plan);
+        sim.stats.threads = plan.parts as u64;
+        sim.stats.threads_note = threads_note;
+        sim.finish(wall.elapsed().as_secs_f64());
+        return RunOutput { results: sim.results, stats: sim.stats };
     }
     let mut sim = Sim::<F>::new(cfg, flows, progress, net, rng, loss, parallel::Side::All);
     if let (Some(port), Some(host)) = (monitor_port, cfg.run.monitor_host) {
@@ -198,6 +222,7 @@ fn run_family<F: Family>(
         sim.events.push(0, Event::FlowStart(SAMPLE));
     }
     sim.stats.threads = 1;
+    sim.stats.threads_note = std::mem::take(&mut threads_note);
     sim.run_loop(limit);
     sim.finish(wall.elapsed().as_secs_f64());
     RunOutput { results: sim.results, stats: sim.stats }

@@ -52,6 +52,7 @@ pub fn comparable(s: &RunStats) -> RunStats {
         events_per_second: 0.0,
         htsim_equivalent_events_per_second: 0.0,
         threads: 0,
+        threads_note: String::new(),
         thread_wait_seconds: Vec::new(),
         ..s.clone()
     }
