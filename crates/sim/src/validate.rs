@@ -13,7 +13,7 @@
 //! buffer at the flow level, a flow with more segments than its family counts).
 
 use crate::config::{
-    CheckPoint, Config, ConfigError, Connections, FamilyName, Level, SchemeName,
+    CheckPoint, Config, ConfigError, Connections, FamilyName, Level, RoutingMode, SchemeName,
     TopologyConfig,
 };
 use crate::flowlevel;
@@ -269,6 +269,14 @@ fn deeper(cfg: &Config, at: CheckPoint) -> Result<(), ConfigError> {
                     ),
                 );
             }
+            if name == SchemeName::Hyline && cfg.routing.mode == RoutingMode::Spray {
+                return err(
+                    "routing.mode",
+                    "run.level = \"flow\": HyLine's manager gives each admitted flow a path port by port, which the \
+                     flow level's pooled resources of packet spraying cannot hold; use \"ecmp\""
+                        .into(),
+                );
+            }
             if matches!(name, SchemeName::Rax | SchemeName::RaxPlus) && cfg.transport.send_buffer_bytes != 0 {
                 return err(
                     "transport.send_buffer_bytes",
@@ -305,9 +313,10 @@ mod tests {
 
     #[test]
     fn moved_checks_keep_their_keys_and_messages() {
-        let e = config_from_json(r#"{"scheme": {"name": "homa"}, "run": {"level": "flow"}}"#).unwrap_err();
-        assert_eq!(e.key, "run.level");
-        assert!(e.message.starts_with("scheme homa has no flow-level model yet (the flow level has: tcp, dctcp,"), "{e}");
+        let hy = r#"{"scheme": {"name": "hyline"}, "routing": {"mode": "spray"}, "run": {"level": "flow"}}"#;
+        let e = config_from_json(hy).unwrap_err();
+        assert_eq!(e.key, "routing.mode");
+        assert!(e.message.starts_with("run.level = \"flow\": HyLine's manager gives each admitted flow"), "{e}");
         let e = config_from_json(r#"{"topology": {"kind": "bcube", "k": 3}, "run": {"level": "flow"}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -318,7 +327,7 @@ mod tests {
         assert_eq!(config_from_json(jf).unwrap_err().key, "topology.network_ports");
         // Config::from_json alone leaves them out
         Config::from_json(jf).unwrap();
-        Config::from_json(r#"{"scheme": {"name": "homa"}, "run": {"level": "flow"}}"#).unwrap();
+        Config::from_json(hy).unwrap();
         assert!(check(&Config::from_json(jf).unwrap()).is_err());
     }
 

@@ -117,6 +117,8 @@
 
 mod d3;
 mod fluid;
+mod homa;
+mod hyline;
 mod las;
 mod maxmin;
 mod mlfq;
@@ -131,6 +133,7 @@ use crate::net::ideal::ideal_fct;
 use crate::record::{RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
 use crate::net::{flow_hash, mix64, Network};
+use crate::transport::homa::{fabric_rtt_bytes, HomaParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
 use fluid::Fluid;
 use maxmin::NOT_FROZEN;
@@ -196,7 +199,20 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     };
     let row = cfg.scheme.name.row();
     let window = row.window;
-    let tags = Tags::new(cfg, flows)?;
+    let sc_ = &cfg.scheme;
+    let tags = Tags::new(cfg, flows, &net)?;
+    // QJump: each level's rate limit, its bucket per interval (bit/s), and the bucket (wire bits) a flow must
+    // exceed for it to bind
+    let qjump: Vec<(f64, f64)> = if cfg.scheme.name == SchemeName::Qjump {
+        let interval_us = if sc_.qjump_interval_us > 0.0 {
+            sc_.qjump_interval_us
+        } else {
+            1_050.0 * 10.0 / cfg.topology.host_link_gbps()
+        };
+        sc_.qjump_bucket_bytes.iter().map(|&b| (b as f64 * 8.0 / (interval_us * 1e-6), b as f64 * 8.0)).collect()
+    } else {
+        Vec::new()
+    };
     let setup_rtts = u64::from(t.handshake && window) + u64::from(row.setup_rtts);
     // PDQ's variants: the criticality, the hand-over gap in base RTTs (a paused flow's probe round trip; Early
     // Start accepts the next flow K RTTs before the one ahead ends, so its data comes K - 1 RTTs early and no gap
@@ -255,7 +271,14 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
         Model::Srpt | Model::Critical { .. } | Model::D3 => Fluid::ordered(model),
         _ => Fluid::default(),
     };
+    if model == Model::Homa {
+        fl.fill.homa_overcommit =
+            HomaParams::from_config(cfg, &flows.size_bytes, fabric_rtt_bytes(&net, cfg)).overcommit;
+    }
     let ordered = fl.by != Order::None;
+    let mut hl = (cfg.scheme.name == SchemeName::Hyline).then(|| hyline::Hyline::new(cfg, flows, &net));
+    // (HyLine: the flows a first CTS opens in this event, with the index of their path)
+    let mut admit: Vec<(u32, u32)> = Vec::new();
     let mut sq = Standing::new(cfg, model == Model::MaxMin && window, &net);
     let mut now: Ps = 0;
     loop {
@@ -264,6 +287,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
         let mut next = independent.get(next_independent).map_or(NEVER, |&i| flows.start_ps[i as usize]);
         next = next.min(ready.peek().map_or(NEVER, |r| r.0 .0)).min(held.peek().map_or(NEVER, |r| r.0 .0));
         next = next.min(events.peek().map_or(NEVER, |e| e.0));
+        next = next.min(hl.as_ref().map_or(NEVER, |h| h.next_at()));
         if next == NEVER || next > limit {
             stats.hit_time_limit = next != NEVER;
             break;
@@ -290,6 +314,10 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 results.bytes_sent[id] = flows.size_bytes[id];
                 results.bytes_delivered[id] = flows.size_bytes[id];
                 stats.flows_finished += 1;
+                if let Some(h) = hl.as_mut().filter(|h| h.class2[id]) {
+                    h.last_bit(id as u32, now);
+                    h.slot[id] = u32::MAX;
+                }
                 if let Some(cs) = children.get(id) {
                     for &c in cs {
                         ready.push(Reverse((flows.start_ps[c as usize].max(now + tail), c)));
@@ -343,7 +371,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             } else if f.round_at != NEVER && f.allow <= 0.0 {
                 0.0
             } else {
-                f.line
+                hyline::own_cap(f)
             };
             if ordered {
                 // (SRPT, criticality order: regranted, moved in the order if its rank stepped, and caught up
@@ -357,12 +385,20 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             }
             fl.resched.push(k);
         }
-        // arrivals (their data starts after the set-up round trips)
+        // HyLine: the control plane's messages due
+        if let Some(h) = hl.as_mut() {
+            h.control(now, &mut fl, &mut res, &net, flows, (mss, header), &mut admit);
+        }
+        // arrivals (their data starts after the set-up round trips); HyLine's second-class flows open at their
+        // first CTS, on the path it names
+        admit.reverse();
         loop {
             // (in order of time, then id, independent flows and children alike)
             let first = independent.get(next_independent).map(|&i| (flows.start_ps[i as usize], i));
             let child = ready.peek().map(|r| r.0);
+            let admitted = admit.pop();
             let id = match (first, child) {
+                _ if admitted.is_some() => admitted.unwrap().0,
                 (Some(a), c) if a.0 <= now && c.is_none_or(|c| a <= c) => {
                     next_independent += 1;
                     a.1
@@ -375,7 +411,27 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             };
             let i = id as usize;
             let (src, dst, size) = (flows.src[i], flows.dst[i], flows.size_bytes[i]);
-            let hops = net.ecmp_path(src, dst, flow_hash(id, false));
+            let class2 = hl.as_ref().is_some_and(|h| h.class2[i]);
+            if class2 && admitted.is_none() {
+                // (its request leaves for the manager; it opens at its first CTS)
+                results.start_ps[i] = now;
+                results.ideal_fct_ps[i] = ideal_fct(
+                    &net.ecmp_path(src, dst, flow_hash(id, false))
+                        .iter()
+                        .map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps))
+                        .collect::<Vec<_>>(),
+                    size,
+                    mss,
+                    header,
+                );
+                stats.connections_opened += 1;
+                hl.as_mut().unwrap().arrive(id, now);
+                continue;
+            }
+            let hops = match (admitted, hl.as_ref()) {
+                (Some((_, p)), Some(h)) => h.path(id, p).to_vec(),
+                _ => net.ecmp_path(src, dst, flow_hash(id, false)),
+            };
             let hop_list: Vec<(u64, Ps)> =
                 hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
             let ideal = ideal_fct(&hop_list, size, mss, header);
@@ -391,12 +447,23 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 hops.iter().map(|&p| res.of_port(p, &net)).collect()
             };
             let mut line = net.line_rate_bps(src) as f64;
-            if window && t.max_cwnd_packets > 0 {
+            // (HyLine's second class: its own initial window and window cap)
+            let (init_cwnd, max_cwnd) = match hl.as_ref() {
+                Some(h) if class2 => (h.large_win_packets, h.large_max_cwnd),
+                _ => (t.init_cwnd_packets as f64, t.max_cwnd_packets as f64),
+            };
+            if window && max_cwnd > 0.0 {
                 // a window cap: at most max_cwnd segments per base RTT
-                line = line.min(t.max_cwnd_packets as f64 * (mss + header) as f64 * 8.0 / (rtt as f64 / 1e12));
+                line = line.min(max_cwnd * (mss + header) as f64 * 8.0 / (rtt as f64 / 1e12));
+            }
+            // QJump: a flow larger than its level's bucket sends at most a bucket per interval
+            if let Some(&(rate, bucket)) = qjump.get(tags.at(id, 0.0).0 as usize) {
+                if wire_bits > bucket {
+                    line = line.min(rate);
+                }
             }
             let ctrl_rtt: Ps = hop_list.iter().map(|&(r, d)| 2 * tx_time(t.ack_bytes, r) + 2 * d).sum();
-            let win = t.init_cwnd_packets as f64 * (mss + header) as f64 * 8.0;
+            let win = init_cwnd * (mss + header) as f64 * 8.0;
             // (the standing queues: the resources of the ACKs' path, and the queues of the first round as they
             // stand when the flow arrives)
             let back = if !sq.on {
@@ -414,9 +481,11 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             };
             let round_at =
                 if window && win < line * rtt as f64 / 1e12 { now + setup_rtts * ctrl_rtt + rtt + q0 } else { NEVER };
-            results.start_ps[i] = now;
-            results.ideal_fct_ps[i] = ideal;
-            stats.connections_opened += 1;
+            if !class2 {
+                results.start_ps[i] = now;
+                results.ideal_fct_ps[i] = ideal;
+                stats.connections_opened += 1;
+            }
             // (validate::flows refuses a path longer than this before the run: BCube's by topology.k, a
             // Jellyfish graph's per pair of hosts once it is drawn)
             assert!(path.len() <= MAX_HOPS, "flow {id} crosses {} ports (at most {MAX_HOPS})", path.len());
@@ -480,12 +549,20 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 queued: false,
                 cstamp: 0,
                 seq: 0,
+                src,
+                dst,
+                granted: false,
+                stopped: false,
+                win0: win,
             };
             if model == Model::D3 {
                 f.cap = f.asks();
             }
             // (the set-up round trips are a wait before the data: header-only packets both ways)
             let k = fl.insert(f, &res.capacity);
+            if let Some(h) = hl.as_mut().filter(|_| class2) {
+                h.slot[i] = k;
+            }
             sq.set_back(k, &back, &res);
             held.push(Reverse((data_at, k)));
             stats.max_concurrent_flows = stats.max_concurrent_flows.max((fl.flows.len() - fl.free.len()) as u64);

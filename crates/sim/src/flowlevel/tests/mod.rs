@@ -57,6 +57,11 @@ fn flow(id: u32, path: &[u32], cap: f64) -> Open {
         queued: false,
         cstamp: 0,
         seq: 0,
+        src: 0,
+        dst: 0,
+        granted: false,
+        stopped: false,
+        win0: 0.0,
     }
 }
 
