@@ -229,6 +229,8 @@ impl Hyline {
                 n += 1;
             }
         }
+        // (room for resources its new path is the first to use)
+        fl.reserve(&res.capacity);
         fl.restart(k, now, &hops[..n]);
     }
 

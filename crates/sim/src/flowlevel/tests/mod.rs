@@ -9,6 +9,7 @@ mod mlfq;
 mod open;
 mod ordered;
 mod resources;
+mod schemes;
 mod tags;
 mod timers;
 
