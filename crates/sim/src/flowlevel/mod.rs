@@ -88,6 +88,33 @@
 //!   catches up with it at a time that is one of its events, and from then they are one group. Only
 //!   neighbours in that order on a shared resource can meet first, so those are the events.
 //!
+//! - **Homa** for homa (`homa`: every rate from scratch at each event, as LAS): a message's first RTTbytes (the
+//!   packet level's, `transport::homa::fabric_rtt_bytes` in whole segments) are its unscheduled phase, blind and
+//!   ahead of every scheduled byte (Homa's unscheduled priorities are above its scheduled ones); a message larger
+//!   than RTTbytes then sends only while its receiver grants it: each receiver grants its `homa_overcommit`
+//!   messages larger than RTTbytes with the fewest bits left, one per sender (the packet level's rule; its default
+//!   the number of scheduled levels). In order of (phase, bits left) each message takes what its path has left:
+//!   a sender's link goes to its shortest message (sender SRPT), a receiver's to its most urgent granted one. The
+//!   phase's end is an event (`Tags::Homa`). Assumptions: the grants keep a granted message sending (RTTbytes
+//!   covers the round trip; a message that becomes granted sends at once, where the packet level's grant takes
+//!   half a round trip to reach its sender); the order is taken at each event (a message passing another between
+//!   events does so at the next event); the unscheduled levels by message size are the order by bits left
+//!   within the phase; no queue (Homa keeps little), no loss, no RESEND.
+//! - **HyLine** for hyline (`hyline`): the packet level's manager itself (`control::hyline`), fed the same RTS
+//!   and FIN messages at the same times; first-class flows (up to `hyline_threshold_bytes`) in strict priority
+//!   over second-class ones, max-min within a class (MLFQ with two fixed classes). A second-class flow opens at its
+//!   first CTS on the manager's path (with its class's windows), stops at an STS (its cap 0), restarts from its
+//!   initial window at a later CTS on the path it names (moved there: `Fluid::reroute`), and its FIN leaves
+//!   when its last bit does. The manager learns each sender's bits not yet sent (the packet level: not yet
+//!   acknowledged, a round trip behind). ECMP only (an admitted path is port by port; spraying pools ports).
+//!   Not modelled: PFC, the second class's losses and long RTO floor.
+//! - **QJump** for qjump: strict priority by the packet level's level (by the size the host knows), max-min
+//!   within a level; a flow larger than its level's bucket is capped at the bucket per interval (the token
+//!   bucket's long-run rate: the first bucket's burst is not modelled, so a capped flow may take up to one
+//!   interval longer than the packet level's fluid ideal). The default buckets hold each level's largest flow
+//!   and the last level's rate is the line rate, so the cap binds only with other buckets. Not modelled: the
+//!   limiter's drops of retransmissions, TCP's losses at ports that the lower levels fill.
+//!
 //! What the packet level has and an isolated flow needs to take the same time at both levels:
 //! - **Bytes on the wire**: payload plus `transport.header_bytes` per `mss_bytes` segment.
 //! - **Pipeline latency**: a flow's last bit leaves its sender when its wire bits are sent at its rate; it arrives
@@ -96,7 +123,7 @@
 //! - **Set-up**: one round trip of header-only packets before the data with `transport.handshake` (the TCP
 //!   family), and for RCP, D3 and PDQ (the rate request their SYN carries). The base RTT of slow start is a full
 //!   segment's way to the destination and an ACK's way back.
-//! - **Slow start** (the window-based schemes: the TCP family, pfabric, las, pias, qclimb, rax): in each base
+//! - **Slow start** (the window-based schemes: the TCP family, pfabric, las, pias, qclimb, rax, hyline, qjump): in each base
 //!   RTT from the data's start a flow may send a window's worth (at the rate it is allocated), then waits for the
 //!   next round; the window starts at `init_cwnd_packets` segments and doubles every round until it holds a base
 //!   RTT's worth at line rate, from when it no longer binds. Two events per round (the window used up, the next
@@ -106,14 +133,14 @@
 //!   lasts the base RTT plus the standing queues of the congested ports on the flow's data path and its ACKs'
 //!   path (`Standing`; see `config::FlowQueueing`).
 //!
-//! Not modelled: other queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here), and the other schemes
-//! (an experiment asking for them at the flow level is refused with the list of those it has).
+//! Not modelled: other queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here).
 //!
 //! Where each part lives: this module has the schemes' models (`model_of`, read from each scheme's row in `config::scheme`) and the run loop (`run`:
 //! arrivals, set-ups, each flow's own events, the update, the reschedules); `open` a flow; `resources` what flows
 //! share and what cannot bind; `timers` the flows' next events; `tags` QCLIMB's and RAX's tags; `fluid` the state
 //! every allocation rule updates; and one file per rule: `maxmin`, `mlfq`, `ordered` (SRPT, criticality order),
-//! `d3`, `las` (with the global pass the incremental updates are tested against).
+//! `d3`, `las` (with the global pass the incremental updates are tested against), `homa` (its pass) and `hyline`
+//! (the manager's messages and what its signals do).
 
 mod d3;
 mod fluid;
