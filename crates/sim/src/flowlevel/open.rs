@@ -95,6 +95,8 @@ pub(super) struct Open {
     /// restart starts from.
     pub(super) stopped: bool,
     pub(super) win0: f64,
+    /// The window's cap (bits; infinite without `max_cwnd_packets`).
+    pub(super) win_max: f64,
 }
 
 /// When an explicit-rate flow with a deadline gives up: never; once its deadline has passed (PDQ with a

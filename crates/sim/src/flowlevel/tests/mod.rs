@@ -63,6 +63,7 @@ fn flow(id: u32, path: &[u32], cap: f64) -> Open {
         granted: false,
         stopped: false,
         win0: 0.0,
+        win_max: f64::INFINITY,
     }
 }
 
