@@ -6,7 +6,7 @@
 //! - A second-class flow asks the manager `hyline_tcost_us` after it arrives (RTS, with its candidate paths,
 //!   `net::route::paths`, and the remaining bytes of every second-class flow the manager knows, as the packet
 //!   level tells it before each decision). It opens (its set-up, then slow start from
-//!   `hyline_large_init_cwnd_packets`, capped at `hyline_large_max_cwnd_packets` per base RTT) at its first
+//!   `hyline_large_init_cwnd_packets`, the window capped at `hyline_large_max_cwnd_packets`) at its first
 //!   CTS, on the path the manager gave it, as class 1; an STS stops it (rate 0, its bits kept); a later CTS
 //!   restarts it from its initial window, on the path that CTS names. When its last bit leaves its sender, its
 //!   FIN reaches the manager `hyline_signal_us` later; the manager's signals reach the hosts after
@@ -55,7 +55,7 @@ pub(super) struct Hyline {
     msgs: BinaryHeap<Reverse<(Ps, u64, Msg)>>,
     sent: u64,
     out: Vec<Signal>,
-    /// Second-class flows' initial window (bits) and window cap (segments per base RTT).
+    /// Second-class flows' initial window and window cap (segments).
     pub(super) large_win_packets: f64,
     pub(super) large_max_cwnd: f64,
 }

@@ -193,3 +193,32 @@ fn every_flow_finishes_with_its_bytes() {
         }
     }
 }
+
+/// `max_cwnd_packets` caps the window, as the packet level's cwnd: with a 10-segment window (initial and cap)
+/// and a base RTT worth far more than that at line rate, a flow of 10 segments leaves at line rate at once (its
+/// ideal), one of 30 in three rounds: two base RTTs, then its last window at line rate, then its pipeline.
+#[test]
+fn a_window_cap_binds_every_round() {
+    let json = r#"{"topology": {"kind": "leaf_spine", "leaves": 2, "hosts_per_leaf": 4, "spines": 2,
+        "host_link_delay_ns": 20000}, "routing": {"mode": "ecmp"}, "run": {"level": "flow"},
+        "transport": {"handshake": false, "init_cwnd_packets": 10, "max_cwnd_packets": 10},
+        "scheme": {"name": "tcp"}}"#;
+    let c = Config::from_json(json).unwrap();
+    let net: Network = Network::build(&c, Xoshiro256PlusPlus::seed_from_u64(c.seed).next_u64());
+    let (seg, ack) = (1500u32, 40u32);
+    let rtt: Ps = net
+        .ecmp_path(0, 1, flow_hash(1, false))
+        .iter()
+        .map(|&p| {
+            let port = &net.ports[p as usize];
+            tx_time(seg, port.rate_bps) + tx_time(ack, port.rate_bps) + 2 * port.delay_ps
+        })
+        .sum();
+    assert!(10.0 * 12_000.0 < 1e10 * rtt as f64 / 1e12, "the cap binds");
+    let out = run(&c, &flowset(&[(2, 3, 14_600, 0), (0, 1, 43_800, 0)])).unwrap();
+    let r = &out.results;
+    assert!(fct(&out, 0).abs_diff(r.ideal_fct_ps[0]) <= 2);
+    let tail = r.ideal_fct_ps[1] - at_line(wire(43_800));
+    let expect = 2 * rtt + at_line(wire(14_600)) + tail;
+    assert!(fct(&out, 1).abs_diff(expect) <= 3, "{} against {expect}", fct(&out, 1));
+}
