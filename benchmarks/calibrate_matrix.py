@@ -5,8 +5,7 @@ size bin (small <= 100 KB < medium <= 10 MB < large), the flow level's error on 
 and the time each level took. The axes:
 
 - schemes: dctcp, tcp, pias, pfabric, pdq, rcp, d3, rax, homa, qjump, hyline (pdq, rcp and d3 run with ECMP only:
-  their switches keep per-flow state, which spraying scatters; hyline too: its manager gives admitted flows their
-  paths; rax with its default thresholds; homa, qjump and hyline with their own defaults, no window axis);
+  their switches keep per-flow state, which spraying scatters; hyline too, which runs with ECMP only; rax with its default thresholds; homa, qjump and hyline with their own defaults, no window axis);
 - loads: 0.3, 0.5, 0.8;
 - initial windows: 10 and 70 packets (the window-based schemes; pFabric keeps its preset's);
 - routing: ECMP and packet spraying;
@@ -37,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "calibrate_matrix.jsonl"
 SCHEMES = ["dctcp", "tcp", "pias", "pfabric", "pdq", "rcp", "d3", "rax", "homa", "qjump", "hyline"]
-STATEFUL = {"pdq", "rcp", "d3", "hyline"}  # per-flow switch state (HyLine: the manager's paths): ECMP only
+STATEFUL = {"pdq", "rcp", "d3", "hyline"}  # per-flow switch state: ECMP only (HyLine: ECMP only itself)
 WINDOWED = {"dctcp", "tcp", "pias", "rax"}
 BINS = ("small", "medium", "large", "all")
 

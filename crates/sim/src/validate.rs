@@ -13,7 +13,7 @@
 //! buffer at the flow level, a flow with more segments than its family counts).
 
 use crate::config::{
-    CheckPoint, Config, ConfigError, Connections, FamilyName, Level, RoutingMode, SchemeName,
+    CheckPoint, Config, ConfigError, Connections, FamilyName, Level, SchemeName,
     TopologyConfig,
 };
 use crate::flowlevel;
@@ -269,14 +269,6 @@ fn deeper(cfg: &Config, at: CheckPoint) -> Result<(), ConfigError> {
                     ),
                 );
             }
-            if name == SchemeName::Hyline && cfg.routing.mode == RoutingMode::Spray {
-                return err(
-                    "routing.mode",
-                    "run.level = \"flow\": HyLine's manager gives each admitted flow a path port by port, which the \
-                     flow level's pooled resources of packet spraying cannot hold; use \"ecmp\""
-                        .into(),
-                );
-            }
             if matches!(name, SchemeName::Rax | SchemeName::RaxPlus) && cfg.transport.send_buffer_bytes != 0 {
                 return err(
                     "transport.send_buffer_bytes",
@@ -313,10 +305,10 @@ mod tests {
 
     #[test]
     fn moved_checks_keep_their_keys_and_messages() {
-        let hy = r#"{"scheme": {"name": "hyline"}, "routing": {"mode": "spray"}, "run": {"level": "flow"}}"#;
-        let e = config_from_json(hy).unwrap_err();
-        assert_eq!(e.key, "routing.mode");
-        assert!(e.message.starts_with("run.level = \"flow\": HyLine's manager gives each admitted flow"), "{e}");
+        let rax = r#"{"scheme": {"name": "rax"}, "transport": {"send_buffer_bytes": 100000}, "run": {"level": "flow"}}"#;
+        let e = config_from_json(rax).unwrap_err();
+        assert_eq!(e.key, "transport.send_buffer_bytes");
+        assert!(e.message.starts_with("run.level = \"flow\": RAX's remaining time depends"), "{e}");
         let e = config_from_json(r#"{"topology": {"kind": "bcube", "k": 3}, "run": {"level": "flow"}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -327,7 +319,7 @@ mod tests {
         assert_eq!(config_from_json(jf).unwrap_err().key, "topology.network_ports");
         // Config::from_json alone leaves them out
         Config::from_json(jf).unwrap();
-        Config::from_json(hy).unwrap();
+        Config::from_json(rax).unwrap();
         assert!(check(&Config::from_json(jf).unwrap()).is_err());
     }
 
@@ -339,12 +331,13 @@ mod tests {
         assert_eq!(config_from_json(jf).unwrap_err().key, "topology.network_ports");
         // at the flow level: the scheme, then the monitor, then BCube's paths, then the later range checks
         let flow = |extra: &str| {
-            config_from_json(&format!(r#"{{"run": {{"level": "flow"{extra}}}, "scheme": {{"name": "homa"}},
-                "topology": {{"kind": "bcube", "k": 3}}, "link_loss": {{"probability": 0.5}}}}"#))
+            config_from_json(&format!(r#"{{"run": {{"level": "flow"{extra}}}, "scheme": {{"name": "rax"}},
+                "transport": {{"send_buffer_bytes": 100000}}, "topology": {{"kind": "bcube", "k": 3}},
+                "link_loss": {{"probability": 0.5}}}}"#))
             .unwrap_err()
             .key
         };
-        assert_eq!(flow(r#", "monitor_host": 0"#), "run.level");
+        assert_eq!(flow(r#", "monitor_host": 0"#), "transport.send_buffer_bytes");
         let e = config_from_json(
             r#"{"run": {"level": "flow", "monitor_host": 0}, "topology": {"kind": "bcube", "k": 3},
                 "scheme": {"rax_base": 0.5}}"#,

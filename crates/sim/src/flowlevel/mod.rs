@@ -106,7 +106,7 @@
 //!   first CTS on the manager's path (with its class's windows), stops at an STS (its cap 0), restarts from its
 //!   initial window at a later CTS on the path it names (moved there: `Fluid::reroute`), and its FIN leaves
 //!   when its last bit does. The manager learns each sender's bits not yet sent (the packet level: not yet
-//!   acknowledged, a round trip behind). ECMP only (an admitted path is port by port; spraying pools ports).
+//!   acknowledged, a round trip behind). ECMP only, as HyLine itself (its config refuses spraying).
 //!   Not modelled: PFC, the second class's losses and long RTO floor.
 //! - **QJump** for qjump: strict priority by the packet level's level (by the size the host knows), max-min
 //!   within a level; a flow larger than its level's bucket is capped at the bucket per interval (the token
@@ -630,6 +630,12 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 events.remove(k);
             }
         }
+    }
+    // HyLine: the manager's counters, as the packet level reports them
+    if let Some(h) = &hl {
+        let c = h.man.counters;
+        (stats.hyline_requests, stats.hyline_admissions) = (c.requests, c.admissions);
+        (stats.hyline_preemptions, stats.hyline_stops) = (c.preemptions, c.stops);
     }
     // flows still open: unfinished
     stats.sim_time_ps = now;

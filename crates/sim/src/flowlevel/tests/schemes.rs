@@ -151,6 +151,9 @@ fn hyline_admits_one_flow_per_link_and_the_waiting_one_at_the_fin() {
     );
     let (a, b, t1) = (2_000_000u64, 3_000_000u64, 300_000_000 as Ps);
     let out = run(&c, &flowset(&[(0, 5, a, 0), (0, 5, b, t1)])).unwrap();
+    // (two requests, each admitted once; the second stopped first, no flow preempted)
+    let s = &out.stats;
+    assert_eq!((s.hyline_requests, s.hyline_admissions, s.hyline_preemptions, s.hyline_stops), (2, 2, 0, 1));
     let r = &out.results;
     let tcost: Ps = 100_000_000;
     let tail = |i: usize, size: u64| r.ideal_fct_ps[i] - at_line(wire(size));
