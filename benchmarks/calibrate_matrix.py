@@ -4,8 +4,8 @@ Each cell runs one experiment at both levels on the same flows (as `fctlab calib
 size bin (small <= 100 KB < medium <= 10 MB < large), the flow level's error on the mean and on the p99 FCT,
 and the time each level took. The axes:
 
-- schemes: dctcp, tcp, pias, pfabric, pdq, rcp, d3, rax (pdq, rcp and d3 run with ECMP only: their switches keep
-  per-flow state, which spraying scatters; rax with its default thresholds);
+- schemes: dctcp, tcp, pias, pfabric, pdq, rcp, d3, rax, homa, qjump, hyline (pdq, rcp and d3 run with ECMP only:
+  their switches keep per-flow state, which spraying scatters; hyline too, which runs with ECMP only; rax with its default thresholds; homa, qjump and hyline with their own defaults, no window axis);
 - loads: 0.3, 0.5, 0.8;
 - initial windows: 10 and 70 packets (the window-based schemes; pFabric keeps its preset's);
 - routing: ECMP and packet spraying;
@@ -35,8 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "calibrate_matrix.jsonl"
-SCHEMES = ["dctcp", "tcp", "pias", "pfabric", "pdq", "rcp", "d3", "rax"]
-STATEFUL = {"pdq", "rcp", "d3"}  # per-flow switch state: ECMP only
+SCHEMES = ["dctcp", "tcp", "pias", "pfabric", "pdq", "rcp", "d3", "rax", "homa", "qjump", "hyline"]
+STATEFUL = {"pdq", "rcp", "d3", "hyline"}  # per-flow switch state: ECMP only (HyLine: ECMP only itself)
 WINDOWED = {"dctcp", "tcp", "pias", "rax"}
 BINS = ("small", "medium", "large", "all")
 

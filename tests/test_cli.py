@@ -227,6 +227,7 @@ def test_calibrate_prints_both_levels_and_writes_nothing(tmp_path):
     for needle in ("flow level against packet level", "small", "all", "time: packet level"):
         assert needle in result.stdout, result.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == before
-    # a scheme the flow level has no model for: the key is named, nothing runs
-    bad = invoke("calibrate", exp, "--set", "scheme.name=homa")
-    assert bad.exit_code == 2 and "run.level" in bad.stderr, bad.stderr
+    # a configuration the flow level refuses (HyLine's manager's paths under spraying): the key is named, nothing
+    # runs
+    bad = invoke("calibrate", exp, "--set", "scheme.name=hyline", "--set", "routing.mode=spray")
+    assert bad.exit_code == 2 and "routing.mode" in bad.stderr, bad.stderr

@@ -58,8 +58,8 @@ def test_every_scheme_has_a_row_saying_what_it_runs_on():
         assert cells[2] == (frontdoor.NO if r["flow_level"] is None else frontdoor.YES), r["name"]
         # every scheme runs at the packet level, some with gaps that its page lists
         assert cells[1] == frontdoor.YES or frontdoor.PARTLY in cells[1]
-    # independently of the generator: Homa, HyLine and QJump have no flow-level model (docs/flow-level.md)
-    assert {n for n, c in table.items() if c[2] == frontdoor.NO} == {"homa", "hyline", "qjump"}
+    # independently of the generator: every scheme has a flow-level model (docs/flow-level.md's table)
+    assert {n for n, c in table.items() if c[2] == frontdoor.NO} == set()
 
 
 def test_the_claim_counts_match_the_claims_files():

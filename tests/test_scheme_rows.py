@@ -101,7 +101,8 @@ def test_flow_level_models_are_named():
     rows = {r["name"]: r for r in scheme_table.rows()}
     assert rows["pfabric"]["flow_level"] == {"model": "srpt", "text": "SRPT"}
     assert rows["pdq"]["flow_level"]["model"] == {"critical": {"size_aware": True}}
-    assert rows["homa"]["flow_level"] is None
+    assert rows["homa"]["flow_level"]["model"] == "homa"
+    assert rows["qjump"]["flow_level"]["model"] == rows["hyline"]["flow_level"]["model"] == "mlfq"
     assert rows["rcp"]["setup_rtts"] == 1 and not rows["rcp"]["window"]
 
 

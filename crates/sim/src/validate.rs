@@ -305,9 +305,10 @@ mod tests {
 
     #[test]
     fn moved_checks_keep_their_keys_and_messages() {
-        let e = config_from_json(r#"{"scheme": {"name": "homa"}, "run": {"level": "flow"}}"#).unwrap_err();
-        assert_eq!(e.key, "run.level");
-        assert!(e.message.starts_with("scheme homa has no flow-level model yet (the flow level has: tcp, dctcp,"), "{e}");
+        let rax = r#"{"scheme": {"name": "rax"}, "transport": {"send_buffer_bytes": 100000}, "run": {"level": "flow"}}"#;
+        let e = config_from_json(rax).unwrap_err();
+        assert_eq!(e.key, "transport.send_buffer_bytes");
+        assert!(e.message.starts_with("run.level = \"flow\": RAX's remaining time depends"), "{e}");
         let e = config_from_json(r#"{"topology": {"kind": "bcube", "k": 3}, "run": {"level": "flow"}}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -318,7 +319,7 @@ mod tests {
         assert_eq!(config_from_json(jf).unwrap_err().key, "topology.network_ports");
         // Config::from_json alone leaves them out
         Config::from_json(jf).unwrap();
-        Config::from_json(r#"{"scheme": {"name": "homa"}, "run": {"level": "flow"}}"#).unwrap();
+        Config::from_json(rax).unwrap();
         assert!(check(&Config::from_json(jf).unwrap()).is_err());
     }
 
@@ -330,12 +331,13 @@ mod tests {
         assert_eq!(config_from_json(jf).unwrap_err().key, "topology.network_ports");
         // at the flow level: the scheme, then the monitor, then BCube's paths, then the later range checks
         let flow = |extra: &str| {
-            config_from_json(&format!(r#"{{"run": {{"level": "flow"{extra}}}, "scheme": {{"name": "homa"}},
-                "topology": {{"kind": "bcube", "k": 3}}, "link_loss": {{"probability": 0.5}}}}"#))
+            config_from_json(&format!(r#"{{"run": {{"level": "flow"{extra}}}, "scheme": {{"name": "rax"}},
+                "transport": {{"send_buffer_bytes": 100000}}, "topology": {{"kind": "bcube", "k": 3}},
+                "link_loss": {{"probability": 0.5}}}}"#))
             .unwrap_err()
             .key
         };
-        assert_eq!(flow(r#", "monitor_host": 0"#), "run.level");
+        assert_eq!(flow(r#", "monitor_host": 0"#), "transport.send_buffer_bytes");
         let e = config_from_json(
             r#"{"run": {"level": "flow", "monitor_host": 0}, "topology": {"kind": "bcube", "k": 3},
                 "scheme": {"rax_base": 0.5}}"#,

@@ -155,8 +155,9 @@ fn ranked_queue_refusals_name_the_key() {
     let q = r#""scheme": {"name": "qjump", "qjump_queue": "ranked"}"#;
     refused(&format!(r#"{{{q}, "switch": {{"buffer": "shared", "shared_buffer_bytes": 1000000}}}}"#), "switch.buffer", "per-port buffer");
     refused(&format!(r#"{{{q}, "switch": {{"pfc": true}}}}"#), "switch.pfc", "qjump_queue");
-    refused(&format!(r#"{{{q}, "run": {{"level": "flow"}}}}"#), "run.level", "no flow-level model");
     refused(r#"{"scheme": {"name": "dctcp", "qjump_queue": "ranked"}}"#, "scheme.qjump_queue", "does not read it");
     refused(r#"{"scheme": {"name": "qjump", "qjump_queue": "shared"}}"#, "scheme.qjump_queue", "unknown variant");
     assert!(config_from_json(&format!("{{{q}}}")).is_ok());
+    // (the flow level serves the levels in strict priority, as the ranked queue does)
+    assert!(config_from_json(&format!(r#"{{{q}, "run": {{"level": "flow"}}}}"#)).is_ok());
 }

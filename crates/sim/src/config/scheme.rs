@@ -180,6 +180,10 @@ pub enum FluidModel {
     /// PDQ: flows in order of criticality (earliest deadline first, flows without one after; then fewest bytes
     /// left, or the flow's rank when `size_aware` is false), each taking what its path has left.
     Critical { size_aware: bool },
+    /// Homa: a message's first RTTbytes blind, ahead of every granted byte; the rest only while its receiver
+    /// grants it (its `overcommit` messages with the fewest bytes left, from distinct senders); each, in order of
+    /// fewest bytes left, taking what its path has left.
+    Homa,
 }
 
 /// A scheme's model at the flow level: the rule and how the flow level names it for this scheme.
@@ -363,6 +367,10 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
             family: FamilyName::Homa,
             protocol: Protocol::Homa,
             tagging: HostTagging::BySize,
+            flow_level: fluid(
+                FluidModel::Homa,
+                "SRPT over the receivers' grants with overcommitment, the first RTTbytes blind",
+            ),
             timer: Timer { key: "scheme.homa_resend_timeout_us", label: "RESEND after" },
             ..row(
                 S::Homa,
@@ -394,10 +402,13 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
             window: true,
             ..row(S::RaxPlus, "rax-plus", "RAX+: RAX tagging by the true remaining time (true size and generation rate)")
         },
-        // (HyLine and QJump run TCP windows; the flow level, which has no model of them, never asks)
         SchemeRow {
             family: FamilyName::Hyline,
             tagging: HostTagging::BySize,
+            flow_level: fluid(
+                FluidModel::Mlfq,
+                "the manager's admission and preemption; first class above second, max-min within a class",
+            ),
             window: true,
             ..row(
                 S::Hyline,
@@ -410,6 +421,10 @@ pub const SCHEMES: [SchemeRow; SCHEME_COUNT] = {
         SchemeRow {
             family: FamilyName::Qjump,
             tagging: HostTagging::BySize,
+            flow_level: fluid(
+                FluidModel::Mlfq,
+                "strict priority by level, max-min within a level, each flow capped at its level's rate",
+            ),
             window: true,
             // the switch queue its levels (one per `qjump_bucket_bytes` entry) go to
             keys: &["qjump_queue"],
@@ -1406,12 +1421,11 @@ mod tests {
             (S::PdqBasic, pdq, false, 1),
             (S::PdqEs, pdq, false, 1),
             (S::PdqEsEt, pdq, false, 1),
-            (S::Homa, None, false, 0),
+            (S::Homa, Some(M::Homa), false, 0),
             (S::Rax, Some(M::Mlfq), true, 0),
             (S::RaxPlus, Some(M::Mlfq), true, 0),
-            // HyLine and QJump run TCP windows; the flow level has no model of either
-            (S::Hyline, None, true, 0),
-            (S::Qjump, None, true, 0),
+            (S::Hyline, Some(M::Mlfq), true, 0),
+            (S::Qjump, Some(M::Mlfq), true, 0),
         ];
         assert_eq!(expected.len(), SCHEME_COUNT);
         for (name, model, window, setup) in expected {

@@ -145,7 +145,7 @@ impl Fluid {
     }
 
     /// Room for the resources of `capacity` (new ones start with no users, at their full capacity).
-    fn reserve(&mut self, capacity: &[f64]) {
+    pub(super) fn reserve(&mut self, capacity: &[f64]) {
         if self.base.len() < capacity.len() {
             self.base.extend_from_slice(&capacity[self.base.len()..]);
             let l = capacity.len();

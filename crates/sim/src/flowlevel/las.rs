@@ -1,6 +1,6 @@
 //! Least attained service (las): every rate recomputed at each event (`Fluid::allocate_all`) by the global
 //! pass (`allocate`), which gives every allocation rule's rates from scratch: the reference that the
-//! incremental updates of the other rules are tested against.
+//! incremental updates of the other rules are tested against. Homa's rates are this pass's too (`homa`).
 
 use super::fluid::Fluid;
 use super::maxmin::{fill, FillScratch};
@@ -23,7 +23,7 @@ impl Fluid {
             f.old_rate = f.rate;
         }
         self.set.clear();
-        if matches!(model, Model::Srpt | Model::Critical { .. } | Model::D3 | Model::Las) {
+        if matches!(model, Model::Srpt | Model::Critical { .. } | Model::D3 | Model::Las | Model::Homa) {
             // the last event's order (its flows still open) and the flows that arrived: nearly sorted, which the
             // sort finds in close to linear time (D3: the order of arrival)
             let flows = &self.flows;
@@ -36,7 +36,7 @@ impl Fluid {
             self.set.extend_from_slice(&self.active);
         }
         allocate(model, &mut self.flows, &self.set, &self.capacity, &mut self.residual, &mut self.fill, now);
-        if matches!(model, Model::Srpt | Model::Critical { .. }) {
+        if matches!(model, Model::Srpt | Model::Critical { .. } | Model::Homa) {
             self.order.clear();
             self.order.extend(self.fill.order.iter().map(|&k| (k, self.flows[k as usize].id)));
         } else if model == Model::Las {
@@ -97,6 +97,7 @@ pub(super) fn allocate(
             }
         }
         Model::MaxMin => fill(flows, set, residual, s),
+        Model::Homa => super::homa::homa(flows, set, residual, s),
         Model::Mlfq => {
             // queue by queue, each on what the more urgent ones left
             let last = set.iter().map(|&k| flows[k as usize].class).max().unwrap_or(0);

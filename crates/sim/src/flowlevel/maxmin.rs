@@ -279,6 +279,10 @@ pub(super) struct FillScratch {
     pub(super) state_at: Vec<u32>,
     pub(super) caps: BinaryHeap<Reverse<(i64, u32)>>,
     pub(super) replay: BinaryHeap<Reverse<(i64, u32)>>,
+    /// Homa (`homa`): how many messages a receiver grants to at once, and per receiver the senders it grants to
+    /// in the current pass.
+    pub(super) homa_overcommit: usize,
+    pub(super) granting: std::collections::HashMap<u32, Vec<u32>>,
 }
 
 /// A flow's state in the max-min update (`Pass`): as the last filling left it; unfrozen by a dirty resource;

@@ -86,6 +86,17 @@ pub(super) struct Open {
     pub(super) cstamp: u32,
     /// D3: the flow's place in the order of arrival (its data's start; numbered by `Fluid::activate`).
     pub(super) seq: u64,
+    /// Its source and destination hosts (Homa: a receiver grants to one message per sender).
+    pub(super) src: u32,
+    pub(super) dst: u32,
+    /// Homa: its receiver grants to it (set by each pass).
+    pub(super) granted: bool,
+    /// HyLine: stopped by the manager (its cap 0 until a CTS restarts it), and the initial window (bits) a
+    /// restart starts from.
+    pub(super) stopped: bool,
+    pub(super) win0: f64,
+    /// The window's cap (bits; infinite without `max_cwnd_packets`).
+    pub(super) win_max: f64,
 }
 
 /// When an explicit-rate flow with a deadline gives up: never; once its deadline has passed (PDQ with a

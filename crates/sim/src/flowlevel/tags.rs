@@ -1,9 +1,13 @@
 //! QCLIMB's and RAX's tags replayed at the flow level (qclimb, rax, rax-plus): a flow's queue as a step
 //! function of its bytes sent, by the packet level's rules (`policy`: QCLIMB's Algorithm 1, RAX's queue of its
-//! remaining time), and the byte count at which it may change next.
+//! remaining time), and the byte count at which it may change next. Also the classes of the schemes whose
+//! class is fixed by the flow's size (QJump's level, HyLine's first or second class) and Homa's two phases
+//! (unscheduled, then scheduled).
 
-use crate::config::{Config, QclimbInfo, SchemeName};
+use crate::config::{Config, QclimbInfo, SchemeName, SizeInfo};
 use crate::flows::{FlowError, FlowSet};
+use crate::net::Network;
+use crate::transport::homa::{fabric_rtt_bytes, HomaParams};
 use crate::policy::rax::RaxParams;
 use crate::policy::{Bounds, Tagging};
 
@@ -28,14 +32,59 @@ pub(super) enum Tags {
         size: Vec<u64>,
         per_byte: f64,
     },
+    /// A class per flow, fixed at its start (QJump's level by the size it knows, `queues` past the first;
+    /// HyLine's class: 0 up to `hyline_threshold_bytes`, 1 above).
+    Fixed { class: Vec<u8>, queues: usize },
+    /// Homa: a message's first RTTbytes (`unsched`: their wire bits, per flow) are class 0, blind; a message
+    /// larger than RTTbytes is class 1 (sent only against grants) from there.
+    Homa { unsched: Vec<f64> },
 }
 
 impl Tags {
-    pub(super) fn new(cfg: &Config, flows: &FlowSet) -> Result<Self, FlowError> {
+    pub(super) fn new(cfg: &Config, flows: &FlowSet, net: &Network) -> Result<Self, FlowError> {
         let sc = &cfg.scheme;
         let (mss, header) = (cfg.transport.mss_bytes as f64, cfg.transport.header_bytes as f64);
         let per_byte = 8.0 * (mss + header) / mss;
         Ok(match sc.name {
+            SchemeName::Qjump => {
+                // the packet level's level (`engine::family::qjump`): by the size the host knows at the flow's
+                // start; knowing none, the last level
+                let th = &sc.qjump_size_thresholds_bytes;
+                let info = sc.size_view();
+                let class = (0..flows.len())
+                    .map(|i| match info {
+                        SizeInfo::None => th.len() as u8,
+                        _ => {
+                            let size = flows.known_at_start(i, info);
+                            th.iter().take_while(|&&t| size > t).count() as u8
+                        }
+                    })
+                    .collect();
+                Tags::Fixed { class, queues: th.len() }
+            }
+            SchemeName::Hyline => {
+                let class =
+                    flows.size_bytes.iter().map(|&s| u8::from(s > sc.hyline_threshold_bytes)).collect();
+                Tags::Fixed { class, queues: 1 }
+            }
+            SchemeName::Homa => {
+                // RTTbytes as the packet level takes it (whole segments), and each message's unscheduled part:
+                // min(size, RTTbytes) with its segments' headers
+                let p = HomaParams::from_config(cfg, &flows.size_bytes, fabric_rtt_bytes(net, cfg));
+                let (rtt, m) = (p.rtt_bytes(), cfg.transport.mss_bytes as u64);
+                let unsched = flows
+                    .size_bytes
+                    .iter()
+                    .map(|&size| {
+                        if size <= rtt {
+                            f64::INFINITY
+                        } else {
+                            (rtt + rtt.div_ceil(m) * cfg.transport.header_bytes as u64) as f64 * 8.0
+                        }
+                    })
+                    .collect();
+                Tags::Homa { unsched }
+            }
             SchemeName::Qclimb => {
                 let n = flows.len();
                 let bounds = (0..n)
@@ -69,7 +118,8 @@ impl Tags {
     /// The number of queues past the first that a tag may name.
     pub(super) fn queues(&self) -> usize {
         match self {
-            Tags::None => 0,
+            Tags::None | Tags::Homa { .. } => 0,
+            Tags::Fixed { queues, .. } => *queues,
             Tags::Qclimb { thresholds, .. } => thresholds.len(),
             Tags::Rax { rax, .. } => rax.thresholds_ps.len(),
         }
@@ -80,6 +130,15 @@ impl Tags {
         let i = id as usize;
         match self {
             Tags::None => (0, f64::INFINITY),
+            Tags::Fixed { class, .. } => (class[i], f64::INFINITY),
+            // (a message within RTTbytes is never granted: class 0 to its end)
+            Tags::Homa { unsched } => {
+                if sent_wire < unsched[i] {
+                    (0, unsched[i])
+                } else {
+                    (1, f64::INFINITY)
+                }
+            }
             Tags::Qclimb { tagging, thresholds, slack, bounds, per_byte } => {
                 let b = (sent_wire / per_byte) as u64;
                 let bd = &bounds[i];

@@ -21,8 +21,8 @@ use crate::flows::FlowSet;
 use crate::net::flow_hash;
 use crate::net::packet::{flags, Packet};
 use crate::net::Network;
-use crate::transport::homa::{kind, HomaHdr, HomaMsg, HomaOutcome, HomaParams};
-use crate::units::{tx_time, Ps, NEVER};
+use crate::transport::homa::{fabric_rtt_bytes, kind, HomaHdr, HomaMsg, HomaOutcome, HomaParams};
+use crate::units::{Ps, NEVER};
 use std::sync::atomic::Ordering;
 
 /// Homa's family (see `engine::family`).
@@ -41,24 +41,6 @@ pub(crate) struct HomaState {
     picked: Vec<(u32, u32)>,
     /// The timer id of host 0 (the flow count): host `h`'s timer entry is `Event::Timer(base + h)`.
     base: u32,
-}
-
-/// RTTbytes of a fabric: the bytes host 0's link carries while a full data packet goes from host 0 to the last
-/// host (store and forward at every hop) and a control packet comes back along the same links.
-pub(crate) fn fabric_rtt_bytes<H: crate::net::packet::Header>(net: &Network<H>, cfg: &Config) -> u64 {
-    let t = &cfg.transport;
-    if net.hosts < 2 {
-        return t.mss_bytes as u64;
-    }
-    let path = net.ecmp_path(0, net.hosts - 1, 0);
-    let mut time: Ps = 0;
-    for &p in &path {
-        let port = &net.ports[p as usize];
-        time += tx_time(t.mss_bytes + t.header_bytes, port.rate_bps) + port.delay_ps;
-        time += tx_time(t.ack_bytes, port.rate_bps) + port.delay_ps;
-    }
-    let rate = net.line_rate_bps(0) as u128;
-    ((rate * time as u128).div_ceil(8 * crate::units::PS_PER_S as u128)) as u64
 }
 
 impl Family for Homa {

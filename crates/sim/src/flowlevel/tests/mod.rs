@@ -9,6 +9,7 @@ mod mlfq;
 mod open;
 mod ordered;
 mod resources;
+mod schemes;
 mod tags;
 mod timers;
 
@@ -57,6 +58,12 @@ fn flow(id: u32, path: &[u32], cap: f64) -> Open {
         queued: false,
         cstamp: 0,
         seq: 0,
+        src: 0,
+        dst: 0,
+        granted: false,
+        stopped: false,
+        win0: 0.0,
+        win_max: f64::INFINITY,
     }
 }
 

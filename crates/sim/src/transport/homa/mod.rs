@@ -69,7 +69,7 @@ mod tests;
 use crate::config::{Config, HomaUnschedPrio, SizeInfo};
 use crate::net::packet::{flags, stamp, Header, Packet};
 use crate::transport::bitset::BitSet;
-use crate::units::{Ps, NEVER, PS_PER_US};
+use crate::units::{tx_time, Ps, NEVER, PS_PER_US};
 
 /// Homa's header beyond the common fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -232,6 +232,25 @@ impl HomaParams {
         let base = self.unsched_levels.min(self.levels - 1) as usize;
         (base + s.saturating_sub(m) + rank.min(s - 1)).min(self.levels as usize - 1) as u8
     }
+}
+
+/// RTTbytes of a fabric: the bytes host 0's link carries while a full data packet goes from host 0 to the last
+/// host (store and forward at every hop) and a control packet comes back along the same links (the packet
+/// level's and the flow level's default RTTbytes).
+pub fn fabric_rtt_bytes<H: Header>(net: &crate::net::Network<H>, cfg: &Config) -> u64 {
+    let t = &cfg.transport;
+    if net.hosts < 2 {
+        return t.mss_bytes as u64;
+    }
+    let path = net.ecmp_path(0, net.hosts - 1, 0);
+    let mut time: Ps = 0;
+    for &p in &path {
+        let port = &net.ports[p as usize];
+        time += tx_time(t.mss_bytes + t.header_bytes, port.rate_bps) + port.delay_ps;
+        time += tx_time(t.ack_bytes, port.rate_bps) + port.delay_ps;
+    }
+    let rate = net.line_rate_bps(0) as u128;
+    ((rate * time as u128).div_ceil(8 * crate::units::PS_PER_S as u128)) as u64
 }
 
 /// The unscheduled levels for messages of these sizes: the levels' share of the unscheduled bytes (paper
