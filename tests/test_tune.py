@@ -264,6 +264,20 @@ def test_trials_run_two_at_a_time_in_worker_processes(exp_file, tmp_path):
         tune(exp_file, G_SPACE, Bowl(), 2, study_dir=tmp_path / "d", workers=2)
 
 
+def test_trials_run_as_ray_tasks_give_the_worker_processes_trials(exp_file, tmp_path):
+    """The cluster path: each round's trials run as Ray tasks (a local Ray here) and the study is the one the
+    local worker processes run, trial for trial (the sampler, not the executor, decides the knobs)."""
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'fctlab[ray]'); CI installs it")
+    space = {"scheme": {"thresholds_bytes": {"kind": "increasing", "low": 1000, "high": 20_000_000}}}
+    local = tune(exp_file, space, "small_p99_fct", 4, study_dir=tmp_path / "local", workers=2, best_run=False,
+                 report=False)
+    on_ray = tune(exp_file, space, "small_p99_fct", 4, study_dir=tmp_path / "ray", workers=2, executor="ray",
+                  best_run=False, report=False)
+    cols = ["trial", "objective", "scheme.thresholds_bytes"]
+    pd.testing.assert_frame_equal(local.trials[cols], on_ray.trials[cols])
+    assert on_ray.trials["objective"].notna().all()
+
+
 def test_a_knob_the_study_sets_itself_is_refused(exp_file, tmp_path):
     space = {"workload": {"load": {"kind": "float", "low": 0.3, "high": 0.7}}}
     with pytest.raises(ConfigError, match=r"^workload.load: is set by --loads"):
