@@ -338,3 +338,23 @@ def test_small_sim_scale_leaves_out_variants_where_runs_cost_most():
     is in its time-sized runs); at 0.7 PageRank keeps Homa's four series."""
     sc = rq.SIM_SCALES["small"]
     assert dict(sc.leave_out)["kmeans"] == ("QCLIMB-PS",) and sc.full_loads == (0.7,)
+
+
+def test_sim_claims_check_the_loads_a_scale_ran(monkeypatch, tmp_path):
+    """A series the scale leaves out at one load (small runs QCLIMB-PS at 0.7 only) does not make the claim
+    `not_run`: it is checked on the loads where both series ran, and its note names the load left out. A series
+    run at no load at all still gives `not_run`."""
+    def run(load, variant, mean):
+        bins = {b: {"mean_fct_ns": mean, "p99_fct_ns": 2 * mean} for b in ("all", "small", "medium", "large")}
+        return rq.RunInfo(tmp_path, "sim", "pagerank", load, variant, {"bins": bins}, {})
+
+    runs = [run(0.5, "PIAS", 100.0), run(0.5, "QCLIMB", 100.0), run(0.7, "PIAS", 100.0),
+            run(0.7, "QCLIMB", 103.0), run(0.7, "QCLIMB-PS", 100.0)]
+    monkeypatch.setattr(rq, "load_runs", lambda _: runs)
+    claims = {c.id: c for c in rq.qclimb_sim_claims(tmp_path)}
+    ps = claims["pagerank-all-mean-vs-ps"]  # paper: 1.6-5.9% higher than QCLIMB-PS
+    assert ps.value == [pytest.approx(3.0)] and ps.verdict == "reproduced"
+    assert "not run at this scale: load 0.5" in ps.note
+    runs[3] = run(0.7, "QCLIMB", 110.0)  # 10% higher: outside the paper's range
+    assert {c.id: c for c in rq.qclimb_sim_claims(tmp_path)}["pagerank-all-mean-vs-ps"].verdict == "differs"
+    assert claims["pagerank-all-mean-vs-pfabric"].verdict == "not_run"  # no pFabric run at any load
