@@ -54,8 +54,12 @@ def test_every_scheme_has_a_row_saying_what_it_runs_on():
     assert list(table) == [r["name"] for r in rows()]
     for r in rows():
         cells = table[r["name"]]
-        # the flow level: a cross for exactly the schemes whose row has no fluid model
-        assert cells[2] == (frontdoor.NO if r["flow_level"] is None else frontdoor.YES), r["name"]
+        # the flow level: a cross for exactly the schemes whose row has no fluid model, else a tick or a half
+        # circle by its calibration
+        if r["flow_level"] is None:
+            assert cells[2] == frontdoor.NO, r["name"]
+        else:
+            assert cells[2] == frontdoor.YES or frontdoor.PARTLY in cells[2], r["name"]
         # every scheme runs at the packet level, some with gaps that its page lists
         assert cells[1] == frontdoor.YES or frontdoor.PARTLY in cells[1]
     # independently of the generator: every scheme has a flow-level model (docs/flow-level.md's table)
@@ -102,3 +106,32 @@ def test_the_readme_is_a_front_door():
     assert (ROOT / "docs" / "img" / "demo-fct.png").is_file() and "docs/img/demo-fct.png" in text
     for link in re.findall(r"\]\(((?:docs/)[^)#]+)", text):
         assert (ROOT / link).is_file(), link
+
+
+def test_the_flow_level_column_follows_the_calibration_matrix(tmp_path):
+    """✓ only when every cell of the scheme is within 10% on the mean and p99 of every bin; the latest line of a
+    cell is the one that counts; a scheme with no cell is ◐ "not in the calibration matrix"."""
+    (tmp_path / "docs" / "claims").mkdir(parents=True)
+    for page in (ROOT / "docs").glob("schemes-*.md"):
+        (tmp_path / "docs" / page.name).write_text(page.read_text())
+    for name in ("README.md", "docs/index.md"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+
+    def cell(scheme, load, flow_small_mean):
+        bins = {b: {"count": 10, "mean_fct_ns": 100.0, "p99_fct_ns": 200.0} for b in ("small", "medium", "large")}
+        flow = json.loads(json.dumps(bins))
+        flow["small"]["mean_fct_ns"] = flow_small_mean
+        return json.dumps({"key": [scheme, load, 10, "ecmp", "leaf_spine144", 5000], "packet": bins, "flow": flow})
+
+    lines = [cell("dctcp", 0.3, 150.0), cell("dctcp", 0.3, 95.0),  # re-measured: the second line counts
+             cell("dctcp", 0.8, 109.0), cell("pias", 0.3, 100.0), cell("pias", 0.8, 88.0)]
+    (tmp_path / frontdoor.CALIBRATION).parent.mkdir(parents=True)
+    (tmp_path / frontdoor.CALIBRATION).write_text("\n".join(lines) + "\n")
+    worst = frontdoor.calibration_worst(tmp_path)
+    assert worst["dctcp"][0] == pytest.approx(9.0) and worst["pias"][0] == pytest.approx(-12.0)
+    assert "small mean, 0.8" in worst["pias"][1]
+    stale = frontdoor.render(tmp_path)
+    rows_ = _matrix_rows(stale[tmp_path / "README.md"])
+    assert rows_["dctcp"][2] == frontdoor.YES
+    assert frontdoor.PARTLY in rows_["pias"][2] and "-12%" in rows_["pias"][2]
+    assert "not in the calibration matrix" in rows_["las"][2]
