@@ -601,7 +601,7 @@ impl RateAgent {
             let rate = rate_bps as u64;
             // The gap is ceil(bits x 10^12 / rate) (`tx_time`); it changes the result only if 4 (RTT x I_H + gap)
             // exceeds `hold`, i.e. if gap > (hold - 4 RTT x I_H) / 4 =: m, i.e. if bits x 10^12 > m x rate.
-            // Mostly it does not (with a 2 ms floor, only below about 26 Mbit/s), and the division is skipped.
+            // Mostly it does not (with a 2 ms floor, only below about 25 Mbit/s), and the division is skipped.
             let bits_ps = (p.mss + p.header) as u64 * 8 * PS_PER_S;
             if base <= hold && rate > 0 && bits_ps <= ((hold - base) / 4).saturating_mul(rate) {
                 hold
