@@ -303,6 +303,7 @@ impl Sim<'_, Homa> {
         let list = &mut self.fam.ready[h as usize];
         let mut best: Option<(u64, u32)> = None;
         let mut i = 0;
+        let mut can_send = 0;
         while i < list.len() {
             let m = list[i];
             match self.conns[m as usize].as_deref_mut() {
@@ -311,6 +312,7 @@ impl Sim<'_, Homa> {
                     if best.is_none_or(|b| k < b) {
                         best = Some(k);
                     }
+                    can_send += 1;
                     i += 1;
                 }
                 other => {
@@ -324,11 +326,18 @@ impl Sim<'_, Homa> {
         let Some((_, m)) = best else { return };
         let c = self.conns[m as usize].as_deref_mut().expect("chosen from open messages");
         let pkt = c.next_packet(&self.fam.params, now);
+        // Wake the host when its NIC frees only if a listed message could then send: otherwise that wake-up
+        // would find nothing to send. Nothing is lost: a message that becomes able to send before then says
+        // so (`HomaOutcome::ready`, its only way from "cannot" to "can"), and `homa_after_sender` pumps, which
+        // queues the same wake-up at the same time, the NIC still busy. (The skipped pass would also have
+        // taken the messages that cannot send off the list; they stay on it, `ready` still set, until the
+        // next pass: the choice is the least (key, id) of the ones that can send, whatever the list's order.)
+        let more = can_send > 1 || c.can_send();
         self.stats.data_packets_sent += 1;
         self.enqueue(port, pkt);
         self.homa_sync_timer(m);
         let busy = self.net.ports[port as usize].busy_until;
-        if busy > now {
+        if busy > now && more {
             self.homa_host_timer(h, busy);
         }
     }

@@ -135,7 +135,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::header::{kind, RPacket, RateHdr, BIT_DONE};
 use super::{from_kbps, to_kbps, RateParams, RateScheme};
 use crate::config::{EarlyStartRule, OutsideList};
-use crate::units::{tx_time, Ps, NEVER, PS_PER_S};
+use crate::units::{tx_time, Ps, NEVER, PS_PER_S, PS_PER_US};
 
 /// Ids of agents (PDQ's P_H names one): unique within the process, never 0.
 static NEXT_AGENT_ID: AtomicU32 = AtomicU32::new(1);
@@ -205,6 +205,8 @@ pub struct RateAgent {
     ctrl_next: Ps,
     // RCP
     rcp_rate: f64,
+    /// `rcp_rate` in the header's unit (kbit/s), kept with it: what every request is lowered to.
+    rcp_kbps: u32,
     rcp_bytes: u64,
     rcp_last: Ps,
     // D3
@@ -231,6 +233,54 @@ pub struct RateAgent {
     out_win: f64,
     out_win_start: Ps,
     out_flows: f64,
+    /// Constants of PDQ's per-packet work, taken from the parameters the agent was made with (`PerPacket`).
+    pp: PerPacket,
+}
+
+/// What PDQ's per-packet work computes from the parameters and the link alone, once (the same expressions, so
+/// the same values): the loop delay's one segment, and the RTTs up to which the retransmission timeout
+/// (`RateParams::rto`) is its floor. An agent is called with the parameters it was made with (the engine's
+/// `RateState` holds one set for the run; tests make their agents after setting theirs), checked in debug
+/// builds (`PerPacket::of`).
+#[derive(Debug, Clone, Copy)]
+struct PerPacket {
+    /// `mss + header` they were taken with, and `rto_min`, `rto_rtts`.
+    seg_bytes: u32,
+    rto_min: Ps,
+    rto_rtts: f64,
+    /// One full-size segment's serialization at the link's rate, as `RateAgent::loop_delay` computes it.
+    seg_ps: Ps,
+    /// The largest SRTT whose `rto_rtts` multiple is at most `rto_min`: up to it (from 1), `rto` is the floor.
+    rto_flat_to: Ps,
+}
+
+impl PerPacket {
+    fn new(p: &RateParams, link_bps: f64) -> Self {
+        let seg_bytes = p.mss + p.header;
+        let seg_ps = (seg_bytes as f64 * 8.0 / link_bps * PS_PER_S as f64) as Ps;
+        // (srtt as f64 * rto_rtts) as Ps does not decrease as srtt grows: the last SRTT at or under the floor
+        // is found by bisection
+        let scaled = |srtt: Ps| (srtt as f64 * p.rto_rtts) as Ps;
+        let (mut lo, mut hi) = (0 as Ps, 1 << 62);
+        if scaled(hi) <= p.rto_min {
+            lo = hi;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if scaled(mid) <= p.rto_min {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        PerPacket { seg_bytes, rto_min: p.rto_min, rto_rtts: p.rto_rtts, seg_ps, rto_flat_to: lo }
+    }
+
+    /// Were these taken from `p`'s values? (An agent is always called with the parameters it was made with.)
+    #[inline]
+    fn of(&self, p: &RateParams) -> bool {
+        self.seg_bytes == p.mss + p.header && self.rto_min == p.rto_min && self.rto_rtts.to_bits() == p.rto_rtts.to_bits()
+    }
 }
 
 impl RateAgent {
@@ -244,6 +294,7 @@ impl RateAgent {
             cap: c,
             ctrl_next: 0,
             rcp_rate: c * p.rcp_init_frac,
+            rcp_kbps: to_kbps((c * p.rcp_init_frac) as u64),
             rcp_bytes: 0,
             rcp_last: NEVER,
             d3_alloc: 0.0,
@@ -262,6 +313,7 @@ impl RateAgent {
             out_win: 0.0,
             out_win_start: NEVER,
             out_flows: 0.0,
+            pp: PerPacket::new(p, c),
         }
     }
 
@@ -323,7 +375,7 @@ impl RateAgent {
             RateScheme::Rcp => {
                 self.rcp_update(p, now, queue_bytes);
                 if request {
-                    pkt.hdr.rate = pkt.hdr.rate.min(to_kbps(self.rcp_rate as u64));
+                    pkt.hdr.rate = pkt.hdr.rate.min(self.rcp_kbps);
                 }
             }
             RateScheme::D3 => {
@@ -381,15 +433,24 @@ impl RateAgent {
             self.rcp_last = now;
             return;
         }
-        let d0 = if self.avg_rtt > 0.0 { self.avg_rtt } else { p.interval as f64 };
-        let t = if p.interval > 0 { p.interval as f64 } else { d0 };
+        // (most packets find less than T elapsed: that test comes first, d0 after it; the same values as
+        // d0 = avg_rtt, else the interval, and T = the interval, else d0)
+        let t = if p.interval > 0 {
+            p.interval as f64
+        } else if self.avg_rtt > 0.0 {
+            self.avg_rtt
+        } else {
+            0.0
+        };
         if t <= 0.0 {
             return;
         }
-        let elapsed = (now - self.rcp_last) as f64;
+        // (a time difference is far below 2^63 ps: as i64 it converts to the same f64, in one instruction)
+        let elapsed = (now - self.rcp_last) as i64 as f64;
         if elapsed < t {
             return;
         }
+        let d0 = if self.avg_rtt > 0.0 { self.avg_rtt } else { p.interval as f64 };
         let c = self.link_bps;
         let y = self.rcp_bytes as f64 * 8.0 * PS_PER_S as f64 / elapsed;
         let d0_s = d0 / PS_PER_S as f64;
@@ -401,6 +462,7 @@ impl RateAgent {
         let r = if step > 0.0 { self.rcp_rate * (1.0 + step).powf(n) } else { self.rcp_rate * (1.0 + step) };
         let floor = (p.rcp_min_pprtt * (p.mss + p.header) as f64 * 8.0 / d0_s).min(c);
         self.rcp_rate = r.clamp(floor, c);
+        self.rcp_kbps = to_kbps(self.rcp_rate as u64);
         self.rcp_bytes = 0;
         self.rcp_last = now;
     }
@@ -507,7 +569,8 @@ impl RateAgent {
         self.next_expiry = self.list.iter().map(|e| e.expire).min().unwrap_or(NEVER);
     }
 
-    /// Refresh entry `i`'s stale time.
+    /// Refresh entry `i`'s stale time: now + max(4 (RTT x I_H + one segment's gap at its rate), RTO + RTT).
+    #[inline(always)]
     fn touch(&mut self, p: &RateParams, now: Ps, i: usize) {
         let e = &self.list[i];
         let rtt = if e.rtt_ns > 0 {
@@ -517,11 +580,38 @@ impl RateAgent {
         } else {
             p.rto_init
         };
-        let gap = if e.rate_bps > 0.0 { tx_time(p.mss + p.header, e.rate_bps as u64) } else { 0 };
         // (a live flow may fall silent for a retransmission timeout after a tail loss: keep it that long)
-        let exp = now + (4 * (rtt * e.probe_rtts.max(1) as Ps + gap)).max(p.rto(rtt) + rtt);
+        let span = self.stale_span(p, rtt, e.probe_rtts.max(1) as Ps, e.rate_bps);
+        let exp = now + span;
         self.list[i].expire = exp;
         self.next_expiry = self.next_expiry.min(exp);
+    }
+
+    /// How long an entry refreshed now stays: max(4 (RTT x I_H + one segment's gap at the flow's rate), RTO + RTT)
+    /// (`probe_rtts` >= 1; rate 0: no gap), with `RateParams::rto`. The same value as that formula, in fewer
+    /// steps: the timeout is its floor up to `PerPacket::rto_flat_to`, and the gap's division is skipped where
+    /// the gap cannot decide the maximum.
+    #[inline(always)]
+    fn stale_span(&self, p: &RateParams, rtt: Ps, probe_rtts: Ps, rate_bps: f64) -> Ps {
+        debug_assert!(self.pp.of(p), "an agent is called with the parameters it was made with");
+        let rto = if rtt != 0 && rtt <= self.pp.rto_flat_to { p.rto_min.max(PS_PER_US) } else { p.rto(rtt) };
+        let hold = rto + rtt;
+        let base = 4 * (rtt * probe_rtts);
+        if rate_bps > 0.0 {
+            let rate = rate_bps as u64;
+            // The gap is ceil(bits x 10^12 / rate) (`tx_time`); it changes the result only if 4 (RTT x I_H + gap)
+            // exceeds `hold`, i.e. if gap > (hold - 4 RTT x I_H) / 4 =: m, i.e. if bits x 10^12 > m x rate.
+            // Mostly it does not (with a 2 ms floor, only below about 25 Mbit/s), and the division is skipped.
+            let bits_ps = (p.mss + p.header) as u64 * 8 * PS_PER_S;
+            if base <= hold && rate > 0 && bits_ps <= ((hold - base) / 4).saturating_mul(rate) {
+                hold
+            } else {
+                let gap = tx_time(p.mss + p.header, rate);
+                (4 * (rtt * probe_rtts + gap)).max(hold)
+            }
+        } else {
+            base.max(hold)
+        }
     }
 
     /// Availbw(i): the capacity left for the flow at position i (see the module docs).
@@ -627,7 +717,8 @@ impl RateAgent {
     fn loop_delay(&self, p: &RateParams, e: &PdqEntry, queue_bytes: u64) -> Ps {
         let ps = |bytes: f64| (bytes * 8.0 / self.link_bps * PS_PER_S as f64) as Ps;
         let rtt = if e.rtt_min_ns > 0 { e.rtt_min_ns as Ps * 1000 } else { self.rtt_of(e) };
-        rtt + ps(queue_bytes as f64) + ps((p.mss + p.header) as f64)
+        debug_assert!(self.pp.of(p), "an agent is called with the parameters it was made with");
+        rtt + ps(queue_bytes as f64) + self.pp.seg_ps
     }
 
     /// The flow's RTT as its last header stated it, or the port's average before it has one (a SYN).
@@ -679,54 +770,63 @@ impl RateAgent {
             self.remove(flow);
             return;
         }
-        let fresh = PdqEntry {
-            flow,
-            rate_bps: 0.0,
-            claim_bps: 0.0,
-            req_bps: from_kbps(h.rate) as f64,
-            held_here: true,
-            deadline_us: h.deadline_us,
-            crit: h.crit,
-            t_known: h.t_known(),
-            rtt_ns: h.rtt_ns,
-            rtt_min_ns: h.rtt_ns,
-            probe_rtts: 1,
-            expire: NEVER,
-            seen: now,
-            cur_bps: from_kbps(h.prev) as f64,
-            due_at: 0,
-            effect_at: 0,
-            tentative: false,
-            revoked: false,
-            preempt_bps: 0.0,
-            preempt_until: 0,
-        };
         let (i, new) = match self.find(flow) {
             Some(i) => {
-                let old = self.list[i];
-                let mut e = fresh;
-                e.rate_bps = old.rate_bps;
-                e.probe_rtts = old.probe_rtts;
-                e.due_at = old.due_at;
-                e.effect_at = old.effect_at;
-                e.tentative = old.tentative;
-                if old.rtt_min_ns > 0 && (e.rtt_min_ns == 0 || old.rtt_min_ns < e.rtt_min_ns) {
-                    e.rtt_min_ns = old.rtt_min_ns;
+                // the entry takes the header's view of the flow and keeps this port's own decisions (rate,
+                // I_H, due and effect times, tentative or revoked grant, preemption), in place
+                let e = &mut self.list[i];
+                let old_key = e.key();
+                e.claim_bps = 0.0;
+                e.req_bps = from_kbps(h.rate) as f64;
+                e.held_here = true;
+                e.deadline_us = h.deadline_us;
+                e.crit = h.crit;
+                e.t_known = h.t_known();
+                e.rtt_ns = h.rtt_ns;
+                if !(e.rtt_min_ns > 0 && (h.rtt_ns == 0 || e.rtt_min_ns < h.rtt_ns)) {
+                    e.rtt_min_ns = h.rtt_ns;
                 }
-                e.revoked = old.revoked;
-                e.preempt_bps = old.preempt_bps;
-                e.preempt_until = old.preempt_until;
-                if e.key() == old.key() {
-                    self.list[i] = e;
+                e.expire = NEVER;
+                e.seen = now;
+                e.cur_bps = from_kbps(h.prev) as f64;
+                let key = e.key();
+                // (T_H falls with every packet, so the key mostly changes; the entry mostly stays where it is
+                // in the order all the same: then there is nothing to move)
+                if key == old_key
+                    || (i == 0 || self.list[i - 1].key() <= key)
+                        && self.list.get(i + 1).is_none_or(|next| next.key() > key)
+                {
                     (i, false)
                 } else {
-                    self.list.remove(i);
+                    let e = self.list.remove(i);
                     let j = self.slot(e.key());
                     self.list.insert(j, e);
                     (j, false)
                 }
             }
             None => {
+                let fresh = PdqEntry {
+                    flow,
+                    rate_bps: 0.0,
+                    claim_bps: 0.0,
+                    req_bps: from_kbps(h.rate) as f64,
+                    held_here: true,
+                    deadline_us: h.deadline_us,
+                    crit: h.crit,
+                    t_known: h.t_known(),
+                    rtt_ns: h.rtt_ns,
+                    rtt_min_ns: h.rtt_ns,
+                    probe_rtts: 1,
+                    expire: NEVER,
+                    seen: now,
+                    cur_bps: from_kbps(h.prev) as f64,
+                    due_at: 0,
+                    effect_at: 0,
+                    tentative: false,
+                    revoked: false,
+                    preempt_bps: 0.0,
+                    preempt_until: 0,
+                };
                 let bound = self.bound(p);
                 let room = self.list.len() < bound || self.list.last().is_some_and(|l| fresh.key() < l.key());
                 if !room {
@@ -831,9 +931,10 @@ impl RateAgent {
         }
         let behind = behind.max(0.0) + tentative.max(0.0);
         let w = want.min((avail - behind).max(0.0));
-        self.list[i].claim_bps = if to_kbps(w as u64) < to_kbps(want as u64) { want } else { 0.0 };
-        self.list[i].held_here = to_kbps(w as u64) < h.rate;
-        if to_kbps(w as u64) == 0 {
+        let wk = to_kbps(w as u64);
+        self.list[i].claim_bps = if wk < to_kbps(want as u64) { want } else { 0.0 };
+        self.list[i].held_here = wk < h.rate;
+        if wk == 0 {
             self.pause(p, h, i, Some(i));
         } else if !sending && !new && now < self.damp_until && self.damp_flow != flow && !self.damp_ahead(i)
             && !self.damp_tentative()
@@ -841,7 +942,7 @@ impl RateAgent {
             // dampening: another paused flow, less critical, was accepted moments ago
             self.pause(p, h, i, Some(i));
         } else {
-            h.rate = to_kbps(w as u64);
+            h.rate = wk;
             let r = from_kbps(h.rate) as f64;
             let delay = self.loop_delay(p, &self.list[i], queue_bytes);
             let e = &mut self.list[i];
@@ -899,6 +1000,54 @@ impl RateAgent {
             }
             self.list[i].rate_bps = rate;
             self.touch(p, now, i);
+        }
+    }
+}
+
+#[cfg(test)]
+mod per_packet_tests {
+    use super::*;
+    use crate::config::SchemeName;
+
+    fn pdq_params(rto_min_us: u64, rto_rtts: f64) -> RateParams {
+        let mut p = RateParams::for_scheme(SchemeName::Pdq);
+        p.rto_min = rto_min_us * PS_PER_US;
+        p.rto_rtts = rto_rtts;
+        p
+    }
+
+    /// The stale time's shortcut gives the formula's value (`RateParams::rto`, `tx_time`), around the flat
+    /// timeout's end, where the gap starts to count, and at the extremes.
+    #[test]
+    fn stale_span_is_the_formula() {
+        for (rto_min_us, rto_rtts) in [(2000, 3.0), (1, 3.0), (10, 2.5), (2000, 0.0), (300, 1e-3), (2000, 7.1)] {
+            let p = pdq_params(rto_min_us, rto_rtts);
+            let a = RateAgent::new(&p, 10_000_000_000);
+            let flat = a.pp.rto_flat_to;
+            assert!(p.rto(flat) == p.rto_min.max(PS_PER_US) && (flat == 1 << 62 || p.rto(flat + 1) > p.rto_min));
+            let mut rtts = vec![1, 999, 1000, 20_000_000, 150_000_000, p.rto_init, 1 << 40];
+            rtts.extend([flat.saturating_sub(1), flat, flat.saturating_add(1)].into_iter().filter(|&r| r < 1 << 41));
+            for rtt in rtts {
+                for probe in [1, 2, 5, 255] {
+                    for kbps in [0u64, 1, 7, 1000, 25_999, 26_000, 26_001, 1_000_000, 9_999_999, 10_000_000] {
+                        let rate_bps = (kbps * 1000) as f64;
+                        let gap = if rate_bps > 0.0 { tx_time(p.mss + p.header, rate_bps as u64) } else { 0 };
+                        let want = (4 * (rtt * probe + gap)).max(p.rto(rtt) + rtt);
+                        assert_eq!(a.stale_span(&p, rtt, probe, rate_bps), want, "rtt {rtt} I_H {probe} {kbps} kbit/s");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The loop delay's segment is the one it computed per packet.
+    #[test]
+    fn segment_time_is_the_per_packet_one() {
+        let p = pdq_params(2000, 3.0);
+        for rate in [1_000_000_000u64, 10_000_000_000, 40_000_000_000, 100_000_000_000, 3_333_333_333] {
+            let a = RateAgent::new(&p, rate);
+            let once = ((p.mss + p.header) as f64 * 8.0 / rate as f64 * PS_PER_S as f64) as Ps;
+            assert_eq!(a.pp.seg_ps, once);
         }
     }
 }
