@@ -194,6 +194,14 @@ impl Fluid {
             }
             return;
         }
+        self.attach(k);
+        self.resched.push(k);
+        self.arrived.push(k);
+    }
+
+    /// Flow `k` joins the users of each resource of its path (its index in each list kept in `pos`) as a flow to
+    /// fill from a rate of 0: a flow that starts, moves to another queue (MLFQ) or to another path (HyLine).
+    pub(super) fn attach(&mut self, k: u32) {
         let f = &mut self.flows[k as usize];
         for h in 0..f.hops_len as usize {
             let u = &mut self.users[f.hops[h] as usize];
@@ -203,8 +211,6 @@ impl Fluid {
         f.old_rate = 0.0;
         f.mark = self.epoch;
         self.set.push(k);
-        self.resched.push(k);
-        self.arrived.push(k);
     }
 
     /// Put an active flow whose cap or queue changed in the set to refill.
