@@ -253,6 +253,24 @@ def test_simulate_calls_a_progress_callback_until_every_flow_is_counted():
         simulate(exp, progress=3)
 
 
+def test_the_flow_level_advances_the_progress_counter():
+    """The flow level updates the engine's counter as the packet level does (it stayed at 0 before): at the end
+    it holds every finished flow and the run's simulated time, and a callback's last report counts them all."""
+    from fctlab import _core
+    from fctlab.config import experiment_from_dict
+    from fctlab.simulation import simulate
+
+    exp = experiment_from_dict({"topology": {"kind": "single_switch", "hosts": 4}, "run": {"level": "flow"},
+                                "workload": {"cdf": "websearch", "load": 0.5, "flows": 50}})
+    counter = _core.Progress()
+    result = simulate(exp, progress=counter)
+    assert counter.flows_done == int(result.flows["finished"].sum()) == 50
+    assert counter.sim_time_ps == result.stats["sim_time_ps"] > 0
+    calls: list[tuple[int, int]] = []
+    simulate(exp, progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (50, 50)
+
+
 def test_eta_text():
     from fctlab.cli._common import eta_text
 

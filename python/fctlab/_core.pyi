@@ -85,11 +85,14 @@ def scheme_defaults(name: str, preset: str = "native") -> str:
 
 @final
 class Progress:
-    """Flows finished so far, updated by a running simulation; poll it from another thread."""
+    """Flows finished so far and the simulated time reached, updated by a running simulation (at either level);
+    poll it from another thread."""
 
     def __init__(self) -> None: ...
     @property
     def flows_done(self) -> int: ...
+    @property
+    def sim_time_ps(self) -> int: ...
 
 def flow_columns() -> str:
     """The flow input columns ``run`` takes, as a JSON list of rows: name, dtype ("uint32", "uint64", "uint8" or

@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Read a config as every front end does: parsed, range-checked and checked against the fabric and the levels.
@@ -172,12 +172,12 @@ fn two_threads_worthwhile(config_json: &str) -> PyResult<bool> {
     Ok(fctlab_sim::engine::two_threads_worthwhile(&parse(config_json)?))
 }
 
-/// A counter the engine updates while it runs (flows finished so far), for a progress bar polled from
-/// another Python thread.
+/// Counters the engine updates while it runs (flows finished so far, simulated time reached), for a progress
+/// bar polled from another Python thread. Both levels update them.
 #[pyclass(frozen)]
 #[derive(Default)]
 struct Progress {
-    flows_done: Arc<AtomicU64>,
+    inner: Arc<fctlab_sim::Progress>,
 }
 
 #[pymethods]
@@ -190,7 +190,13 @@ impl Progress {
     /// Flows whose receiver holds every byte so far.
     #[getter]
     fn flows_done(&self) -> u64 {
-        self.flows_done.load(Ordering::Relaxed)
+        self.inner.flows_done.load(Ordering::Relaxed)
+    }
+
+    /// The simulated time reached so far (ps).
+    #[getter]
+    fn sim_time_ps(&self) -> u64 {
+        self.inner.sim_time_ps.load(Ordering::Relaxed)
     }
 }
 
@@ -293,7 +299,7 @@ fn run<'py>(
     }
     let flows = flow_set(columns)?;
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let counter = progress.map(|p| p.flows_done.clone());
+    let counter = progress.map(|p| p.inner.clone());
     let outcome = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| fctlab_sim::run(&cfg, &flows, counter.as_deref(), threads)))
     });

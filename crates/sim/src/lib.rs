@@ -44,16 +44,14 @@ pub mod validate;
 
 pub use config::{Config, ConfigError};
 pub use flows::{FlowError, FlowResults, FlowSet};
-pub use record::{RunOutput, RunStats};
-
-use std::sync::atomic::AtomicU64;
+pub use record::{Progress, RunOutput, RunStats};
 
 /// Simulate `flows` on the fabric `cfg` describes, at the level `run.level` names: the packet level
 /// ([`engine::run_threads`], on up to `threads` threads: 1 or 2) or the flow level ([`flowlevel::run`], on one).
-/// `progress`, if given, holds the number of flows finished so far (the packet level updates it as flows
-/// finish). Deterministic: same inputs, same results, whatever the number of threads. Keys in the fabric's
+/// `progress`, if given, holds the flows finished so far and the simulated time reached (the packet level updates
+/// it as flows finish, the flow level at each event). Deterministic: same inputs, same results, whatever the number of threads. Keys in the fabric's
 /// terms still set in `cfg` are resolved first ([`net::scale::resolve`]).
-pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&Progress>, threads: usize) -> Result<RunOutput, FlowError> {
     let resolved;
     let cfg = if net::scale::needs_resolving(cfg) {
         let mut c = cfg.clone();
@@ -66,7 +64,7 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads:
     validate::flows(cfg, flows)?;
     match cfg.run.level {
         config::Level::Packet => engine::run_threads(cfg, flows, progress, threads),
-        config::Level::Flow => flowlevel::run(cfg, flows),
+        config::Level::Flow => flowlevel::run(cfg, flows, progress),
     }
 }
 

@@ -5,6 +5,27 @@
 use crate::flows::FlowResults;
 use crate::units::Ps;
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a running simulation has done so far, for a progress display polled from another thread: the flows
+/// finished and the simulated time reached. Both levels update it (the packet level as flows finish, the flow
+/// level at each of its events); relaxed stores, read as a snapshot.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Flows whose receiver holds every byte so far.
+    pub flows_done: AtomicU64,
+    /// The simulated time reached (ps).
+    pub sim_time_ps: AtomicU64,
+}
+
+impl Progress {
+    /// Record `flows_done` flows finished at simulated time `now`.
+    #[inline]
+    pub fn set(&self, flows_done: u64, now: Ps) {
+        self.flows_done.store(flows_done, Ordering::Relaxed);
+        self.sim_time_ps.store(now, Ordering::Relaxed);
+    }
+}
 
 /// Counters of a whole run (the simulator's part of the summary).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]

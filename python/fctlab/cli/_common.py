@@ -191,7 +191,7 @@ def _duration(seconds: float) -> str:
 
 def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> None:
     """Wait for the engine thread: a progress bar with the time left on stderr when it is a terminal, else a
-    plain line every PLAIN_PROGRESS_SECONDS."""
+    plain line every PLAIN_PROGRESS_SECONDS; both with the simulated time reached when the counter has it."""
     import time
 
     _import_while_running()
@@ -200,12 +200,13 @@ def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> No
                                    TimeRemainingColumn)
 
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("flows"),
-                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
+                   TextColumn("{task.fields[simulated]}"), TimeElapsedColumn(), TextColumn("left"),
+                   TimeRemainingColumn())
         with Progress(*columns, console=console(stderr=True), transient=True) as bar:
-            task = bar.add_task(label, total=total)
+            task = bar.add_task(label, total=total, simulated="")
             while worker.is_alive():
                 worker.join(0.1)
-                bar.update(task, completed=progress.flows_done)
+                bar.update(task, completed=progress.flows_done, simulated=_simulated(progress))
     else:
         sys.stderr.write(f"running {label}: {total:,} flows\n")
         sys.stderr.flush()
@@ -215,9 +216,22 @@ def _wait(worker: threading.Thread, progress: Any, total: int, label: str) -> No
             worker.join(0.5)
             now = time.monotonic()
             if worker.is_alive() and now >= next_line:
-                sys.stderr.write(f"  {label}: {eta_text(progress.flows_done, total, now - start)} (flows finished)\n")
+                sim = _simulated(progress)
+                sys.stderr.write(f"  {label}: {eta_text(progress.flows_done, total, now - start)} (flows finished"
+                                 f"{'; ' + sim if sim else ''})\n")
                 sys.stderr.flush()
                 next_line = now + PLAIN_PROGRESS_SECONDS
+
+
+def _simulated(progress: Any) -> str:
+    """``4.21 ms simulated``: the simulated time the engine's counter has reached ("" for a counter without one,
+    or before the first event)."""
+    ps = getattr(progress, "sim_time_ps", 0) or 0
+    if ps <= 0:
+        return ""
+    if ps >= 10**12:
+        return f"{ps / 1e12:.3f} s simulated"
+    return f"{ps / 1e9:.2f} ms simulated"
 
 
 def _import_while_running() -> None:

@@ -51,7 +51,7 @@ use family::Family;
 use queue::{Event, EventQueue, NEXT_IN_ORDER, SAMPLE};
 use rand::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::sync::atomic::AtomicU64;
+use crate::record::Progress;
 
 use crate::record::RunStats;
 
@@ -91,7 +91,7 @@ pub(crate) struct Sim<'a, F: Family> {
     /// Two-thread runs: packets handed to the other thread since the last exchange.
     outbox: Vec<parallel::Msg<F::Hdr>>,
     stats: RunStats,
-    progress: Option<&'a AtomicU64>,
+    progress: Option<&'a Progress>,
     /// `[link_loss]`: per port, its generator's state (SplitMix64) and the loss probability times 2^64, for
     /// the lossy ports (empty when no link loses packets; read only for packets of lossy ports).
     loss: Vec<(u64, u64)>,
@@ -136,7 +136,7 @@ impl<'a, F: Family> Sim<'a, F> {
     fn new(
         cfg: &Config,
         flows: &'a FlowSet,
-        progress: Option<&'a AtomicU64>,
+        progress: Option<&'a Progress>,
         mut net: Network<F::Hdr>,
         rng: Xoshiro256PlusPlus,
         loss: Vec<(u64, u64)>,

@@ -18,14 +18,14 @@ use crate::transport::tcp::TcpParams;
 use crate::units::{Ps, PS_PER_MS};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::sync::atomic::AtomicU64;
+use crate::record::Progress;
 
 /// Simulate `flows` packet by packet on the fabric `cfg` describes, on up to `threads` threads (any number; see
 /// [`parallel`]: the hosts on one, groups of switches on the others, as far as the fabric can be split, with
 /// `RunStats::threads_note` saying why fewer were used). Deterministic: same inputs, same results, bit-identical
 /// whatever the number of threads (except `max_event_queue_len` and the wall-clock fields); a fabric that cannot
 /// be split (a host link without propagation delay) runs on one thread. The engine is the packet level whatever `run.level` says.
-pub(crate) fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&AtomicU64>, threads: usize) -> Result<RunOutput, FlowError> {
+pub(crate) fn run_threads(cfg: &Config, flows: &FlowSet, progress: Option<&Progress>, threads: usize) -> Result<RunOutput, FlowError> {
     run_with(cfg, flows, progress, true, threads)
 }
 
@@ -83,7 +83,7 @@ fn single_queue_run(cfg: &Config, flows: &FlowSet, params: &TcpParams) -> bool {
 fn run_with(
     cfg: &Config,
     flows: &FlowSet,
-    progress: Option<&AtomicU64>,
+    progress: Option<&Progress>,
     fifo_fast_path: bool,
     threads: usize,
 ) -> Result<RunOutput, FlowError> {
@@ -125,7 +125,7 @@ fn whole_switches(cfg: &Config) -> parallel::WholeSwitches {
 fn run_family<F: Family>(
     cfg: &Config,
     flows: &FlowSet,
-    progress: Option<&AtomicU64>,
+    progress: Option<&Progress>,
     fifo: Option<usize>,
     lazy: bool,
     threads: usize,

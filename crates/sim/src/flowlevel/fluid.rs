@@ -1,11 +1,12 @@
 //! The state every allocation rule works on (`Fluid`): the flows' slab, the flows active past their set-up,
 //! each resource's users and load, and the changes an event makes to them (a flow inserted, activated, touched,
-//! finished) before the rule's update, which has a file of its own: `maxmin`, `mlfq`, `ordered`, `d3`, `las`.
+//! finished) before the rule's update, which has a file of its own: `maxmin`, `mlfq`, `ordered`, `d3`, `prio` (LAS, Homa).
 
 use super::mlfq::Layer;
 use super::maxmin::FillScratch;
 use super::open::Open;
 use super::ordered::Order;
+use super::prio::Prio;
 use crate::units::Ps;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,6 +34,7 @@ pub(super) struct Fluid {
     pub(super) resched: Vec<u32>,
     /// The flows activated in this event, and (SRPT, criticality order) the last event's order as (slot, id).
     pub(super) arrived: Vec<u32>,
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) order: Vec<(u32, u32)>,
     pub(super) removed_links: Vec<u32>,
     pub(super) removed: Vec<f64>,
@@ -75,6 +77,8 @@ pub(super) struct Fluid {
     /// start of an update, and the resources where that sum passed EPS (dirty at the next update).
     pub(super) drift: Vec<f64>,
     pub(super) drifted: Vec<u32>,
+    /// LAS and Homa (`Fluid::update_prio`): their incremental state.
+    pub(super) prio: Option<Box<Prio>>,
 }
 
 impl Fluid {
@@ -194,6 +198,14 @@ impl Fluid {
             }
             return;
         }
+        self.attach(k);
+        self.resched.push(k);
+        self.arrived.push(k);
+    }
+
+    /// Flow `k` joins the users of each resource of its path (its index in each list kept in `pos`) as a flow to
+    /// fill from a rate of 0: a flow that starts, moves to another queue (MLFQ) or to another path (HyLine).
+    pub(super) fn attach(&mut self, k: u32) {
         let f = &mut self.flows[k as usize];
         for h in 0..f.hops_len as usize {
             let u = &mut self.users[f.hops[h] as usize];
@@ -203,8 +215,6 @@ impl Fluid {
         f.old_rate = 0.0;
         f.mark = self.epoch;
         self.set.push(k);
-        self.resched.push(k);
-        self.arrived.push(k);
     }
 
     /// Put an active flow whose cap or queue changed in the set to refill.
@@ -226,6 +236,9 @@ impl Fluid {
                 sh.free.clear(); // (its slots are the flows' own)
             }
         } else {
+            if let Some(p) = self.prio.as_deref_mut() {
+                p.leave(&self.flows[k as usize]);
+            }
             self.detach(k);
         }
         let f = &mut self.flows[k as usize];

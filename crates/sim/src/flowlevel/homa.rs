@@ -1,5 +1,6 @@
-//! Homa's grants at the flow level (homa): every rate from scratch at each event (`Fluid::allocate_all`, as
-//! LAS), by the pass below.
+//! Homa's grants at the flow level (homa): the pass below, on the messages an event can move (`prio`, as LAS:
+//! each receiver's grants start from those of its messages the event leaves alone), or on all of them (the
+//! global pass the incremental update is tested against).
 //!
 //! The packet level (`transport::homa`, `engine::family::homa`) has three rules that decide who sends:
 //! - a message's first RTTbytes go blind, at once, on the unscheduled priorities, which are above every
@@ -20,7 +21,17 @@ use super::ordered::crumb;
 
 /// The rates of the messages `set` (slots of `flows`; sorted from the order given, the last event's) on what
 /// `residual` holds (the resources' capacities), with receivers granting to `overcommit` messages at once.
+#[cfg(test)]
 pub(super) fn homa(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScratch) {
+    for v in s.granting.values_mut() {
+        v.clear();
+    }
+    homa_pass(flows, set, residual, s);
+}
+
+/// `homa`, each receiver's grants starting from the senders `s.granting` holds for it (the incremental update:
+/// those of its messages outside `set`, all with fewer bits left than the messages of `set`).
+pub(super) fn homa_pass(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScratch) {
     let overcommit = s.homa_overcommit.max(1);
     // the receivers' grants: by bits left, the first message of each sender, `overcommit` per receiver
     s.sorted.clear();
@@ -29,9 +40,6 @@ pub(super) fn homa(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mu
         let (fa, fb) = (&flows[a as usize], &flows[b as usize]);
         fa.left.total_cmp(&fb.left).then(fa.id.cmp(&fb.id))
     });
-    for v in s.granting.values_mut() {
-        v.clear();
-    }
     for &k in &s.sorted {
         let f = &mut flows[k as usize];
         // (a message larger than RTTbytes: scheduled now, or unscheduled with its phase's end ahead)

@@ -297,18 +297,10 @@ impl Fluid {
             self.swap(c);
         }
         self.detach(k);
-        let ep = self.epoch;
         let f = &mut self.flows[k as usize];
         f.hops[..hops.len()].copy_from_slice(hops);
         f.hops_len = hops.len() as u8;
-        for h in 0..f.hops_len as usize {
-            let u = &mut self.users[f.hops[h] as usize];
-            f.pos[h] = u.len() as u32;
-            u.push(k);
-        }
-        f.old_rate = 0.0;
-        f.mark = ep;
-        self.set.push(k);
+        self.attach(k);
         if layered {
             self.swap(c);
         }

@@ -43,16 +43,7 @@ impl Fluid {
         self.detach(k);
         self.swap(from);
         self.swap(to);
-        let ep = self.epoch;
-        let f = &mut self.flows[k as usize];
-        for h in 0..f.hops_len as usize {
-            let u = &mut self.users[f.hops[h] as usize];
-            f.pos[h] = u.len() as u32;
-            u.push(k);
-        }
-        f.old_rate = 0.0;
-        f.mark = ep;
-        self.set.push(k);
+        self.attach(k);
         self.swap(to);
     }
 

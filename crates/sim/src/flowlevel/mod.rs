@@ -14,8 +14,11 @@
 //! behind a change whose grant it moves; a flow that catches up with a slower one ahead of it on a resource
 //! swaps places with it at that time, an event of its own). D3 too (`Fluid::update_d3`: its grants are that
 //! greedy pass in the order of arrival, which never moves; its fair shares are the max-min update on what the
-//! grants leave, refilled where a grant moved). LAS still recomputes every rate at each event (its groups of
-//! equal service).
+//! grants leave, refilled where a grant moved). LAS and Homa too (`Fluid::update_prio`: a flow's rate depends
+//! only on the flows at or ahead of it in their order on its resources, so an event recomputes the flows at or
+//! behind the ones it touches, by the global pass's rule, on what the others leave; an order that changes
+//! between events is recomputed at the next event, as the global pass, which re-sorted every flow at every event,
+//! did).
 //! A finished flow's slot is reused, so memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
@@ -88,7 +91,7 @@
 //!   catches up with it at a time that is one of its events, and from then they are one group. Only
 //!   neighbours in that order on a shared resource can meet first, so those are the events.
 //!
-//! - **Homa** for homa (`homa`: every rate from scratch at each event, as LAS): a message's first RTTbytes (the
+//! - **Homa** for homa (`homa`, updated as LAS by `prio`): a message's first RTTbytes (the
 //!   packet level's, `transport::homa::fabric_rtt_bytes` in whole segments) are its unscheduled phase, blind and
 //!   ahead of every scheduled byte (Homa's unscheduled priorities are above its scheduled ones); a message larger
 //!   than RTTbytes then sends only while its receiver grants it: each receiver grants its `homa_overcommit`
@@ -143,8 +146,8 @@
 //! arrivals, set-ups, each flow's own events, the update, the reschedules); `open` a flow; `resources` what flows
 //! share and what cannot bind; `timers` the flows' next events; `tags` QCLIMB's and RAX's tags; `fluid` the state
 //! every allocation rule updates; and one file per rule: `maxmin`, `mlfq`, `ordered` (SRPT, criticality order),
-//! `d3`, `las` (with the global pass the incremental updates are tested against), `homa` (its pass) and `hyline`
-//! (the manager's messages and what its signals do).
+//! `d3`, `las` (with the global pass the incremental updates are tested against), `homa` (its pass), `prio` (LAS's
+//! and Homa's incremental update) and `hyline` (the manager's messages and what its signals do).
 
 mod d3;
 mod fluid;
@@ -155,13 +158,14 @@ mod maxmin;
 mod mlfq;
 mod open;
 mod ordered;
+mod prio;
 mod resources;
 mod tags;
 mod timers;
 
 use crate::config::{BufferMode, Config, Criticality, EcnMode, FlowQueueing, RoutingMode, SchemeName};
 use crate::net::ideal::ideal_fct;
-use crate::record::{RunOutput, RunStats};
+use crate::record::{Progress, RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
 use crate::net::{flow_hash, mix64, Network};
 use crate::transport::homa::{fabric_rtt_bytes, HomaParams};
@@ -200,14 +204,15 @@ pub fn supports(name: SchemeName) -> bool {
 pub const MAX_HOPS: usize = 8;
 
 /// Run `flows` at the flow level (see the module docs). The flows have passed [`crate::validate::flows`]
-/// ([`crate::run`] is the way in).
-pub(crate) fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
-    run_pruned(cfg, flows, true)
+/// ([`crate::run`] is the way in). `progress`, if given, follows the run: the flows finished and the simulated
+/// time, at each event.
+pub(crate) fn run(cfg: &Config, flows: &FlowSet, progress: Option<&Progress>) -> Result<RunOutput, FlowError> {
+    run_pruned(cfg, flows, true, progress)
 }
 
 /// `run`, leaving out of the flows' paths the resources that cannot bind (`Implied`) when `prune` (false: every
 /// resource kept, to test that it changes nothing).
-fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, FlowError> {
+fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Progress>) -> Result<RunOutput, FlowError> {
     let wall = std::time::Instant::now();
     let Some(model) = model_of(cfg.scheme.name) else {
         return Err(FlowError::new(format!(
@@ -300,6 +305,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     let mut fl = match model {
         Model::Mlfq => Fluid::layered(th_bits.len().max(tags.queues()) + 1),
         Model::Srpt | Model::Critical { .. } | Model::D3 => Fluid::ordered(model),
+        Model::Las | Model::Homa => Fluid::prio(model),
         _ => Fluid::default(),
     };
     if model == Model::Homa {
@@ -325,6 +331,9 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
         }
         now = next;
         stats.events += 1;
+        if let Some(p) = progress {
+            p.set(stats.flows_finished, now);
+        }
         fl.begin();
         fl.now = now;
         // the flows' own events: completions, slow start's rounds, thresholds
@@ -613,7 +622,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             Model::Mlfq => fl.update_mlfq(now),
             Model::Srpt | Model::Critical { .. } => fl.update_ordered(now),
             Model::D3 => fl.update_d3(now),
-            _ => fl.allocate_all(model, now),
+            Model::Las | Model::Homa => fl.update_prio(now),
         }
         // the flows whose next event moved
         for j in 0..fl.resched.len() {
@@ -639,6 +648,9 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     }
     // flows still open: unfinished
     stats.sim_time_ps = now;
+    if let Some(p) = progress {
+        p.set(stats.flows_finished, now);
+    }
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
     Ok(RunOutput { results, stats })

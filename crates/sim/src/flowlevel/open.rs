@@ -124,6 +124,16 @@ impl Open {
         }
     }
 
+    /// Wire bits sent at `now` at the current rate: what `sync` would make `sent`, without writing it.
+    #[inline]
+    pub(super) fn sent_at(&self, now: Ps) -> f64 {
+        if now > self.at {
+            self.sent + self.rate * ((now - self.at) as f64 / 1e12)
+        } else {
+            self.sent
+        }
+    }
+
     /// SRPT, criticality order: the rate the flow holds on its resources (its grant; 0 before the first).
     #[inline]
     pub(super) fn held(&self) -> f64 {

@@ -23,7 +23,6 @@ use crate::net::packet::{flags, Packet};
 use crate::net::Network;
 use crate::transport::homa::{fabric_rtt_bytes, kind, HomaHdr, HomaMsg, HomaOutcome, HomaParams};
 use crate::units::{Ps, NEVER};
-use std::sync::atomic::Ordering;
 
 /// Homa's family (see `engine::family`).
 pub(crate) struct Homa;
@@ -198,7 +197,7 @@ impl Sim<'_, Homa> {
             self.stats.flows_finished += 1;
             self.release_children(f);
             if let Some(counter) = self.progress {
-                counter.store(self.stats.flows_finished, Ordering::Relaxed);
+                counter.set(self.stats.flows_finished, self.now);
             }
         }
     }

@@ -34,7 +34,6 @@ use crate::net::Network;
 use crate::transport::rate::{RateAgent, RateFlow, RateHdr, RateOutcome, RateParams, RateScheme};
 use crate::units::NEVER;
 use rand::RngCore;
-use std::sync::atomic::Ordering;
 
 /// The explicit-rate family (see `engine::family`).
 pub(crate) struct Rate;
@@ -297,7 +296,7 @@ impl Sim<'_, Rate> {
             self.stats.flows_finished += 1;
             self.release_children(f);
             if let Some(counter) = self.progress {
-                counter.store(self.stats.flows_finished, Ordering::Relaxed);
+                counter.set(self.stats.flows_finished, self.now);
             }
         }
         if o.terminated || o.sender_done {

@@ -14,7 +14,6 @@ use crate::record::RunStats;
 use crate::transport::tcp::{time_to_generate, Conn, ConnState, TcpParams};
 use crate::units::{tx_time, Ps, NEVER};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
 
 /// The TCP family (see `engine::family`).
 pub(crate) struct Tcp;
@@ -383,7 +382,7 @@ impl<F: TcpHosts> Sim<'_, F> {
                 self.stats.flows_finished += 1;
                 self.release_children(f);
                 if let Some(counter) = self.progress {
-                    counter.store(self.stats.flows_finished, Ordering::Relaxed);
+                    counter.set(self.stats.flows_finished, self.now);
                 }
             }
             self.after_transport(pkt.flow, host);

@@ -8,6 +8,7 @@ mod maxmin;
 mod mlfq;
 mod open;
 mod ordered;
+mod prio;
 mod resources;
 mod schemes;
 mod tags;
@@ -19,6 +20,11 @@ use super::maxmin::FillScratch;
 use super::open::after;
 use super::ordered::order_key;
 use super::*;
+
+/// `flowlevel::run` without a progress counter.
+fn run(cfg: &Config, flows: &FlowSet) -> Result<RunOutput, FlowError> {
+    super::run(cfg, flows, None)
+}
 
 fn flow(id: u32, path: &[u32], cap: f64) -> Open {
     Open {
