@@ -316,3 +316,19 @@ fn a_round_waits_behind_the_standing_queue_of_a_congested_port() {
     assert_eq!(standing.finish_ps[0], none.finish_ps[0]);
     assert_eq!(standing.finish_ps[2], none.finish_ps[2]);
 }
+
+/// The packet level's `queue_delay_ps` (the TCP family): a lone 7-segment flow's window leaves its host at
+/// once, so its i-th segment waits i serializations (1.2 us at 10 Gbps) in the NIC's queue and nowhere else (the
+/// fabric's links are as fast or faster): 21 x 1.2 us in all, within a nanosecond a packet (the send stamps are
+/// whole nanoseconds).
+#[test]
+fn a_lone_window_waits_only_in_its_nic() {
+    let f = flows(&[(0, 143, 7 * 1460, 0)]);
+    let out = fctlab_sim::run(&cfg("dctcp", Level::Packet), &f, None, 1).unwrap().results;
+    assert_eq!(out.data_arrivals, vec![7]);
+    let want = 21 * 1_200_000u64;
+    assert!(out.queue_delay_ps[0].abs_diff(want) <= 7_000, "{} ps, by hand {want} ps", out.queue_delay_ps[0]);
+    // (the flow level and the other families leave the columns empty)
+    assert!(fctlab_sim::run(&cfg("dctcp", Level::Flow), &f, None, 1).unwrap().results.data_arrivals.is_empty());
+    assert!(fctlab_sim::run(&cfg("rcp", Level::Packet), &f, None, 1).unwrap().results.data_arrivals.is_empty());
+}
