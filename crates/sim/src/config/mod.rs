@@ -155,6 +155,18 @@ pub struct RunConfig {
     pub fct_at: FctAt,
     /// The flow level's queueing delay: see [`FlowQueueing`]. No effect at the packet level.
     pub flow_queueing: FlowQueueing,
+    /// The flow level's retransmission timer for tcp, dctcp and l2dct (true, the default; no effect on other
+    /// schemes, nor at the packet level): each flow keeps the packet level's RTO estimator (RFC 6298, within
+    /// `transport.rto_min_us` and `rto_max_us`, `rto_init_us` before the first sample), fed with its modelled
+    /// round trips (the set-up's, and each slow-start round's: the base RTT plus the standing queues of
+    /// `flow_queueing`). A round whose round trip exceeds the RTO times out as at the packet level: the next
+    /// round's window is half the round's (ssthresh), it also carries the round's window again (the spurious
+    /// retransmissions, which the flow sends but which deliver nothing), and the window then grows by one segment
+    /// per round. Without standing queues a round lasts the base RTT and never fires at the engine's RTO floor.
+    /// The packet level's timeouts on the 144-host leaf-spine with its 200 us floor are 99.7% spurious: a round
+    /// trip behind two DCTCP standing queues (85 + 2 x 78 us) exceeds an RTO learnt from the set-up's 80 us.
+    /// See `flowlevel::rto` and docs/flow-level.md.
+    pub flow_timeouts: bool,
 }
 
 /// What queueing delay the flow level (`run.level = "flow"`) adds to a flow's round trips (`run.flow_queueing`).
@@ -216,6 +228,7 @@ impl Default for RunConfig {
             level: Level::Packet,
             fct_at: FctAt::Receiver,
             flow_queueing: FlowQueueing::Standing,
+            flow_timeouts: true,
         }
     }
 }

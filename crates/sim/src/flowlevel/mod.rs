@@ -156,6 +156,7 @@ mod mlfq;
 mod open;
 mod ordered;
 mod resources;
+mod rto;
 mod tags;
 mod timers;
 
@@ -173,6 +174,7 @@ use ordered::Order;
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use resources::{pooled_path, Resources};
+use rto::Timeouts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use tags::Tags;
@@ -311,6 +313,15 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     // (HyLine: the flows a first CTS opens in this event, with the index of their path)
     let mut admit: Vec<(u32, u32)> = Vec::new();
     let mut sq = Standing::new(cfg, model == Model::MaxMin && window, &net);
+    // the TCP family's retransmission timer (`rto`)
+    let mut to = {
+        let tp = crate::transport::tcp::TcpParams::from_config(cfg);
+        let on = cfg.run.flow_timeouts
+            && model == Model::MaxMin
+            && window
+            && matches!(cfg.scheme.name, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct);
+        Timeouts::new(on, tp.rto_min, tp.rto_init, tp.rto_max, (mss + header) as f64 * 8.0)
+    };
     let mut now: Ps = 0;
     loop {
         // the next event: an arrival, the end of a set-up, a flow's own event (its last bit, its window used up,
@@ -379,11 +390,16 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             let (cap, class) = (f.cap, f.class);
             // slow start: a new round doubles the window; a window of a base RTT's worth no longer binds
             if f.round_at <= now {
-                f.win = (f.win * 2.0).min(f.win_max);
-                f.allow = f.win;
+                // (after a timeout: ssthresh, then a segment per round; and the spurious retransmissions)
+                f.win = to.next_window(k, f.win).min(f.win_max);
+                f.allow = f.win + to.take_dup(k);
                 f.round_at = if f.win < f.line * f.rtt as f64 / 1e12 { now + f.rtt + q } else { NEVER };
                 if f.round_at == NEVER {
                     sq.enter(k, f);
+                } else if to.on {
+                    let (fired, extra) = to.round(k, f.win, f.left, f.rtt + q);
+                    f.left += extra;
+                    results.timeouts[f.id as usize] += u32::from(fired);
                 }
             }
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
@@ -595,6 +611,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
                 h.slot[i] = k;
             }
             sq.set_back(k, &back, &res);
+            to.open(k, (setup_rtts > 0 && t.handshake).then_some(ctrl_rtt));
             held.push(Reverse((data_at, k)));
             stats.max_concurrent_flows = stats.max_concurrent_flows.max((fl.flows.len() - fl.free.len()) as u64);
         }
@@ -604,8 +621,14 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
             }
             held.pop();
             fl.start(k, now);
-            if fl.flows[k as usize].round_at == NEVER {
-                sq.enter(k, &fl.flows[k as usize]);
+            let f = &mut fl.flows[k as usize];
+            if f.round_at == NEVER {
+                sq.enter(k, f);
+            } else if to.on {
+                // (the first round: its round trip as the standing queues stood at the flow's arrival)
+                let (fired, extra) = to.round(k, f.win, f.left, f.round_at - now);
+                f.left += extra;
+                results.timeouts[f.id as usize] += u32::from(fired);
             }
         }
         match model {
