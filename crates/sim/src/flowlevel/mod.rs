@@ -137,7 +137,11 @@
 //!   lasts the base RTT plus the standing queues of the congested ports on the flow's data path and its ACKs'
 //!   path (`Standing`; see `config::FlowQueueing`).
 //!
-//! Not modelled: other queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here).
+//! - **Retransmission timer** (`run.flow_timeouts`, the default; tcp, dctcp, l2dct): each flow keeps the packet
+//!   level's RTO estimator fed with its modelled round trips; a slow-start round whose round trip exceeds the RTO
+//!   times out (ssthresh, the spurious retransmission of the round's window), as `rto` describes.
+//!
+//! Not modelled: other queueing delay, losses, timeouts other than those, ECN dynamics (DCTCP is max-min here).
 //!
 //! Where each part lives: this module has the schemes' models (`model_of`, read from each scheme's row in `config::scheme`) and the run loop (`run`:
 //! arrivals, set-ups, each flow's own events, the update, the reschedules); `open` a flow; `resources` what flows
