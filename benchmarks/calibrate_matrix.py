@@ -15,7 +15,7 @@ and the time each level took. The axes:
 Web search, RTOmin 2 ms (the PIAS scripts'; the engine's 200 us default times out spuriously on these fabrics,
 see docs/flow-level.md; `--rto-min-us 200` runs the engine's default, a key of its own), `--flows` flows per cell
 (default 5,000), seed 1. The TCP family's cells also run the flow level without its retransmission timer
-(`run.flow_timeouts = false`, recorded as "flow_no_timer"), the before of that model. Usage, from the repository
+(`run.flow_timeouts = "none"`, recorded as "flow_no_timer"), the before of that model. Usage, from the repository
 root:
 
     .venv/bin/python benchmarks/calibrate_matrix.py                       # everything (hours on 2 cores)
@@ -81,7 +81,7 @@ def run_cell(sets: list[str], fabric: str) -> dict:
     out: dict = {}
     runs = [("packet", ["run.level=packet"]), ("flow", ["run.level=flow"])]
     if base.scheme in ("tcp", "dctcp", "l2dct"):
-        runs.append(("flow_no_timer", ["run.level=flow", "run.flow_timeouts=false"]))
+        runs.append(("flow_no_timer", ["run.level=flow", "run.flow_timeouts=none"]))
     for level, sets_ in runs:
         exp = base.with_overrides(sets_)
         start = time.perf_counter()

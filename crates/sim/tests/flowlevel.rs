@@ -335,13 +335,17 @@ fn a_round_past_the_rto_times_out_and_costs_two_rounds() {
         (2, 0, 10_000_000, 0),
         (0, 143, 30 * 1460, 1_000_000_000),
     ]);
-    let run = |timeouts: bool| {
-        let mut c = cfg("dctcp", Level::Flow);
+    use fctlab_sim::config::FlowTimeouts;
+    let run = |scheme: &str, timeouts: FlowTimeouts| {
+        let mut c = cfg(scheme, Level::Flow);
         c.transport.handshake = false;
         c.run.flow_timeouts = timeouts;
         fctlab_sim::run(&c, &f, None, 1).unwrap().results
     };
-    let (off, on) = (run(false), run(true));
+    let (off, on) = (run("dctcp", FlowTimeouts::None), run("dctcp", FlowTimeouts::Marking));
+    // (l2dct likewise by default; tcp only with "all")
+    assert_eq!(run("l2dct", FlowTimeouts::Marking).timeouts[2], 1);
+    assert_eq!(run("tcp", FlowTimeouts::Marking).timeouts, vec![0, 0, 0]);
     let c = cfg("dctcp", Level::Flow);
     assert_eq!((c.transport.rto_min_us, c.switch.ecn_threshold_bytes), (200.0, 97_500));
     let net: Network = Network::build(&c, 0);

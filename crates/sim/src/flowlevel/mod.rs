@@ -137,7 +137,7 @@
 //!   lasts the base RTT plus the standing queues of the congested ports on the flow's data path and its ACKs'
 //!   path (`Standing`; see `config::FlowQueueing`).
 //!
-//! - **Retransmission timer** (`run.flow_timeouts`, the default; tcp, dctcp, l2dct): each flow keeps the packet
+//! - **Retransmission timer** (`run.flow_timeouts`: by default dctcp and l2dct, tcp too with `"all"`): each flow keeps the packet
 //!   level's RTO estimator fed with its modelled round trips; a slow-start round whose round trip exceeds the RTO
 //!   times out (ssthresh, the spurious retransmission of the round's window), as `rto` describes.
 //!
@@ -164,7 +164,7 @@ mod rto;
 mod tags;
 mod timers;
 
-use crate::config::{BufferMode, Config, Criticality, EcnMode, FlowQueueing, RoutingMode, SchemeName};
+use crate::config::{BufferMode, Config, Criticality, EcnMode, FlowQueueing, FlowTimeouts, RoutingMode, SchemeName};
 use crate::net::ideal::ideal_fct;
 use crate::record::{RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
@@ -320,10 +320,13 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool) -> Result<RunOutput, F
     // the TCP family's retransmission timer (`rto`)
     let mut to = {
         let tp = crate::transport::tcp::TcpParams::from_config(cfg);
-        let on = cfg.run.flow_timeouts
-            && model == Model::MaxMin
+        let on = model == Model::MaxMin
             && window
-            && matches!(cfg.scheme.name, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct);
+            && match cfg.run.flow_timeouts {
+                FlowTimeouts::None => false,
+                FlowTimeouts::Marking => matches!(cfg.scheme.name, SchemeName::Dctcp | SchemeName::L2dct),
+                FlowTimeouts::All => matches!(cfg.scheme.name, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct),
+            };
         Timeouts::new(on, tp.rto_min, tp.rto_init, tp.rto_max, (mss + header) as f64 * 8.0)
     };
     let mut now: Ps = 0;
