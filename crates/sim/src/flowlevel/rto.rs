@@ -34,7 +34,10 @@
 //!   which are there or not (a port's full operating point or nothing), come and go under it; each round without
 //!   them brings the RTO down to its floor, and the next with them fires again, where the packet level's queues
 //!   move by degrees.
-
+//!
+//! Which schemes: dctcp and l2dct by default (`run.flow_timeouts = "marking"`), tcp too with `"all"`
+//! (`config::FlowTimeouts` says why not by default).
+//!
 //! Assumptions: the queues a round waits behind are the standing-queue model's (`Standing`), fixed for the
 //! round; no queue above the operating point, so no timeout past slow start (a flow whose window no longer binds
 //! has no rounds here, and its RTO has followed the queues it kept standing); no loss, so every timeout is
