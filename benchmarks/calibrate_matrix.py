@@ -13,7 +13,10 @@ and the time each level took. The axes:
   10 Gbps links, 1 us per link, the same switch and host settings).
 
 Web search, RTOmin 2 ms (the PIAS scripts'; the engine's 200 us default times out spuriously on these fabrics,
-see docs/flow-level.md), `--flows` flows per cell (default 5,000), seed 1. Usage, from the repository root:
+see docs/flow-level.md; `--rto-min-us 200` runs the engine's default, a key of its own), `--flows` flows per cell
+(default 5,000), seed 1. The TCP family's cells also run the flow level without its retransmission timer
+(`run.flow_timeouts = "none"`, recorded as "flow_no_timer"), the before of that model. Usage, from the repository
+root:
 
     .venv/bin/python benchmarks/calibrate_matrix.py                       # everything (hours on 2 cores)
     .venv/bin/python benchmarks/calibrate_matrix.py --schemes dctcp tcp --loads 0.5 --flows 3000
@@ -52,9 +55,10 @@ def code_version() -> str:
         return "unknown"
 
 
-def cell_overrides(scheme: str, load: float, window: int, routing: str, fabric: str, flows: int) -> list[str]:
+def cell_overrides(scheme: str, load: float, window: int, routing: str, fabric: str, flows: int,
+                   rto_min_us: float = 2000) -> list[str]:
     sets = [f"scheme.name={scheme}", f"workload.load={load}", f"workload.flows={flows}", f"routing.mode={routing}",
-            "transport.rto_min_us=2000"]
+            f"transport.rto_min_us={rto_min_us:g}"]
     if scheme == "pfabric":
         sets.append("scheme.preset=pias")
     if scheme == "pias":
@@ -75,8 +79,11 @@ def run_cell(sets: list[str], fabric: str) -> dict:
     base = fctlab.experiment_from_dict(raw, overrides=sets)
     flows = fctlab.build_flows(base)
     out: dict = {}
-    for level in ("packet", "flow"):
-        exp = base.with_overrides([f"run.level={level}"])
+    runs = [("packet", ["run.level=packet"]), ("flow", ["run.level=flow"])]
+    if base.scheme in ("tcp", "dctcp", "l2dct"):
+        runs.append(("flow_no_timer", ["run.level=flow", "run.flow_timeouts=none"]))
+    for level, sets_ in runs:
+        exp = base.with_overrides(sets_)
         start = time.perf_counter()
         result = fctlab.simulate(exp, flows=flows)
         out[f"{level}_seconds"] = time.perf_counter() - start
@@ -110,14 +117,15 @@ def markdown(cells: dict[tuple, dict]) -> str:
     rows = []
     for key in sorted(cells):
         c = cells[key]
-        scheme, load, window, routing, fabric, _flows = key
+        scheme, load, window, routing, fabric, _flows = key[:6]
+        rto = f" (RTOmin {key[6]:g} us)" if len(key) > 6 else ""
         bins = []
         for b in ("small", "medium", "large"):
             p, f = c["packet"][b], c["flow"][b]
             bins.append(f"{pct(error(p['mean_fct_ns'], f['mean_fct_ns']))} / "
                         f"{pct(error(p['p99_fct_ns'], f['p99_fct_ns']))}")
         speed = c["packet_seconds"] / max(c["flow_seconds"], 1e-9)
-        rows.append(f"| {fabric} | {routing} | {window if scheme in WINDOWED else '-'} | {scheme} | {load} | "
+        rows.append(f"| {fabric} | {routing} | {window if scheme in WINDOWED else '-'} | {scheme}{rto} | {load} | "
                     f"{' | '.join(bins)} | {speed:.0f}x |")
     return head + "\n" + "\n".join(rows)
 
@@ -131,6 +139,8 @@ def main() -> None:
     ap.add_argument("--fabrics", nargs="+", default=["leaf_spine144", "fat_tree8"],
                     choices=["leaf_spine144", "fat_tree8"])
     ap.add_argument("--flows", type=int, default=5000)
+    ap.add_argument("--rto-min-us", type=float, default=2000,
+                    help="transport.rto_min_us (default 2000; other values are cells of their own)")
     ap.add_argument("--rerun", action="store_true", help="run cells that already have results")
     ap.add_argument("--markdown", action="store_true", help="print the table of the recorded cells and stop")
     args = ap.parse_args()
@@ -146,7 +156,9 @@ def main() -> None:
             continue
         if scheme not in WINDOWED and window != args.windows[0]:
             continue  # the window axis does not apply
-        key = (scheme, load, window, routing, fabric, args.flows)
+        key: tuple = (scheme, load, window, routing, fabric, args.flows)
+        if args.rto_min_us != 2000:
+            key = (*key, args.rto_min_us)
         if not args.rerun and key in done and done[key].get("version") == version:
             continue
         cell = run_cell(cell_overrides(*key), fabric)

@@ -121,4 +121,6 @@ def run(
     missing required column, a wrong dtype or a length that differs from src's raises ValueError naming the
     column. The result columns include ``start_ps``, the actual start (2**64 - 1 if never started),
     ``terminated`` (a flow a deadline-aware scheme gave up on), ``app_done_ps`` (when its application finished
-    writing) and ``copy_rate_bps`` (RAX's measured copy rate; 0 for other schemes)."""
+    writing), ``copy_rate_bps`` (RAX's measured copy rate; 0 for other schemes) and, for the TCP family at the
+    packet level only, ``data_arrivals`` (data packets that reached the receiver host) and ``queue_delay_ps``
+    (their time in queues, summed)."""

@@ -81,6 +81,12 @@ FLOW_RESULT_COLUMNS: tuple[ResultField, ...] = (
                 "its retransmission); a retransmission dropped on the way is not counted (earlier results name this "
                 "column `duplicate_data`)"),
     ResultField("ooo_max_segments", "int64", "segments", "most segments the receiver held out of order at once"),
+    ResultField("queue_delay_ns", "float64", "ns",
+                "TCP family at the packet level: the mean time the flow's data packets spent in queues (the NIC's and"
+                " every switch's), each packet's one-way delay from its send stamp (whole ns) to its arrival at the "
+                "receiver host less its way through the idle fabric (serialization and propagation on the flow's "
+                "ECMP path; duplicates included); NaN for other families, the flow level, and flows none of whose "
+                "data arrived"),
     ResultField("priority", "int64", "", "the flow's priority (0 is the highest): the trace's, or `scheme.priority`"),
     ResultField("warmup", "bool", "",
                 "the flow is one of the first `workload.warmup_flows` to start; it is left out of the summary"),

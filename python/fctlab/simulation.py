@@ -31,7 +31,7 @@ FLOW_COLUMNS = (
     "flow_id", "src", "dst", "size_bytes", "start_ns", "finish_ns", "fct_ns", "ideal_fct_ns", "slowdown",
     "finished", "started", "sender_done_ns", "retransmits", "timeouts", "bytes_sent", "bytes_delivered", "bytes_dropped",
     "ecn_marked", "probes", "fast_recoveries", "priority_losses", "spurious_retransmits", "ooo_max_segments",
-    "priority", "warmup", "cooldown", "size_bin", "deadline_ns", "met_deadline", "terminated", "app_done_ns",
+    "queue_delay_ns", "priority", "warmup", "cooldown", "size_bin", "deadline_ns", "met_deadline", "terminated", "app_done_ns",
     "copy_rate_bps", "man_wait_ns", "man_stopped_ns", "man_preemptions",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority", "deadline_ns")
@@ -574,6 +574,15 @@ def flow_columns_table(
         value = r.engine("man_preemptions", np.int64)
         return np.zeros(r.n, np.int64) if value is None else value
 
+    def queue_delay(r: _Rows) -> np.ndarray:
+        # the TCP family's mean time in queues per data packet (NaN without data packets, or for other families)
+        total = r.engine("queue_delay_ps", np.float64)
+        if total is None:
+            return np.full(r.n, np.nan)
+        n = r.engine("data_arrivals", np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(n > 0, total / 1000.0 / n, np.nan)
+
     start = ("start_ps",)
     finish = ("start_ps", "finish_ps")
     makers: dict[str, tuple[Any, tuple[str, ...]]] = {
@@ -590,6 +599,7 @@ def flow_columns_table(
         "started": (lambda r: r.started, start),
         "sender_done_ns": (lambda r: _ns(r.engine("sender_done_ps", np.uint64)), ("sender_done_ps",)),
         **{name: ints(name) for name in _COUNTERS},
+        "queue_delay_ns": (queue_delay, ("queue_delay_ps", "data_arrivals")),
         "priority": (priority, ()),
         "warmup": (lambda r: r.warm, ()),
         "cooldown": (lambda r: r.cool, ()),

@@ -336,6 +336,11 @@ fn run<'py>(
     // the engine's `duplicate_data`: copies of data the receiver already held, i.e. spurious retransmissions
     d.set_item("spurious_retransmits", r.duplicate_data.into_pyarray(py))?;
     d.set_item("ooo_max_segments", r.ooo_max_segments.into_pyarray(py))?;
+    if !r.data_arrivals.is_empty() {
+        // the TCP family's: data packets delivered and their time in queues, summed (ps)
+        d.set_item("data_arrivals", r.data_arrivals.into_pyarray(py))?;
+        d.set_item("queue_delay_ps", r.queue_delay_ps.into_pyarray(py))?;
+    }
     d.set_item("terminated", r.terminated.into_pyarray(py))?;
     d.set_item("app_done_ps", r.app_done_ps.into_pyarray(py))?;
     d.set_item("copy_rate_bps", r.copy_rate_bps.into_pyarray(py))?;

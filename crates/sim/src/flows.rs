@@ -467,6 +467,14 @@ pub struct FlowResults {
     pub duplicate_data: Vec<u32>,
     /// Most segments the receiver held out of order at once.
     pub ooo_max_segments: Vec<u32>,
+    /// TCP family (empty for the others): the data packets that reached the receiver host (duplicates
+    /// included), and the time they spent in queues, summed (ps): each packet's one-way delay, from its send
+    /// stamp (whole ns) to its arrival, less its way through the idle fabric (serialization of its bytes and
+    /// propagation at each hop of the flow's ECMP path: under spraying every path of a leaf-spine or fat-tree
+    /// has the same), so the NIC's queue and every switch's; filled when the run ends. Exported as
+    /// `queue_delay_ns`, the mean per data packet.
+    pub data_arrivals: Vec<u32>,
+    pub queue_delay_ps: Vec<u64>,
     /// The scheme gave up on the flow (D3's and PDQ's Early Termination): it never finishes.
     pub terminated: Vec<bool>,
     /// When the flow's application finished writing its bytes into the send buffer (TCP family): its start
@@ -501,6 +509,8 @@ impl FlowResults {
             priority_losses: vec![0; n],
             duplicate_data: vec![0; n],
             ooo_max_segments: vec![0; n],
+            data_arrivals: Vec::new(),
+            queue_delay_ps: Vec::new(),
             terminated: vec![false; n],
             app_done_ps: vec![crate::units::NEVER; n],
             copy_rate_bps: vec![0.0; n],
@@ -529,6 +539,8 @@ impl FlowResults {
             priority_losses: Vec::new(),
             duplicate_data: Vec::new(),
             ooo_max_segments: Vec::new(),
+            data_arrivals: Vec::new(),
+            queue_delay_ps: Vec::new(),
             terminated: Vec::new(),
             app_done_ps: Vec::new(),
             copy_rate_bps: Vec::new(),

@@ -316,3 +316,63 @@ fn a_round_waits_behind_the_standing_queue_of_a_congested_port() {
     assert_eq!(standing.finish_ps[0], none.finish_ps[0]);
     assert_eq!(standing.finish_ps[2], none.finish_ps[2]);
 }
+
+/// The retransmission timer (`run.flow_timeouts`, `flowlevel::rto`), worked by hand. Two 10 MB flows keep host
+/// 143's last hop and host 0's last hop congested (each past slow start, each port holding DCTCP's standing
+/// queue K = 97,500 B, 78 us at 10 Gbps); a 30-segment flow from 0 to 143 without a handshake (its RTO is
+/// `rto_init`, the 200 us floor) has rounds of R = base RTT + 2 K = 240.7 us (its data's last hop and its ACKs'),
+/// and shares 143's last hop with the long flow (5 Gbps: S = 2.4 us a segment). Without the timer: 10 segments,
+/// then 20 at the start of the second round, so FCT = R + 20 S + the pipeline. With it the first round fires
+/// (R > 200 us): the second round carries ssthresh = 5 new segments and the first round's 10 again (spurious
+/// retransmissions), the third 10 (doubled from 5), the fourth the last 5; the samples of R lifted the RTO to
+/// about 1.15 R, so nothing fires again: FCT = 3 R + 5 S + the pipeline, 2 R - 15 S more.
+#[test]
+fn a_round_past_the_rto_times_out_and_costs_two_rounds() {
+    use fctlab_sim::net::Network;
+    use fctlab_sim::units::tx_time;
+    let f = flows(&[
+        (1, 143, 10_000_000, 0),
+        (2, 0, 10_000_000, 0),
+        (0, 143, 30 * 1460, 1_000_000_000),
+    ]);
+    use fctlab_sim::config::FlowTimeouts;
+    let run = |scheme: &str, timeouts: FlowTimeouts| {
+        let mut c = cfg(scheme, Level::Flow);
+        c.transport.handshake = false;
+        c.run.flow_timeouts = timeouts;
+        fctlab_sim::run(&c, &f, None, 1).unwrap().results
+    };
+    let (off, on) = (run("dctcp", FlowTimeouts::None), run("dctcp", FlowTimeouts::Marking));
+    // (l2dct likewise by default; tcp only with "all")
+    assert_eq!(run("l2dct", FlowTimeouts::Marking).timeouts[2], 1);
+    assert_eq!(run("tcp", FlowTimeouts::Marking).timeouts, vec![0, 0, 0]);
+    let c = cfg("dctcp", Level::Flow);
+    assert_eq!((c.transport.rto_min_us, c.switch.ecn_threshold_bytes), (200.0, 97_500));
+    let net: Network = Network::build(&c, 0);
+    let seg = c.transport.mss_bytes + c.transport.header_bytes;
+    let rtt: u64 =
+        net.path_hops(0, 143, 0).iter().map(|&(r, d)| tx_time(seg, r) + tx_time(c.transport.ack_bytes, r) + 2 * d).sum();
+    let r = rtt + 2 * 97_500 * 8 * 100; // K at 10 Gbps, in ps, twice
+    assert!(r > 200_000_000, "the round outlasts the RTO");
+    let s = 12_000 * 200; // 12,000 wire bits at 5 Gbps, in ps
+    assert_eq!((off.timeouts[2], on.timeouts[2]), (0, 1));
+    let extra = (on.finish_ps[2] - off.finish_ps[2]) as i64;
+    let want = (2 * r - 15 * s) as i64;
+    assert!((extra - want).abs() <= 10, "{extra} ps, by hand {want} ps");
+}
+
+/// The packet level's `queue_delay_ps` (the TCP family): a lone 7-segment flow's window leaves its host at
+/// once, so its i-th segment waits i serializations (1.2 us at 10 Gbps) in the NIC's queue and nowhere else (the
+/// fabric's links are as fast or faster): 21 x 1.2 us in all, within a nanosecond a packet (the send stamps are
+/// whole nanoseconds).
+#[test]
+fn a_lone_window_waits_only_in_its_nic() {
+    let f = flows(&[(0, 143, 7 * 1460, 0)]);
+    let out = fctlab_sim::run(&cfg("dctcp", Level::Packet), &f, None, 1).unwrap().results;
+    assert_eq!(out.data_arrivals, vec![7]);
+    let want = 21 * 1_200_000u64;
+    assert!(out.queue_delay_ps[0].abs_diff(want) <= 7_000, "{} ps, by hand {want} ps", out.queue_delay_ps[0]);
+    // (the flow level and the other families leave the columns empty)
+    assert!(fctlab_sim::run(&cfg("dctcp", Level::Flow), &f, None, 1).unwrap().results.data_arrivals.is_empty());
+    assert!(fctlab_sim::run(&cfg("rcp", Level::Packet), &f, None, 1).unwrap().results.data_arrivals.is_empty());
+}

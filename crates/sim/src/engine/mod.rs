@@ -71,6 +71,10 @@ pub(crate) struct Sim<'a, F: Family> {
     conns: Vec<Option<Box<F::Flow>>>,
     open_flows: u64,
     results: FlowResults,
+    /// The TCP family's hosts (empty otherwise): per flow, the one-way delays of its data packets that reached
+    /// the receiver host, summed (ps), and their number; `results.queue_delay_ps` and `data_arrivals` at the end
+    /// (one entry per flow, so a packet's arrival touches one place).
+    owd: Vec<(u64, u32)>,
     spray: bool,
     rng: Xoshiro256PlusPlus,
     /// pFabric / LAS / QJump's `"ranked"` queue: one rank queue per port (indexed by port id); empty for
@@ -187,6 +191,14 @@ impl<'a, F: Family> Sim<'a, F> {
             open_flows: 0,
             // the switches' side records only drops
             results: if hosts_here { FlowResults::new(flows.len()) } else { FlowResults::drops_only(flows.len()) },
+            // (the TCP family's hosts measure their data packets' queueing delay)
+            owd: if hosts_here
+                && matches!(cfg.scheme.name.family(), FamilyName::Tcp | FamilyName::Hyline | FamilyName::Qjump)
+            {
+                vec![(0, 0); flows.len()]
+            } else {
+                Vec::new()
+            },
             spray: cfg.routing.mode == RoutingMode::Spray,
             rng,
             rank_queues,

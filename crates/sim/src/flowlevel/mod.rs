@@ -140,7 +140,11 @@
 //!   lasts the base RTT plus the standing queues of the congested ports on the flow's data path and its ACKs'
 //!   path (`Standing`; see `config::FlowQueueing`).
 //!
-//! Not modelled: other queueing delay, losses, timeouts, ECN dynamics (DCTCP is max-min here).
+//! - **Retransmission timer** (`run.flow_timeouts`: by default dctcp and l2dct, tcp too with `"all"`): each flow keeps the packet
+//!   level's RTO estimator fed with its modelled round trips; a slow-start round whose round trip exceeds the RTO
+//!   times out (ssthresh, the spurious retransmission of the round's window), as `rto` describes.
+//!
+//! Not modelled: other queueing delay, losses, timeouts other than those, ECN dynamics (DCTCP is max-min here).
 //!
 //! Where each part lives: this module has the schemes' models (`model_of`, read from each scheme's row in `config::scheme`) and the run loop (`run`:
 //! arrivals, set-ups, each flow's own events, the update, the reschedules); `open` a flow; `resources` what flows
@@ -160,10 +164,11 @@ mod open;
 mod ordered;
 mod prio;
 mod resources;
+mod rto;
 mod tags;
 mod timers;
 
-use crate::config::{BufferMode, Config, Criticality, EcnMode, FlowQueueing, RoutingMode, SchemeName};
+use crate::config::{BufferMode, Config, Criticality, EcnMode, FlowQueueing, FlowTimeouts, RoutingMode, SchemeName};
 use crate::net::ideal::ideal_fct;
 use crate::record::{Progress, RunOutput, RunStats};
 use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
@@ -177,6 +182,7 @@ use ordered::Order;
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use resources::{pooled_path, Resources};
+use rto::Timeouts;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use tags::Tags;
@@ -317,6 +323,18 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
     // (HyLine: the flows a first CTS opens in this event, with the index of their path)
     let mut admit: Vec<(u32, u32)> = Vec::new();
     let mut sq = Standing::new(cfg, model == Model::MaxMin && window, &net);
+    // the TCP family's retransmission timer (`rto`)
+    let mut to = {
+        let tp = crate::transport::tcp::TcpParams::from_config(cfg);
+        let on = model == Model::MaxMin
+            && window
+            && match cfg.run.flow_timeouts {
+                FlowTimeouts::None => false,
+                FlowTimeouts::Marking => matches!(cfg.scheme.name, SchemeName::Dctcp | SchemeName::L2dct),
+                FlowTimeouts::All => matches!(cfg.scheme.name, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::L2dct),
+            };
+        Timeouts::new(on, tp.rto_min, tp.rto_init, tp.rto_max, (mss + header) as f64 * 8.0)
+    };
     let mut now: Ps = 0;
     loop {
         // the next event: an arrival, the end of a set-up, a flow's own event (its last bit, its window used up,
@@ -388,11 +406,16 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             let (cap, class) = (f.cap, f.class);
             // slow start: a new round doubles the window; a window of a base RTT's worth no longer binds
             if f.round_at <= now {
-                f.win = (f.win * 2.0).min(f.win_max);
-                f.allow = f.win;
+                // (after a timeout: ssthresh, then a segment per round; and the spurious retransmissions)
+                f.win = to.next_window(k, f.win).min(f.win_max);
+                f.allow = f.win + to.take_dup(k);
                 f.round_at = if f.win < f.line * f.rtt as f64 / 1e12 { now + f.rtt + q } else { NEVER };
                 if f.round_at == NEVER {
                     sq.enter(k, f);
+                } else if to.on {
+                    let (fired, extra) = to.round(k, f.win, f.left, f.rtt + q);
+                    f.left += extra;
+                    results.timeouts[f.id as usize] += u32::from(fired);
                 }
             }
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
@@ -604,6 +627,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
                 h.slot[i] = k;
             }
             sq.set_back(k, &back, &res);
+            to.open(k, (setup_rtts > 0 && t.handshake).then_some(ctrl_rtt));
             held.push(Reverse((data_at, k)));
             stats.max_concurrent_flows = stats.max_concurrent_flows.max((fl.flows.len() - fl.free.len()) as u64);
         }
@@ -613,8 +637,14 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             }
             held.pop();
             fl.start(k, now);
-            if fl.flows[k as usize].round_at == NEVER {
-                sq.enter(k, &fl.flows[k as usize]);
+            let f = &mut fl.flows[k as usize];
+            if f.round_at == NEVER {
+                sq.enter(k, f);
+            } else if to.on {
+                // (the first round: its round trip as the standing queues stood at the flow's arrival)
+                let (fired, extra) = to.round(k, f.win, f.left, f.round_at - now);
+                f.left += extra;
+                results.timeouts[f.id as usize] += u32::from(fired);
             }
         }
         match model {

@@ -8,7 +8,7 @@ use crate::engine::queue::Event;
 use crate::engine::Sim;
 use crate::flows::{FlowSet, NO_RATE};
 use crate::net::flow_hash;
-use crate::net::packet::{flags, Packet};
+use crate::net::packet::{flags, since, Packet};
 use crate::net::Network;
 use crate::record::RunStats;
 use crate::transport::tcp::{time_to_generate, Conn, ConnState, TcpParams};
@@ -352,6 +352,10 @@ impl<F: TcpHosts> Sim<'_, F> {
         let now = self.now;
         if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
             self.results.bytes_delivered[f] += (pkt.wire as u32 - F::tcp(&self.fam).params.header) as u64;
+            // its one-way delay (the idle fabric's way is taken off at the end: `finish_tcp`)
+            let o = &mut self.owd[f];
+            o.0 += since(now, pkt.ts);
+            o.1 += 1;
         }
         let Some(c) = self.conns[f].as_deref_mut() else {
             // the flow is over: a late ACK, or a late copy of data the receiver already holds
@@ -417,11 +421,37 @@ impl<F: TcpHosts> Sim<'_, F> {
         }
         let end = self.now;
         F::tcp_mut(&mut self.fam).ooo.write(end, &mut self.stats);
+        self.queue_delays();
         if F::tcp(&self.fam).fct_at_sender && !self.results.finish_ps.is_empty() {
             // `run.fct_at = "sender"`: the completion reported is the sender's (a flow whose last ACK never
             // came back is unfinished)
             self.results.finish_ps.clone_from(&self.results.sender_done_ps);
             self.stats.flows_finished = self.results.finish_ps.iter().filter(|&&t| t != NEVER).count() as u64;
+        }
+    }
+
+    /// The data packets' one-way delays summed per flow become their time in queues: each packet's way through
+    /// the idle fabric is taken off (at each hop of the flow's ECMP path, the serialization of its bytes at the
+    /// hop's rate and the propagation; the packets' bytes are the payload delivered and a header each).
+    /// The send stamps are whole nanoseconds, so a packet's delay is known within a nanosecond either way.
+    fn queue_delays(&mut self) {
+        let header = F::tcp(&self.fam).params.header as u64;
+        let owd = std::mem::take(&mut self.owd);
+        if owd.is_empty() {
+            return;
+        }
+        self.results.data_arrivals = owd.iter().map(|o| o.1).collect();
+        self.results.queue_delay_ps = owd.iter().map(|o| o.0).collect();
+        for f in 0..owd.len() {
+            let n = owd[f].1 as u64;
+            if n == 0 {
+                continue;
+            }
+            let hops = self.net.path_hops(self.flows.src[f], self.flows.dst[f], flow_hash(f as u32, false));
+            let wire_bits = (self.results.bytes_delivered[f] + n * header) as f64 * 8.0;
+            let idle: f64 = hops.iter().map(|&(rate, delay)| n as f64 * delay as f64 + wire_bits * 1e12 / rate as f64).sum();
+            let q = &mut self.results.queue_delay_ps[f];
+            *q = (*q as f64 - idle).round().max(0.0) as u64;
         }
     }
 
