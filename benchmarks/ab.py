@@ -8,7 +8,9 @@ Usage (from the repository root, after the README's install step):
 
 `--set section.key=value` (repeatable) changes the configuration, so any family or level is compared the same way,
 e.g. `--set scheme.name=rcp --set routing.mode=ecmp` or `--set run.level=flow`; values are read as JSON where
-they parse (numbers, true/false), else as strings.
+they parse (numbers, true/false), else as strings. `--scheme NAME` is `--set scheme.name=NAME` plus the settings
+docs/performance.md times that scheme with (SCHEME_PRESETS: PIAS and QCLIMB with the PIAS scripts' thresholds for
+web search, QCLIMB with `qclimb_info = "precise"`, HyLine with ECMP); `--set` options apply after it.
 
 Each round runs every build once, in turn, on the same flows (web search, all-to-all over the 144-host
 leaf-spine at load 0.6, seed 1: the reference scenario's workload, written once to a CSV) and the reference
@@ -53,14 +55,29 @@ CONFIG = {
     "scheme": {"name": "dctcp"},
     "host": {"nic_buffer_bytes": 360000, "nic_ecn": True},
 }
+# The PIAS authors' scripts' thresholds for web search (benchmarks/scenarios/leafspine144-websearch-pias.toml): the
+# engine does not derive thresholds itself (the Python front end does, `fctlab thresholds`).
+PIAS_THRESHOLDS = [1395760, 2016260, 2508280, 2960880, 3353620, 3724460, 3883600]
+# `--scheme NAME`: what a scheme's timing runs set besides `scheme.name` (docs/performance.md, "Priority and rank
+# ports at FIFO cost"); a scheme not listed sets only its name.
+SCHEME_PRESETS = {
+    "pias": {"scheme": {"thresholds_bytes": PIAS_THRESHOLDS}},
+    "qclimb": {"scheme": {"thresholds_bytes": PIAS_THRESHOLDS, "qclimb_info": "precise"}},
+    "hyline": {"routing": {"mode": "ecmp"}},
+}
 TIMING = {"wall_seconds", "events_per_second", "htsim_equivalent_events_per_second", "thread_wait_seconds"}
 # a two-thread run's largest event-queue length depends on how the threads interleave (engine::parallel)
 VARYING = TIMING | {"max_event_queue_len"}
 
 
-def with_overrides(overrides: list[str]) -> dict:
-    """CONFIG with each `section.key=value` of `overrides` applied (the value as JSON where it parses)."""
+def with_overrides(overrides: list[str], scheme: str | None = None) -> dict:
+    """CONFIG with scheme `scheme`'s preset (SCHEME_PRESETS), then each `section.key=value` of `overrides`, applied
+    (the value as JSON where it parses)."""
     config = json.loads(json.dumps(CONFIG))
+    if scheme is not None:
+        config["scheme"] = {"name": scheme}
+        for section, values in SCHEME_PRESETS.get(scheme, {}).items():
+            config.setdefault(section, {}).update(json.loads(json.dumps(values)))
     for item in overrides:
         key, sep, text = item.partition("=")
         section, dot, name = key.partition(".")
@@ -111,6 +128,9 @@ def main() -> None:
                          "`events` for a build that saves events, `sim_time_ps` for one that ends the run sooner")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="change the reference configuration (repeatable), e.g. scheme.name=rcp")
+    ap.add_argument("--scheme", metavar="NAME",
+                    help="time scheme NAME with the settings docs/performance.md uses for it (e.g. pias: the PIAS "
+                         "scripts' thresholds; hyline: ECMP); --set options apply after it")
     args = ap.parse_args()
     if args.flows < 1 or args.rounds < 1:
         sys.exit("--flows and --rounds must be at least 1")
@@ -119,7 +139,7 @@ def main() -> None:
             sys.exit(f"no such engine build: {b}")
 
     with tempfile.TemporaryDirectory(prefix="fctlab-ab-") as tmp:
-        config, trace = write_inputs(Path(tmp), args.flows, with_overrides(args.overrides))
+        config, trace = write_inputs(Path(tmp), args.flows, with_overrides(args.overrides, args.scheme))
         times: dict[str, list[float]] = {b: [] for b in args.binaries}
         reference: dict | None = None
         htsim_events = 0
@@ -142,7 +162,8 @@ def main() -> None:
                         sys.exit(f"{b} gives different results from {args.binaries[0]}: {', '.join(diff)}")
             print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{t[-1]:.3f} s" for t in times.values()))
 
-    changed = f", {' '.join(args.overrides)}" if args.overrides else ""
+    changed = " ".join(([f"--scheme {args.scheme}"] if args.scheme else []) + args.overrides)
+    changed = f", {changed}" if changed else ""
     print(f"\n{args.flows} flows, {args.threads} thread(s), {args.rounds} rounds{changed}; results identical")
     base = min(times[args.binaries[0]])
     for b, t in times.items():
