@@ -14,11 +14,13 @@
 //! behind a change whose grant it moves; a flow that catches up with a slower one ahead of it on a resource
 //! swaps places with it at that time, an event of its own). D3 too (`Fluid::update_d3`: its grants are that
 //! greedy pass in the order of arrival, which never moves; its fair shares are the max-min update on what the
-//! grants leave, refilled where a grant moved). LAS and Homa too (`Fluid::update_prio`: a flow's rate depends
+//! grants leave, refilled where a grant moved). Homa too (`Fluid::update_prio`: a flow's rate depends
 //! only on the flows at or ahead of it in their order on its resources, so an event recomputes the flows at or
 //! behind the ones it touches, by the global pass's rule, on what the others leave; an order that changes
 //! between events is recomputed at the next event, as the global pass, which re-sorted every flow at every event,
-//! did).
+//! did). LAS still recomputes every rate at each event (the global pass): `prio` updates LAS incrementally too
+//! and is tested against the pass, but on the 144-host leaf-spine it was slower than the pass, see the comment
+//! where the model's state is made.
 //! A finished flow's slot is reused, so memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
@@ -91,7 +93,7 @@
 //!   catches up with it at a time that is one of its events, and from then they are one group. Only
 //!   neighbours in that order on a shared resource can meet first, so those are the events.
 //!
-//! - **Homa** for homa (`homa`, updated as LAS by `prio`): a message's first RTTbytes (the
+//! - **Homa** for homa (`homa`, updated incrementally by `prio`): a message's first RTTbytes (the
 //!   packet level's, `transport::homa::fabric_rtt_bytes` in whole segments) are its unscheduled phase, blind and
 //!   ahead of every scheduled byte (Homa's unscheduled priorities are above its scheduled ones); a message larger
 //!   than RTTbytes then sends only while its receiver grants it: each receiver grants its `homa_overcommit`
@@ -311,7 +313,10 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
     let mut fl = match model {
         Model::Mlfq => Fluid::layered(th_bits.len().max(tags.queues()) + 1),
         Model::Srpt | Model::Critical { .. } | Model::D3 => Fluid::ordered(model),
-        Model::Las | Model::Homa => Fluid::prio(model),
+        // LAS keeps the global pass (`Fluid::allocate_all`): its incremental update (`prio`, tested against the
+        // pass) was slower on the 144-host leaf-spine (a new flow, with no service yet, is ahead of every flow on
+        // its links, so each arrival reaches most open flows, and the recheck queue kept duplicates)
+        Model::Homa => Fluid::prio(model),
         _ => Fluid::default(),
     };
     if model == Model::Homa {
@@ -652,7 +657,8 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             Model::Mlfq => fl.update_mlfq(now),
             Model::Srpt | Model::Critical { .. } => fl.update_ordered(now),
             Model::D3 => fl.update_d3(now),
-            Model::Las | Model::Homa => fl.update_prio(now),
+            Model::Homa => fl.update_prio(now),
+            Model::Las => fl.allocate_all(model, now),
         }
         // the flows whose next event moved
         for j in 0..fl.resched.len() {
