@@ -21,7 +21,6 @@ use super::ordered::crumb;
 
 /// The rates of the messages `set` (slots of `flows`; sorted from the order given, the last event's) on what
 /// `residual` holds (the resources' capacities), with receivers granting to `overcommit` messages at once.
-#[cfg(test)]
 pub(super) fn homa(flows: &mut [Open], set: &[u32], residual: &mut [f64], s: &mut FillScratch) {
     for v in s.granting.values_mut() {
         v.clear();

@@ -1,23 +1,20 @@
 //! Least attained service (las): the global pass (`allocate`), which gives every allocation rule's rates from
-//! scratch: the reference that the incremental updates are tested against (`Fluid::allocate_all`); LAS's own
+//! scratch: LAS's rates at every event and the reference that the incremental updates are tested against
+//! (`Fluid::allocate_all`); LAS's own
 //! pieces, shared with its incremental update (`prio`): the rates of a set of flows by groups of equal service
 //! (`las_rates`) and, on one resource, its groups and their catching up (`las_groups`). Homa's rates are this
 //! pass's too (`homa`).
 
-#[cfg(test)]
 use super::fluid::Fluid;
 use super::maxmin::{fill, FillScratch};
 use super::open::{after, Open};
-#[cfg(test)]
 use super::ordered::crumb;
-#[cfg(test)]
 use super::Model;
 use crate::units::{Ps, NEVER};
 
 /// LAS: services within this many wire bits are equal.
 pub(super) const LAS_TIE_BITS: f64 = 1.0;
 
-#[cfg(test)]
 impl Fluid {
     /// Every active flow's rate from scratch (LAS; SRPT, criticality order and D3 as the runs computed them
     /// before `update_ordered` and `update_d3`): each flow brought up to date first (the order depends on
@@ -66,7 +63,6 @@ impl Fluid {
 /// The rates of the flows `set` (slots of `flows`) under `model`, from the resources' full capacities, at
 /// `now`. SRPT and criticality order take `set` as the order to start sorting from; D3 takes it as the order
 /// of arrival.
-#[cfg(test)]
 pub(super) fn allocate(
     model: Model,
     flows: &mut [Open],
