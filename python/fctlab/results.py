@@ -82,7 +82,7 @@ FLOW_RESULT_COLUMNS: tuple[ResultField, ...] = (
                 "column `duplicate_data`)"),
     ResultField("ooo_max_segments", "int64", "segments", "most segments the receiver held out of order at once"),
     ResultField("queue_delay_ns", "float64", "ns",
-                "TCP family at the packet level: the mean time the flow's data packets spent in queues (the NIC's and"
+                "TCP family at the packet level with run.queue_delay = true: the mean time the flow's data packets spent in queues (the NIC's and"
                 " every switch's), each packet's one-way delay from its send stamp (whole ns) to its arrival at the "
                 "receiver host less its way through the idle fabric (serialization and propagation on the flow's "
                 "ECMP path; duplicates included); NaN for other families, the flow level, and flows none of whose "

@@ -368,7 +368,11 @@ fn a_round_past_the_rto_times_out_and_costs_two_rounds() {
 #[test]
 fn a_lone_window_waits_only_in_its_nic() {
     let f = flows(&[(0, 143, 7 * 1460, 0)]);
-    let out = fctlab_sim::run(&cfg("dctcp", Level::Packet), &f, None, 1).unwrap().results;
+    let mut c = cfg("dctcp", Level::Packet);
+    // off by default (`run.queue_delay`): the columns stay empty
+    assert!(fctlab_sim::run(&c, &f, None, 1).unwrap().results.data_arrivals.is_empty());
+    c.run.queue_delay = true;
+    let out = fctlab_sim::run(&c, &f, None, 1).unwrap().results;
     assert_eq!(out.data_arrivals, vec![7]);
     let want = 21 * 1_200_000u64;
     assert!(out.queue_delay_ps[0].abs_diff(want) <= 7_000, "{} ps, by hand {want} ps", out.queue_delay_ps[0]);

@@ -157,6 +157,12 @@ pub struct RunConfig {
     pub flow_queueing: FlowQueueing,
     /// The flow level's retransmission timer: see [`FlowTimeouts`]. No effect at the packet level.
     pub flow_timeouts: FlowTimeouts,
+    /// Measure each flow's time in queues at the packet level (the TCP family; the results' `queue_delay_ns`
+    /// and `data_arrivals`): the receiving host sums its data packets' one-way delays from their send stamps,
+    /// and the idle fabric's way is taken off at the end. Off by default: the per-packet sum is a second random
+    /// write per data packet, which cost DCTCP 7-12% of its wall time on the reference flows (quiet machine,
+    /// `benchmarks/ab.py`); off, the columns are empty (NaN in the flow table). Results are the same either way.
+    pub queue_delay: bool,
 }
 
 /// What queueing delay the flow level (`run.level = "flow"`) adds to a flow's round trips (`run.flow_queueing`).
@@ -244,6 +250,7 @@ impl Default for RunConfig {
             fct_at: FctAt::Receiver,
             flow_queueing: FlowQueueing::Standing,
             flow_timeouts: FlowTimeouts::Marking,
+            queue_delay: false,
         }
     }
 }

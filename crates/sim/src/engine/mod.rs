@@ -191,8 +191,9 @@ impl<'a, F: Family> Sim<'a, F> {
             open_flows: 0,
             // the switches' side records only drops
             results: if hosts_here { FlowResults::new(flows.len()) } else { FlowResults::drops_only(flows.len()) },
-            // (the TCP family's hosts measure their data packets' queueing delay)
+            // (the TCP family's hosts measure their data packets' queueing delay when asked: `run.queue_delay`)
             owd: if hosts_here
+                && cfg.run.queue_delay
                 && matches!(cfg.scheme.name.family(), FamilyName::Tcp | FamilyName::Hyline | FamilyName::Qjump)
             {
                 vec![(0, 0); flows.len()]

@@ -353,9 +353,11 @@ impl<F: TcpHosts> Sim<'_, F> {
         if pkt.flags & (flags::ACK | flags::PROBE) == 0 {
             self.results.bytes_delivered[f] += (pkt.wire as u32 - F::tcp(&self.fam).params.header) as u64;
             // its one-way delay (the idle fabric's way is taken off at the end: `finish_tcp`)
-            let o = &mut self.owd[f];
-            o.0 += since(now, pkt.ts);
-            o.1 += 1;
+            // (`run.queue_delay`; empty otherwise)
+            if let Some(o) = self.owd.get_mut(f) {
+                o.0 += since(now, pkt.ts);
+                o.1 += 1;
+            }
         }
         let Some(c) = self.conns[f].as_deref_mut() else {
             // the flow is over: a late ACK, or a late copy of data the receiver already holds
