@@ -64,6 +64,8 @@ SCHEME_PRESETS = {
     "pias": {"scheme": {"thresholds_bytes": PIAS_THRESHOLDS}},
     "qclimb": {"scheme": {"thresholds_bytes": PIAS_THRESHOLDS, "qclimb_info": "precise"}},
     "hyline": {"routing": {"mode": "ecmp"}},
+    # the explicit-rate family keeps per-flow state on a flow's path, so the engine refuses spraying for it
+    **{name: {"routing": {"mode": "ecmp"}} for name in ("rcp", "d3", "pdq", "pdq-basic", "pdq-es", "pdq-es-et")},
 }
 TIMING = {"wall_seconds", "events_per_second", "htsim_equivalent_events_per_second", "thread_wait_seconds"}
 # a two-thread run's largest event-queue length depends on how the threads interleave (engine::parallel)
@@ -130,7 +132,7 @@ def main() -> None:
                     help="change the reference configuration (repeatable), e.g. scheme.name=rcp")
     ap.add_argument("--scheme", metavar="NAME",
                     help="time scheme NAME with the settings docs/performance.md uses for it (e.g. pias: the PIAS "
-                         "scripts' thresholds; hyline: ECMP); --set options apply after it")
+                         "scripts' thresholds; hyline and the rate family: ECMP); --set options apply after it")
     args = ap.parse_args()
     if args.flows < 1 or args.rounds < 1:
         sys.exit("--flows and --rounds must be at least 1")
