@@ -21,6 +21,7 @@ root:
     .venv/bin/python benchmarks/calibrate_matrix.py                       # everything (hours on 2 cores)
     .venv/bin/python benchmarks/calibrate_matrix.py --schemes dctcp tcp --loads 0.5 --flows 3000
     .venv/bin/python benchmarks/calibrate_matrix.py --markdown            # print the table of the last results
+    .venv/bin/python benchmarks/calibrate_matrix.py --schemes dctcp --rerun --reuse-packet   # the flow level only
 
 Results are appended one line per cell to benchmarks/results/calibrate_matrix.jsonl (a cell already there
 with the same key and code version is skipped unless --rerun); --markdown prints the table that
@@ -68,7 +69,7 @@ def cell_overrides(scheme: str, load: float, window: int, routing: str, fabric: 
     return sets
 
 
-def run_cell(sets: list[str], fabric: str) -> dict:
+def run_cell(sets: list[str], fabric: str, packet: dict | None = None) -> dict:
     import tomllib
 
     import fctlab
@@ -80,6 +81,10 @@ def run_cell(sets: list[str], fabric: str) -> dict:
     flows = fctlab.build_flows(base)
     out: dict = {}
     runs = [("packet", ["run.level=packet"]), ("flow", ["run.level=flow"])]
+    if packet is not None:
+        # (the packet level's results of an earlier run of this cell, on the same flows)
+        out.update(packet=packet["packet"], packet_seconds=packet["packet_seconds"])
+        runs = runs[1:]
     if base.scheme in ("tcp", "dctcp", "l2dct"):
         runs.append(("flow_no_timer", ["run.level=flow", "run.flow_timeouts=none"]))
     for level, sets_ in runs:
@@ -143,6 +148,9 @@ def main() -> None:
                     help="transport.rto_min_us (default 2000; other values are cells of their own)")
     ap.add_argument("--rerun", action="store_true", help="run cells that already have results")
     ap.add_argument("--markdown", action="store_true", help="print the table of the recorded cells and stop")
+    ap.add_argument("--reuse-packet", action="store_true",
+                    help="rerun only the flow level, taking the packet level's results from the cell's last line "
+                         "(for a change that leaves the packet level as it was: check that with benchmarks/ab.py)")
     args = ap.parse_args()
     if args.markdown:
         print(markdown(load_cells()))
@@ -161,7 +169,7 @@ def main() -> None:
             key = (*key, args.rto_min_us)
         if not args.rerun and key in done and done[key].get("version") == version:
             continue
-        cell = run_cell(cell_overrides(*key), fabric)
+        cell = run_cell(cell_overrides(*key), fabric, done.get(key) if args.reuse_packet else None)
         cell.update(key=list(key), version=version)
         with OUT.open("a") as f:
             f.write(json.dumps(cell) + "\n")

@@ -418,13 +418,14 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
                 if f.round_at == NEVER {
                     sq.enter(k, f);
                 } else if to.on {
-                    let (fired, extra) = to.round(k, f.win, f.left, f.rtt + q);
+                    let (fired, extra) = to.round(k, f.win, f.left, f.rtt + q, now);
                     f.left += extra;
                     results.timeouts[f.id as usize] += u32::from(fired);
                 }
             }
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
                 f.allow = 0.0; // (less than a picosecond's worth: used up)
+                to.used_up(k, now);
             }
             // QCLIMB, RAX: the tag of the bytes sent, due again (within a picosecond's worth)
             if f.sent * 1e12 + f.line >= f.tag_at * 1e12 {
@@ -647,7 +648,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
                 sq.enter(k, f);
             } else if to.on {
                 // (the first round: its round trip as the standing queues stood at the flow's arrival)
-                let (fired, extra) = to.round(k, f.win, f.left, f.round_at - now);
+                let (fired, extra) = to.round(k, f.win, f.left, f.round_at - now, now);
                 f.left += extra;
                 results.timeouts[f.id as usize] += u32::from(fired);
             }

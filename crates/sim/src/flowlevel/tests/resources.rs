@@ -112,7 +112,8 @@ fn pruned_paths_allocate_as_whole_paths() {
 
 /// On the reference leaf-spine under spraying the pooled resources are left out (the paths halve) and a DCTCP
 /// workload's results are those with them, up to float rounding (the fillings visit the resources in
-/// another order): every finish within 10 ps, the other columns the same.
+/// another order, and a round's timer reads when its window was used up): every finish within 100 ps, the other
+/// columns the same.
 #[test]
 fn pruning_leaves_a_max_min_run_the_same() {
     let cfg = r#"{"scheme": {"name": "dctcp"}, "routing": {"mode": "spray"}, "run": {"level": "flow"}}"#;
@@ -138,8 +139,8 @@ fn pruning_leaves_a_max_min_run_the_same() {
     let (ra, rb) = (&a.results, &b.results);
     for i in 0..3_000 {
         let (fa, fb) = (ra.finish_ps[i], rb.finish_ps[i]);
-        assert!(fa.abs_diff(fb) <= 10, "flow {i}: finishes at {fa} against {fb} ps");
-        assert!(ra.sender_done_ps[i].abs_diff(rb.sender_done_ps[i]) <= 10, "flow {i}: sender done");
+        assert!(fa.abs_diff(fb) <= 100, "flow {i}: finishes at {fa} against {fb} ps");
+        assert!(ra.sender_done_ps[i].abs_diff(rb.sender_done_ps[i]) <= 100, "flow {i}: sender done");
     }
     assert_eq!((&ra.start_ps, &ra.ideal_fct_ps, &ra.bytes_sent), (&rb.start_ps, &rb.ideal_fct_ps, &rb.bytes_sent));
 }
