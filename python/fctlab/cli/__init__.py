@@ -59,11 +59,12 @@ def main() -> None:
     """Entry point of the ``fctlab`` script: ``fctlab run`` in its plain form without typer
     (:func:`fctlab.cli._run.main_without_typer`), anything else by the typer :data:`app`."""
     try:
-        from fctlab.cli._run import main_without_typer
+        if sys.argv[1:2] == ["run"]:
+            from fctlab.cli._run import main_without_typer
 
-        code = main_without_typer(sys.argv[1:])
-        if code is not None:
-            sys.exit(code)
+            code = main_without_typer(sys.argv[1:])
+            if code is not None:
+                sys.exit(code)
         from fctlab.cli._app import app
 
         app()
