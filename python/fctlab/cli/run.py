@@ -20,7 +20,7 @@ from fctlab.cli._common import (
     say,
     warn_before_run,
 )
-# the run command's body and the helpers the three commands share, kept free of typer (fctlab.cli._run)
+# the run command's body and what the three commands share, kept free of typer (fctlab.cli._run)
 from fctlab.cli._run import check_threads, flow_notes, prepare, record_in_catalog, run_command, say_notes, threads_for
 
 __all__ = ["register", "run", "compare", "calibrate", "prepare"]
