@@ -269,3 +269,43 @@ def test_bins_text_names_the_edges():
     assert bins_text("ns2") == "small < 100 KiB <= medium <= 10 MiB < large"
     with pytest.raises(ValueError, match="^output.bins"):
         bins_text("kib")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The summary's percentile: numpy.percentile's own result, float for float
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+from fctlab.analyze import percentile  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    arrays(np.float64, st.integers(1, 300),
+           elements=st.floats(allow_nan=False, allow_infinity=True, allow_subnormal=True, width=64)),
+    st.sampled_from([99.0, 50.0, 0.0, 100.0, 90.0, 99.9, 1.0, 37.5]),
+)
+def test_the_percentile_is_numpys_bit_for_bit(values, q):
+    with np.errstate(invalid="ignore"):  # (numpy warns on inf - inf; the result is what is compared)
+        want = np.percentile(values, q, method="linear")
+    got = percentile(values.copy(), q)
+    assert (np.isnan(want) and np.isnan(got)) or (got == want and np.signbit(got) == np.signbit(want)), (got, want)
+
+
+def test_the_percentile_on_flow_times_and_what_it_leaves_to_numpy():
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 99, 100, 101, 1_000, 20_000):
+        fct = rng.lognormal(11, 2, n)
+        fct[rng.integers(0, n, n // 10)] = fct[0]  # ties
+        assert percentile(fct) == np.percentile(fct, 99.0)
+        assert percentile(np.sort(fct)) == np.percentile(fct, 99.0)
+    # NaN and other dtypes: numpy's own answer
+    assert np.isnan(percentile(np.array([1.0, np.nan, 3.0])))
+    assert percentile(np.arange(101, dtype=np.int64)) == 99.0
+    # the input is not reordered
+    a = np.array([3.0, 1.0, 2.0])
+    percentile(a)
+    assert a.tolist() == [3.0, 1.0, 2.0]

@@ -65,3 +65,38 @@ def test_a_run_loads_neither_pandas_duckdb_matplotlib_nor_rich(tmp_path, level):
     assert not {"pandas", "duckdb", "matplotlib", "scipy", "rich"} & loaded
     summary = json.loads((out / "summary.json").read_text())
     assert summary["flows"] == 20 and summary["config"]["run"]["level"] == level
+
+
+@pytest.mark.parametrize("level", ["flow", "packet"])
+def test_the_command_lines_run_loads_neither_typer_nor_numpy_ma(tmp_path, level):
+    # `fctlab run` as typed (fctlab.cli.main, which ends the process with os._exit after the exit handlers: the
+    # modules are listed by one): typer only parses what the plain reader leaves to it (fctlab.cli._run), and the
+    # summary's percentiles do not go through numpy.unique, which imports numpy.ma
+    exp = tmp_path / "exp.toml"
+    exp.write_text(TINY)
+    script = (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: sys.__stdout__.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
+        "from fctlab.cli import main\n"
+        "main()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, "run", str(exp), "--out", str(tmp_path / "out"), "--set",
+                          f"run.level={level}"], check=True, capture_output=True, text=True)
+    loaded = set(json.loads([x for x in out.stdout.splitlines() if x.startswith("MODULES ")][-1][len("MODULES "):]))
+    assert {"numpy", "pyarrow", "pydantic", "fctlab._core"} <= loaded  # (the run happened)
+    assert not {"typer", "click", "numpy.ma", "pandas", "duckdb", "matplotlib", "scipy", "rich"} & loaded, \
+        sorted({"typer", "click", "numpy.ma", "pandas", "duckdb", "matplotlib", "scipy", "rich"} & loaded)
+    assert (tmp_path / "out" / "summary.json").is_file()
+
+
+def test_the_command_lines_help_still_comes_from_typer():
+    # (an independent check of the probe above: the same entry point with --help does load typer)
+    script = ("import atexit, json, sys\n"
+              "atexit.register(lambda: sys.__stdout__.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n'))\n"
+              "sys.argv[1:] = ['run', '--help']\n"
+              "from fctlab.cli import main\n"
+              "main()\n")
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    assert "--overwrite" in out.stdout
+    loaded = set(json.loads([x for x in out.stdout.splitlines() if x.startswith("MODULES ")][-1][len("MODULES "):]))
+    assert "typer" in loaded and not {"numpy", "pyarrow"} & loaded

@@ -557,3 +557,10 @@ def test_hylines_synthetic_workloads_have_the_papers_share_of_small_flows(name, 
     x = cdf.sample(np.random.default_rng(5), 100_000)
     assert np.mean(x <= 100_000) == pytest.approx(share, abs=0.005)
     assert x.min() >= (1_460 if name.endswith("l1460") else 5_000) and x.max() <= 29_200_000
+
+
+def test_the_shipped_names_are_those_of_the_shipped_cdfs():
+    # (what an experiment's workload.cdf is checked against, without reading every file)
+    names = wl.cdf_names()
+    assert names == sorted(c.name for c in wl.list_cdfs())
+    assert {"websearch", "datamining"} <= set(names)

@@ -1,4 +1,5 @@
-"""The ``fctlab`` command line: one typer :data:`app` over one module per command group.
+"""The ``fctlab`` command line: one typer :data:`app` (built in ``fctlab.cli._app``) over one module per command
+group.
 
 - :mod:`fctlab.cli.run`: ``run``, ``compare``, ``calibrate``
 - :mod:`fctlab.cli.check`: ``check`` (the pre-run check of meaning and cost)
@@ -15,62 +16,57 @@ module never imports another. Bad input never reaches the engine: every command 
 (and builds its flows) first; on a problem it prints one line naming the key to stderr and exits with code 2,
 having written nothing (not even the output directory). Exit code 1 means the engine or the file system failed
 after validation.
+
+``fctlab run EXPERIMENT [options]`` typed in its plain form is read without typer (``fctlab.cli._run``, the
+same command body; typer's import and the building of every command's parameters were about 15% of a flow-level
+run): :func:`main` hands anything else, ``--help`` and every error included, to the typer app. Importing this
+package loads neither typer nor the command modules: :data:`app` and the commands re-exported here are imported
+on first use.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from typing import Annotated, Any
+from importlib import import_module
+from typing import Any
 
-import typer
-
-from fctlab.cli import check, predict, report, reproduce, run, schemes, sweep, tune, workloads
 from fctlab.cli._common import EXIT_BAD_INPUT, EXIT_FAILED
-
-# (the exit codes, and the commands whose names are not also a command group's module, at their old paths for
-# one release: ``fctlab.cli.run`` and the like are now the modules, the commands one level down)
-from fctlab.cli.reproduce import demo
-from fctlab.cli.run import calibrate, compare
 
 __all__ = ["app", "main", "EXIT_BAD_INPUT", "EXIT_FAILED", "calibrate", "compare", "demo"]
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    # help texts are plain text: rich markup would swallow "[sweep]" and other bracketed words
-    rich_markup_mode=None,
-    help="fctlab: packet-level simulation of data-center flow scheduling.",
-)
+# name -> module that defines it, imported on first use (the exit codes, and the commands whose names are not
+# also a command group's module, stay at their old paths: ``fctlab.cli.run`` and the like are the modules, the
+# commands one level down)
+_LAZY = {"app": "fctlab.cli._app", "calibrate": "fctlab.cli.run", "compare": "fctlab.cli.run",
+         "demo": "fctlab.cli.reproduce"}
+#: The command modules, attributes of this package once imported (as they were when it imported them all).
+_COMMAND_MODULES = ("check", "predict", "report", "reproduce", "run", "schemes", "sweep", "tune", "workloads")
 
 
-def _show_version(value: bool) -> None:
-    if value:
-        from fctlab import __version__
-
-        sys.stdout.write(f"fctlab {__version__}\n")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option("--version", is_eager=True, callback=_show_version, help="Print fctlab's version and exit."),
-    ] = False,
-) -> None:
-    """fctlab: packet-level simulation of data-center flow scheduling."""
-
-
-# the order of --help
-for _group in (run, check, workloads, schemes, reproduce, report, sweep, tune, predict):
-    _group.register(app)
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+    elif name in _COMMAND_MODULES:
+        value = import_module(f"fctlab.cli.{name}")
+    else:
+        raise AttributeError(f"module 'fctlab.cli' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def main() -> None:
-    """Entry point of the ``fctlab`` script."""
+    """Entry point of the ``fctlab`` script: ``fctlab run`` in its plain form without typer
+    (:func:`fctlab.cli._run.main_without_typer`), anything else by the typer :data:`app`."""
     try:
+        if sys.argv[1:2] == ["run"]:
+            from fctlab.cli._run import main_without_typer
+
+            code = main_without_typer(sys.argv[1:])
+            if code is not None:
+                sys.exit(code)
+        from fctlab.cli._app import app
+
         app()
     except SystemExit as e:
         _exit_now(e.code)

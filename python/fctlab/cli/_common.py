@@ -18,15 +18,13 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import typer
-
 if TYPE_CHECKING:
     from fctlab.config import Experiment
     from fctlab.simulation import Result
     from fctlab.sweep import Point, RunEvent, SweepReport
 
 __all__ = [
-    "EXIT_FAILED", "EXIT_BAD_INPUT", "fail", "echo", "console", "say", "note", "output_dir", "check_rerun", "run_with_progress",
+    "EXIT_FAILED", "EXIT_BAD_INPUT", "CommandExit", "fail", "is_exit", "echo", "console", "say", "note", "output_dir", "check_rerun", "run_with_progress",
     "eta_text", "Terminated", "signals_interrupt", "ProgressView", "print_results", "warn_before_run", "warn_sweep_points",
     "STRICT_HELP",
 ]
@@ -37,11 +35,44 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    """Print ``error: MESSAGE`` (on one line) to stderr; the Exit to raise with ``code``."""
+class CommandExit(Exception):
+    """What ends a command with an exit code when it runs without typer (``fctlab run`` from the command line,
+    :mod:`fctlab.cli._run`); under typer the same is ``typer.Exit``. Not a RuntimeError (click's Exit is one), so
+    a command's ``except RuntimeError`` around the engine never takes it for the engine's error."""
+
+    def __init__(self, code: int = 0):
+        super().__init__(code)
+        self.exit_code = code
+
+
+#: True while a command runs without typer (set by :func:`fctlab.cli._run.main_without_typer`): :func:`fail`
+#: then returns a :class:`CommandExit`, and this module never imports typer.
+WITHOUT_TYPER = False
+
+
+def exit_with(code: int) -> Exception:
+    """The exception that ends the running command with ``code``: ``typer.Exit`` under typer, else
+    :class:`CommandExit`."""
+    if WITHOUT_TYPER:
+        return CommandExit(code)
+    import typer
+
+    return typer.Exit(code)
+
+
+def is_exit(e: BaseException) -> bool:
+    """Whether ``e`` is a command's exit (:func:`exit_with`), to be raised on rather than reported."""
+    if isinstance(e, CommandExit):
+        return True
+    typer = sys.modules.get("typer")
+    return typer is not None and isinstance(e, typer.Exit)
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> Exception:
+    """Print ``error: MESSAGE`` (on one line) to stderr; the exit (:func:`exit_with`) to raise with ``code``."""
     sys.stderr.write(f"error: {' '.join(message.split())}\n")
     sys.stderr.flush()
-    return typer.Exit(code)
+    return exit_with(code)
 
 
 def echo(text: str) -> None:

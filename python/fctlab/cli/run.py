@@ -12,19 +12,18 @@ from fctlab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     STRICT_HELP,
-    check_rerun,
     console,
     fail,
-    note,
+    is_exit,
     output_dir,
     run_with_progress,
     say,
-    signals_interrupt,
     warn_before_run,
 )
+# the run command's body and what the three commands share, kept free of typer (fctlab.cli._run)
+from fctlab.cli._run import check_threads, flow_notes, prepare, record_in_catalog, run_command, say_notes, threads_for
 
-if TYPE_CHECKING:
-    from fctlab.config import Experiment
+__all__ = ["register", "run", "compare", "calibrate", "prepare"]
 
 
 def register(app: typer.Typer) -> None:
@@ -52,44 +51,6 @@ _ThreadsOption = Annotated[
 _StrictOption = Annotated[bool, typer.Option("--strict", help=STRICT_HELP)]
 
 
-def _check_threads(requested: int | None) -> None:
-    if requested is not None and requested < 1:
-        raise fail(f"--threads: must be >= 1 (got {requested})", EXIT_BAD_INPUT)
-
-
-def _threads(requested: int | None, exp: Experiment) -> int:
-    """The engine threads for one run at a time: as asked, else what suits the experiment's fabric."""
-    from fctlab.simulation import default_threads
-
-    return requested if requested is not None else default_threads(exp)
-
-
-def prepare(experiment: Path, sets: list[str] | None) -> tuple[Experiment, Any]:
-    """Load + validate the experiment and build its flows (without pandas for a generated workload, so the
-    engine starts before pandas loads); ConfigError on any bad input."""
-    from fctlab.config import load_experiment
-    from fctlab.simulation import workload_columns
-
-    exp = load_experiment(experiment, overrides=sets or ())
-    return exp, workload_columns(exp)
-
-
-def _notes(exp: Experiment, flows: Any, runs: list[Experiment] | None = None) -> list[str]:
-    """What to tell the user about the flows before they run; ConfigError when none could run, or when the flows
-    are not what the scheme or level of ``exp`` (or of each of ``runs``) can take."""
-    from fctlab.simulation import check_flows, workload_notes
-
-    for each in runs or [exp]:
-        check_flows(each, flows)
-    return workload_notes(exp, flows)
-
-
-def _say_notes(notes: list[str]) -> None:
-    for note in notes:
-        sys.stderr.write(f"note: {note}\n")
-    sys.stderr.flush()
-
-
 def run(
     experiment: Annotated[Path, typer.Argument(help="Experiment TOML file.")],
     out: _OutOption = None,
@@ -101,56 +62,7 @@ def run(
         "configuration is always written again).")] = False,
 ) -> None:
     """Run one experiment; write flows.parquet, summary.json and config.json to the results directory."""
-    from fctlab.config import ConfigError
-
-    _check_threads(threads)
-    try:
-        exp, flows = prepare(experiment, sets)
-        notes = _notes(exp, flows)
-        out_dir = output_dir(out, exp)
-        check_rerun(out_dir, exp, overwrite)
-    except ConfigError as e:
-        raise fail(str(e), EXIT_BAD_INPUT) from None
-    _say_notes(notes)
-    warn_before_run(exp, flows, strict)
-    with signals_interrupt():  # SIGTERM / SIGHUP end the run as Ctrl-C does
-        try:
-            result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
-        except typer.Exit:  # (a RuntimeError subclass in click)
-            raise
-        except (ValueError, RuntimeError) as e:
-            raise fail(f"engine: {e}", EXIT_FAILED) from None
-        del flows  # the result table holds what is written: free the workload before writing
-        from fctlab.analyze import summary_table
-        from fctlab.results import write_results
-
-        try:
-            write_results(result, out_dir)
-        except OSError as e:
-            raise fail(f"writing results to {out_dir}: {e}", EXIT_FAILED) from None
-        except KeyboardInterrupt as e:  # (its temporary file is removed by the write itself)
-            raise fail(f"interrupted while writing the results; {out_dir} may hold some of this run's files and "
-                       "none of its temporary ones: run the command again", getattr(e, "exit_code", 130)) from None
-    summary = result.summary
-    del result  # the catalog reads the written files: free the table before DuckDB loads
-    _record_in_catalog(out_dir, out_dir)
-    say(f"{exp.name}: scheme {exp.scheme}, seed {exp.seed}")
-    say(summary_table(summary))
-    note(f"results written to {out_dir}")
-
-
-def _record_in_catalog(root: Path, run_dir: Path) -> None:
-    """Note a written run for ROOT/catalog.duckdb, which records it when it is next read or written
-    (:func:`fctlab.catalog.record_later`: DuckDB is not imported by a run). The results are already on disk; the
-    catalog is an index that can be rebuilt, so a failure here is a warning, not an error."""
-    from fctlab import catalog
-
-    try:
-        catalog.record_later(root, run_dir)
-    except Exception as e:  # noqa: BLE001
-        console(stderr=True).print(
-            f"warning: catalog not updated ({e}); fctlab.catalog.rebuild({str(root)!r}) recreates it", markup=False
-        )
+    run_command(experiment, out, sets, threads, strict, overwrite)
 
 
 def compare(
@@ -173,7 +85,7 @@ def compare(
     DIR/<scheme>/ for each run plus DIR/fct_bins.png and .svg."""
     from fctlab.config import ConfigError
 
-    _check_threads(threads)
+    check_threads(threads)
     try:
         if not schemes:
             raise ConfigError("--scheme", "give at least one scheme, e.g. --scheme tcp --scheme dctcp")
@@ -191,11 +103,11 @@ def compare(
             if not scheme or "/" in scheme or scheme.startswith("."):
                 raise ConfigError("--scheme", f"bad scheme name {scheme!r}")
             variants[scheme] = base.with_overrides([f"scheme.name={scheme}"])
-        notes = _notes(base, flows, list(variants.values()))
+        notes = flow_notes(base, flows, list(variants.values()))
         out_dir = output_dir(out, base)
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
-    _say_notes(notes)
+    say_notes(notes)
     for scheme, exp in variants.items():
         warn_before_run(exp, flows, strict, label=scheme)
 
@@ -206,15 +118,15 @@ def compare(
     summaries = {}
     for scheme, exp in variants.items():
         try:
-            result = run_with_progress(exp, flows, f"{exp.name} ({scheme})", _threads(threads, exp))
+            result = run_with_progress(exp, flows, f"{exp.name} ({scheme})", threads_for(threads, exp))
             write_results(result, out_dir / scheme)
-        except typer.Exit:
-            raise
         except (ValueError, RuntimeError) as e:
+            if is_exit(e):
+                raise
             raise fail(f"engine ({scheme}): {e}", EXIT_FAILED) from None
         except OSError as e:
             raise fail(f"writing results to {out_dir / scheme}: {e}", EXIT_FAILED) from None
-        _record_in_catalog(out_dir, out_dir / scheme)
+        record_in_catalog(out_dir, out_dir / scheme)
         summaries[scheme] = result.summary
         console(stderr=True).print(
             f"{scheme}: done ({result.summary['unfinished_flows']:,} unfinished); results in {out_dir / scheme}",
@@ -247,25 +159,25 @@ def calibrate(
 
     from fctlab.config import ConfigError
 
-    _check_threads(threads)
+    check_threads(threads)
     try:
         base, flows = prepare(experiment, sets)
         packet = base.with_overrides(["run.level=packet"])
         flow = base.with_overrides(["run.level=flow"])
-        notes = _notes(base, flows, [packet, flow])
+        notes = flow_notes(base, flows, [packet, flow])
     except ConfigError as e:
         raise fail(str(e), EXIT_BAD_INPUT) from None
-    _say_notes(notes)
+    say_notes(notes)
     from fctlab.analyze import SUMMARY_BINS, bins_text, fmt_scaled, format_table
 
     summaries, walls = {}, {}
     for label, exp in (("packet", packet), ("flow", flow)):
         start = time.perf_counter()
         try:
-            result = run_with_progress(exp, flows, f"{exp.name} ({label} level)", _threads(threads, exp))
-        except typer.Exit:
-            raise
+            result = run_with_progress(exp, flows, f"{exp.name} ({label} level)", threads_for(threads, exp))
         except (ValueError, RuntimeError) as e:
+            if is_exit(e):
+                raise
             raise fail(f"engine ({label} level): {e}", EXIT_FAILED) from None
         walls[label] = time.perf_counter() - start
         summaries[label] = result.summary

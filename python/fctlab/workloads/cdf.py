@@ -16,7 +16,7 @@ import numpy as np
 from fctlab.workloads.checks import WorkloadError, check_int, check_positive, fmt_number
 
 __all__ = [
-    "Cdf", "UniformSizes", "NS2_PACKET_BYTES", "SMALL_FLOW_BYTES", "DATA_DIR", "CDF_SUFFIX", "list_cdfs",
+    "Cdf", "UniformSizes", "NS2_PACKET_BYTES", "SMALL_FLOW_BYTES", "DATA_DIR", "CDF_SUFFIX", "list_cdfs", "cdf_names",
     "load_cdf", "describe", "parse_cdf_file", "check_sizes",
 ]
 
@@ -229,6 +229,12 @@ def parse_cdf_file(path: Path, name: str) -> Cdf:
 
 def _shipped_names() -> list[str]:
     return sorted(p.stem for p in DATA_DIR.glob(f"*{CDF_SUFFIX}"))
+
+
+def cdf_names() -> list[str]:
+    """The names of the CDFs shipped with fctlab, sorted (each the ``name`` of its :func:`list_cdfs` entry),
+    without reading the files."""
+    return _shipped_names()
 
 
 @cache
