@@ -237,7 +237,7 @@ impl Fluid {
             }
         } else {
             if let Some(p) = self.prio.as_deref_mut() {
-                p.leave(&self.flows[k as usize]);
+                p.leave(k, &self.flows[k as usize]);
             }
             self.detach(k);
         }

@@ -1,6 +1,5 @@
 //! Least attained service (las): the global pass (`allocate`), which gives every allocation rule's rates from
-//! scratch: LAS's rates at every event and the reference that the incremental updates are tested against
-//! (`Fluid::allocate_all`); LAS's own
+//! scratch: the reference that the incremental updates are tested against (`Fluid::allocate_all`); LAS's own
 //! pieces, shared with its incremental update (`prio`): the rates of a set of flows by groups of equal service
 //! (`las_rates`) and, on one resource, its groups and their catching up (`las_groups`). Homa's rates are this
 //! pass's too (`homa`).
@@ -19,6 +18,7 @@ impl Fluid {
     /// Every active flow's rate from scratch (LAS; SRPT, criticality order and D3 as the runs computed them
     /// before `update_ordered` and `update_d3`): each flow brought up to date first (the order depends on
     /// the bits left or sent), those whose rate changes rescheduled.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(super) fn allocate_all(&mut self, model: Model, now: Ps) {
         for &k in &self.active {
             let f = &mut self.flows[k as usize];

@@ -18,9 +18,9 @@
 //! only on the flows at or ahead of it in their order on its resources, so an event recomputes the flows at or
 //! behind the ones it touches, by the global pass's rule, on what the others leave; an order that changes
 //! between events is recomputed at the next event, as the global pass, which re-sorted every flow at every event,
-//! did). LAS still recomputes every rate at each event (the global pass): `prio` updates LAS incrementally too
-//! and is tested against the pass, but on the 144-host leaf-spine it was slower than the pass, see the comment
-//! where the model's state is made.
+//! did). LAS the same way (`prio`, tested against the global pass; a flow's pending recomputations are one entry,
+//! the earliest, which made it faster than the pass on the 144-host leaf-spine too: see where the model's state
+//! is made).
 //! A finished flow's slot is reused, so memory follows the flows open at once.
 //!
 //! What a flow uses: the links (egress ports) of its path, each with the port's rate. Under ECMP routing, the path
@@ -313,10 +313,10 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
     let mut fl = match model {
         Model::Mlfq => Fluid::layered(th_bits.len().max(tags.queues()) + 1),
         Model::Srpt | Model::Critical { .. } | Model::D3 => Fluid::ordered(model),
-        // LAS keeps the global pass (`Fluid::allocate_all`): its incremental update (`prio`, tested against the
-        // pass) was slower on the 144-host leaf-spine (a new flow, with no service yet, is ahead of every flow on
-        // its links, so each arrival reaches most open flows, and the recheck queue kept duplicates)
-        Model::Homa => Fluid::prio(model),
+        // (LAS: a new flow, with no service yet, is ahead of every flow on its links, so each arrival reaches
+        // most open flows; the recheck queue keeps one entry per flow, without which the update was slower than
+        // the global pass on the 144-host leaf-spine: 404 s against 105 s at 200,000 flows)
+        Model::Homa | Model::Las => Fluid::prio(model),
         _ => Fluid::default(),
     };
     if model == Model::Homa {
@@ -658,8 +658,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             Model::Mlfq => fl.update_mlfq(now),
             Model::Srpt | Model::Critical { .. } => fl.update_ordered(now),
             Model::D3 => fl.update_d3(now),
-            Model::Homa => fl.update_prio(now),
-            Model::Las => fl.allocate_all(model, now),
+            Model::Homa | Model::Las => fl.update_prio(now),
         }
         // the flows whose next event moved
         for j in 0..fl.resched.len() {

@@ -58,8 +58,52 @@ pub(super) struct Prio {
     hop_catch: Vec<[Ps; MAX_HOPS]>,
     /// When an order changes between events (a LAS group drifting apart, a Homa message passing a slower one
     /// ahead of it): (time, slot, id) of the flows to recompute at the first event from that time.
-    recheck: BinaryHeap<Reverse<(Ps, u32, u32)>>,
+    recheck: Rechecks,
     scratch: Vec<u32>,
+}
+
+/// The times at which flows are to be recomputed (`Prio::recheck`): a heap of (time, slot, id), with per slot the
+/// earliest time pending (a later one for the same slot is not kept: the recomputation then sets the next), so
+/// that the heap holds about one entry per flow.
+#[derive(Default)]
+pub(super) struct Rechecks {
+    heap: BinaryHeap<Reverse<(Ps, u32, u32)>>,
+    due: Vec<Ps>,
+}
+
+impl Rechecks {
+    fn push(&mut self, at: Ps, k: u32, id: u32) {
+        let k_ = k as usize;
+        if self.due.len() <= k_ {
+            self.due.resize(k_ + 1, NEVER);
+        }
+        if at < self.due[k_] {
+            self.due[k_] = at;
+            self.heap.push(Reverse((at, k, id)));
+        }
+    }
+
+    /// The next (slot, id) due by `now`, if any.
+    fn pop(&mut self, now: Ps) -> Option<(u32, u32)> {
+        while let Some(&Reverse((at, k, id))) = self.heap.peek() {
+            if at > now {
+                return None;
+            }
+            self.heap.pop();
+            if self.due[k as usize] == at {
+                self.due[k as usize] = NEVER;
+                return Some((k, id));
+            }
+        }
+        None
+    }
+
+    /// Slot `k`'s flow finished: what it had pending is dropped.
+    fn clear(&mut self, k: u32) {
+        if let Some(d) = self.due.get_mut(k as usize) {
+            *d = NEVER;
+        }
+    }
 }
 
 impl Prio {
@@ -74,7 +118,7 @@ impl Prio {
             spans: Vec::new(),
             seeded_at: Vec::new(),
             hop_catch: Vec::new(),
-            recheck: BinaryHeap::new(),
+            recheck: Rechecks::default(),
             scratch: Vec::new(),
         }
     }
@@ -86,7 +130,8 @@ impl Prio {
     }
 
     /// A flow leaves its resources (finished): the flows behind it there are to be recomputed.
-    pub(super) fn leave(&mut self, f: &Open) {
+    pub(super) fn leave(&mut self, k: u32, f: &Open) {
+        self.recheck.clear(k);
         for &l in f.path() {
             self.gone.push((l, f.sent, f.class, f.left));
         }
@@ -152,11 +197,7 @@ impl Fluid {
         for j in 0..self.resched.len() {
             seed(self.resched[j], &mut self.flows, &mut p.set);
         }
-        while let Some(&Reverse((at, k, id))) = p.recheck.peek() {
-            if at > now {
-                break;
-            }
-            p.recheck.pop();
+        while let Some((k, id)) = p.recheck.pop(now) {
             if self.flows[k as usize].id == id {
                 seed(k, &mut self.flows, &mut p.set);
             }
@@ -333,7 +374,7 @@ impl Fluid {
 fn las_watch(
     flows: &[Open],
     hop_catch: &mut [[Ps; MAX_HOPS]],
-    recheck: &mut BinaryHeap<Reverse<(Ps, u32, u32)>>,
+    recheck: &mut Rechecks,
     l: u32,
     seg: &[u32],
     now: Ps,
@@ -351,27 +392,27 @@ fn las_watch(
             let h = flows[p as usize].hop_of(l);
             hop_catch[p as usize][h] = hop_catch[p as usize][h].min(t);
             if within < t {
-                recheck.push(Reverse((within, p, flows[p as usize].id)));
-                recheck.push(Reverse((within, k, flows[k as usize].id)));
+                recheck.push(within, p, flows[p as usize].id);
+                recheck.push(within, k, flows[k as usize].id);
             }
         },
         |group, t| drifting.extend(group.iter().map(|&m| (t, m))),
     );
     for (t, m) in drifting {
-        recheck.push(Reverse((t, m, flows[m as usize].id)));
+        recheck.push(t, m, flows[m as usize].id);
     }
 }
 
 /// Homa on one resource, its users `seg` in the order at `now`: when a message passes a slower one ahead of it
 /// in the same phase.
-fn homa_watch(flows: &[Open], recheck: &mut BinaryHeap<Reverse<(Ps, u32, u32)>>, seg: &[u32], now: Ps) {
+fn homa_watch(flows: &[Open], recheck: &mut Rechecks, seg: &[u32], now: Ps) {
     passing(flows, recheck, seg, now, true);
 }
 
 /// For each pair of neighbours in `seg` (ordered by bits left at `now`; `same_phase`: only within a phase),
 /// when the one behind, faster, reaches the bits left of the one ahead: both are recomputed at the first event
 /// from then.
-fn passing(flows: &[Open], recheck: &mut BinaryHeap<Reverse<(Ps, u32, u32)>>, seg: &[u32], now: Ps, same_phase: bool) {
+fn passing(flows: &[Open], recheck: &mut Rechecks, seg: &[u32], now: Ps, same_phase: bool) {
     for w in seg.windows(2) {
         let (a, b) = (&flows[w[0] as usize], &flows[w[1] as usize]);
         if b.rate <= a.rate || same_phase && a.class != b.class {
@@ -380,8 +421,8 @@ fn passing(flows: &[Open], recheck: &mut BinaryHeap<Reverse<(Ps, u32, u32)>>, se
         let gap = (b.left_at(now) - a.left_at(now)).max(0.0);
         let t = after(now, gap, b.rate - a.rate).max(now + 1);
         if t != NEVER {
-            recheck.push(Reverse((t, w[0], a.id)));
-            recheck.push(Reverse((t, w[1], b.id)));
+            recheck.push(t, w[0], a.id);
+            recheck.push(t, w[1], b.id);
         }
     }
 }
