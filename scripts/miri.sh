@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the tests of the engine's unsafe code under Miri, which reports undefined behaviour (out-of-bounds or
 # dangling accesses, invalid aliasing, data races) that a passing test can hide:
-# - the unit tests of net::wire and engine::queue (their unchecked indexing);
+# - the unit tests of net::wire, net::rank_queue and engine::queue (their unchecked indexing);
 # - whole small runs from crates/sim/tests/fifo_path.rs (the tie-rule scenarios), which go through
 #   net::Network's unchecked port accesses and prefetch hint, the wires and the event queue, on one and two
 #   threads, on the FIFO fast path and on event-driven ports.
@@ -20,7 +20,7 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 cargo +nightly miri setup
 export MIRIFLAGS="${MIRIFLAGS:+$MIRIFLAGS }-Zmiri-permissive-provenance"
-echo "== Miri: net::wire and engine::queue unit tests"
-cargo +nightly miri test -p fctlab-sim --lib -- net::wire:: engine::queue::
+echo "== Miri: net::wire, net::rank_queue and engine::queue unit tests"
+cargo +nightly miri test -p fctlab-sim --lib -- net::wire:: net::rank_queue:: engine::queue::
 echo "== Miri: whole runs (fifo_path.rs tie-rule scenarios)"
 cargo +nightly miri test -p fctlab-sim --test fifo_path -- tie_rule

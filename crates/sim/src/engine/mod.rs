@@ -83,8 +83,6 @@ pub(crate) struct Sim<'a, F: Family> {
     /// The rank queues rank by priority (QJump's `"ranked"` queue): their drops count at the dropped packet's
     /// priority in `drops_per_queue` (pFabric's and LAS's at 0).
     ranked_drops_by_prio: bool,
-    switch_buffer: u64,
-    nic_buffer: u64,
     /// Header bytes of a data packet (for the delivered and dropped payload counts).
     header: u32,
     /// Scratch buffer the transports write packets into (reused: no allocation per packet).
@@ -164,11 +162,17 @@ impl<'a, F: Family> Sim<'a, F> {
             (0..net.ports.len() as u32).filter(|&i| net.ports[i as usize].is_lazy() && net.ports[i as usize].is_remote()).collect();
         let queues = cfg.switch.queues as usize;
         let tiers: Vec<(String, u64)> = net.tier_names.iter().map(|&n| (n.to_string(), 0)).collect();
-        let rank_queues = match cfg.scheme.switch_rank_queue() {
+        let mut rank_queues: Vec<RankQueue<F::Hdr>> = match cfg.scheme.switch_rank_queue() {
             RankQueueKind::None => Vec::new(),
             RankQueueKind::Priority => (0..net.ports.len()).map(|_| RankQueue::by_priority()).collect(),
             RankQueueKind::Pfabric | RankQueueKind::Las => (0..net.ports.len()).map(|_| RankQueue::new()).collect(),
         };
+        for (rq, p) in rank_queues.iter_mut().zip(&net.ports) {
+            // (read by `enqueue_ranked` from the rank queue's own first line, not the port's cold one)
+            let at_host = p.owner < net.hosts;
+            let switch_buffer = cfg.switch.buffer_bytes;
+            rq.set_buffer(if at_host { cfg.host.nic_buffer(switch_buffer) } else { switch_buffer }, at_host);
+        }
         let ranked_drops_by_prio = cfg.scheme.switch_rank_queue() == RankQueueKind::Priority;
         let fam = F::state(cfg, flows, hosts_here, &net);
         // (`Config::validate` refuses PFC with rank queues and Homa, whose host timers use the ids past the flows')
@@ -204,8 +208,6 @@ impl<'a, F: Family> Sim<'a, F> {
             rng,
             rank_queues,
             ranked_drops_by_prio,
-            switch_buffer: cfg.switch.buffer_bytes,
-            nic_buffer: cfg.host.nic_buffer(cfg.switch.buffer_bytes),
             header: F::header_bytes(&fam),
             out: Vec::with_capacity(256),
             evicted: Vec::with_capacity(64),
@@ -530,10 +532,8 @@ impl<F: Family> Sim<'_, F> {
     /// `net::rank_queue`); the port keeps its transmitter and wire. No ECN.
     fn enqueue_ranked(&mut self, port: u32, pkt: Packet<F::Hdr>) {
         let now = self.now;
-        let hosts = self.net.hosts;
-        let rq = &mut self.rank_queues[port as usize];
-        let p = &mut self.net.ports[port as usize];
-        let at_host = p.owner < hosts;
+        let rq = Self::rank_queue(&mut self.rank_queues, port);
+        let p = self.net.port_mut(port);
         if p.tx_event_pending && p.busy_until <= now && p.is_lazy() {
             // the departures due by now, the one at this instant first (tie rule)
             self.depart_due(port, now);
@@ -543,8 +543,8 @@ impl<F: Family> Sim<'_, F> {
             let arrival = p.transmit(now, next);
             self.launched(port, arrival, &next);
         }
-        let rq = &mut self.rank_queues[port as usize];
-        let p = &mut self.net.ports[port as usize];
+        let rq = Self::rank_queue(&mut self.rank_queues, port);
+        let p = self.net.port_mut(port);
         // Same test as "queue empty and port idle", without reading the rank queue: a waiting packet always
         // has a TxFree pending, and with one pending the port is busy past `now` (the tie rule above saw to it).
         debug_assert!(p.tx_event_pending || rq.is_empty());
@@ -553,7 +553,7 @@ impl<F: Family> Sim<'_, F> {
             self.launched(port, arrival, &pkt);
             return;
         }
-        let limit = if at_host { self.nic_buffer } else { self.switch_buffer };
+        let (limit, at_host) = (rq.limit(), rq.at_host());
         // (evicted packets wait in the scratch buffer until the port's state is settled, then are counted)
         let evicted = &mut self.evicted;
         let rejected = rq.push(pkt, limit, |victim| evicted.push(victim)) == RankAdmission::Rejected;
@@ -574,6 +574,16 @@ impl<F: Family> Sim<'_, F> {
         if !self.evicted.is_empty() {
             self.count_evicted(port);
         }
+    }
+
+    /// Port `port`'s rank queue on the per-packet path, without the bounds check (an associated function, so
+    /// that the port can be borrowed beside it). There is one rank queue per port of the network (`Sim::new`),
+    /// and `port` came from the network's own tables, as for `Network::port_mut`.
+    #[inline(always)]
+    fn rank_queue(rank_queues: &mut [RankQueue<F::Hdr>], port: u32) -> &mut RankQueue<F::Hdr> {
+        assert!(cfg!(not(debug_assertions)) || (port as usize) < rank_queues.len(), "no rank queue {port}");
+        // SAFETY: see above; the assertion checks it where debug assertions are on (`cargo test`'s profile).
+        unsafe { rank_queues.get_unchecked_mut(port as usize) }
     }
 
     /// The `drops_per_queue` index a rank queue's drop of `pkt` counts at: 0, or its priority (capped at the
@@ -661,16 +671,16 @@ impl<F: Family> Sim<'_, F> {
     #[inline(never)]
     fn depart_due(&mut self, port: u32, upto: Ps) {
         loop {
-            let p = &mut self.net.ports[port as usize];
+            let p = self.net.port_mut(port);
             debug_assert!(p.is_lazy() && p.tx_event_pending && p.busy_until <= upto);
             let t = p.busy_until;
             let ranked = !self.rank_queues.is_empty();
-            let next = if ranked { self.rank_queues[port as usize].pop() } else { p.pop() };
+            let next = if ranked { Self::rank_queue(&mut self.rank_queues, port).pop() } else { p.pop() };
             let next = next.expect("a lazy port's departure is due with nothing waiting");
             let arrival = p.transmit(t, next);
             self.launched(port, arrival, &next);
-            let p = &mut self.net.ports[port as usize];
-            let more = if ranked { !self.rank_queues[port as usize].is_empty() } else { p.nonempty() != 0 };
+            let p = self.net.port_mut(port);
+            let more = if ranked { !Self::rank_queue(&mut self.rank_queues, port).is_empty() } else { p.nonempty() != 0 };
             p.tx_event_pending = more;
             if !more || p.busy_until > upto {
                 return;
