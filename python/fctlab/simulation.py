@@ -47,6 +47,9 @@ class Result:
     stats: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     experiment: Experiment | None = field(default=None, repr=False)
+    #: A flow-level run of :func:`simulate` with ``write_to``: the flows.parquet it wrote while the engine ran
+    #: (``flows`` is then None).
+    flows_file: Path | None = None
 
 
 def build_flows(exp: Experiment) -> pd.DataFrame:
@@ -374,6 +377,17 @@ class FlowTable:
         r = self._rows(lo, hi)
         return {name: make(r) for name, (make, _) in self._makers.items()}, {"met_deadline": r.no_deadline}
 
+    def batch(self, lo: int, hi: int, engine: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray],
+                                                                              dict[str, np.ndarray]]:
+        """:meth:`rows` ``lo..hi-1`` computed from ``engine``, the engine's columns of those rows only (a batch
+        ``_core.run`` hands over while it runs) instead of the table's own."""
+        r = self._rows(lo, hi, engine, lo)
+        return {name: make(r) for name, (make, _) in self._makers.items()}, {"met_deadline": r.no_deadline}
+
+    def reads(self, names: tuple[str, ...]) -> set[str]:
+        """The engine columns that these columns of the table are computed from."""
+        return {col for name in names if name in self._makers for col in self._makers[name][1]}
+
     def frame(self) -> pd.DataFrame:
         """The table as a DataFrame (``met_deadline`` as pandas' nullable ``boolean``). Built column by column;
         a table made with ``consume`` drops each engine column once no column still to come reads it."""
@@ -405,8 +419,9 @@ class _Rows:
     asked for."""
 
     def __init__(self, workload: Any, engine: dict[str, np.ndarray], lo: int, hi: int, warm: np.ndarray,
-                 cool: np.ndarray) -> None:
-        self.w, self.e, self.sl = workload, engine, slice(lo, hi)
+                 cool: np.ndarray, at: int = 0) -> None:
+        # (the engine's columns start at row ``at``: 0 for a whole table, lo for a batch of rows)
+        self.w, self.e, self.sl, self.esl = workload, engine, slice(lo, hi), slice(lo - at, hi - at)
         self.n = hi - lo
         self.warm, self.cool = warm[self.sl], cool[self.sl]
         self._done: dict[str, Any] = {}
@@ -416,7 +431,7 @@ class _Rows:
         values = self.e.get(name)
         if values is None:
             return default
-        values = values[self.sl]
+        values = values[self.esl]
         return values if dtype is None else np.asarray(values, dtype=dtype)
 
     def workload(self, name: str, dtype: Any = None) -> np.ndarray:
@@ -525,12 +540,20 @@ def flow_columns_table(
     to come needs it (the DataFrame is built without a second, consolidated copy either); this keeps the peak
     memory of a large run near one table's worth.
     """
-    n = len(workload)
-    if not isinstance(workload, FlowColumns):  # a trace's DataFrame: its columns as numpy arrays, once
-        workload = FlowColumns({name: column(workload, name) for name in workload.columns})
     missing = [name for name in ("finish_ps", "ideal_fct_ps", "sender_done_ps", *_COUNTERS) if name not in columns]
     if missing:
         raise KeyError(missing[0])
+    return _table(workload, columns, warmup_flows=warmup_flows, default_priority=default_priority,
+                  cooldown_flows=cooldown_flows, bins=bins, consume=consume)
+
+
+def _table(workload: pd.DataFrame | FlowColumns, columns: dict[str, np.ndarray], *, warmup_flows: int,
+           default_priority: int, cooldown_flows: int, bins: str, consume: bool) -> FlowTable:
+    """:func:`flow_columns_table` without the check that ``columns`` holds every engine column (a streamed run's
+    table holds only those its summary reads, :func:`_stream_run`)."""
+    n = len(workload)
+    if not isinstance(workload, FlowColumns):  # a trace's DataFrame: its columns as numpy arrays, once
+        workload = FlowColumns({name: column(workload, name) for name in workload.columns})
     order = np.lexsort((column(workload, "flow_id"), column(workload, "start_ps", np.uint64)))
     warm = np.zeros(n, dtype=bool)
     warm[order[:warmup_flows]] = True
@@ -617,7 +640,8 @@ def flow_columns_table(
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
             makers[extra] = ((lambda name: lambda r: r.workload(name))(extra), ())
-    return FlowTable(n, makers, engine, consume, lambda lo, hi: _Rows(workload, engine, lo, hi, warm, cool))
+    return FlowTable(n, makers, engine, consume,
+                     lambda lo, hi, e=engine, at=0: _Rows(workload, e, lo, hi, warm, cool, at))
 
 
 #: The engine's per-flow counters, each an int64 column of the table under the same name.
@@ -636,9 +660,10 @@ def deadline_ps(deadline_ns: np.ndarray) -> np.ndarray:
 PROGRESS_SECONDS = 0.5
 
 
-def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any, threads: int) -> tuple[Any, str]:
+def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any, threads: int,
+                   **batches: Any) -> tuple[Any, str]:
     """``_core.run`` on a worker thread while this thread calls ``report(flows_done, total)`` every
-    PROGRESS_SECONDS and once at the end."""
+    PROGRESS_SECONDS and once at the end (``batches``: its on_batch and batch_rows, if given)."""
     import threading
 
     from fctlab import _core
@@ -649,7 +674,7 @@ def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any,
 
     def work() -> None:
         try:
-            box["out"] = _core.run(config_json, inputs, counter, threads)
+            box["out"] = _core.run(config_json, inputs, counter, threads, **batches)
         except BaseException as e:  # handed to the calling thread
             box["error"] = e
 
@@ -680,7 +705,7 @@ def default_threads(exp: Experiment) -> int:
 
 
 def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None, threads: int = 1,
-             frame: bool = True) -> Result:
+             frame: bool = True, write_to: str | Path | None = None) -> Result:
     """Run an experiment and return its :class:`Result`.
 
     ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
@@ -696,6 +721,13 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     propagation delay runs on one). ``frame=False`` leaves the result's ``flows`` as a :class:`FlowTable` (numpy
     columns; ``.frame()`` makes the DataFrame) so that pandas is never imported: ``fctlab run`` writes its results
     that way (:func:`fctlab.write_results` takes either).
+
+    ``write_to``: a results folder (created if needed) that a flow-level run (``run.level = "flow"``) writes its
+    flows.parquet to while the engine runs, a row group per batch of ``results.PARQUET_ROWS`` flows as soon as they and every
+    flow before them are done (finished or given up): the same file :func:`fctlab.write_results` writes of the
+    whole table, without the whole table ever being held (see :func:`_stream_run`). The result's ``flows`` is then
+    None and ``flows_file`` the file (:func:`fctlab.write_results` to the same folder leaves it as it is). The
+    packet level ignores it: it returns its table whole, as without it.
     """
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
@@ -718,20 +750,28 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     if progress is not None and not isinstance(progress, _core.Progress):
         if not callable(progress):
             raise ValueError(f"progress: must be a fctlab._core.Progress or a callable(done, total) (got {progress!r})")
-        columns, stats_json = _run_reporting(exp.engine_json(), inputs, progress, threads)
+
+        def run(**batches: Any) -> tuple[Any, str]:
+            return _run_reporting(exp.engine_json(), inputs, progress, threads, **batches)
     else:
-        columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
-    stats = json.loads(stats_json)
-    table = flow_columns_table(
-        flows,
-        columns,
-        warmup_flows=exp.workload.warmup_flows,
-        cooldown_flows=exp.workload.cooldown_flows,
-        default_priority=int(exp.engine["scheme"]["priority"]),
-        bins=exp.output.bins,
-        consume=frame,  # (a FlowTable handed back keeps reading the engine's columns)
-    )
-    del columns
+        def run(**batches: Any) -> tuple[Any, str]:
+            return _core.run(exp.engine_json(), inputs, progress, threads, **batches)
+    flows_file = None
+    if write_to is not None and exp.engine["run"]["level"] == "flow":
+        table, stats, flows_file = _stream_run(exp, flows, run, Path(write_to))
+    else:
+        columns, stats_json = run()
+        stats = json.loads(stats_json)
+        table = flow_columns_table(
+            flows,
+            columns,
+            warmup_flows=exp.workload.warmup_flows,
+            cooldown_flows=exp.workload.cooldown_flows,
+            default_priority=int(exp.engine["scheme"]["priority"]),
+            bins=exp.output.bins,
+            consume=frame,  # (a FlowTable handed back keeps reading the engine's columns)
+        )
+        del columns
     config = exp.to_dict()
     summary = summarize(table, stats, config)
     summary["warnings"] = checked.warnings
@@ -740,5 +780,122 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         summary["thresholds_derived"] = exp.derived_thresholds is not None
         if exp.derived_thresholds is not None:
             summary["derived_thresholds"] = dict(exp.derived_thresholds)
+    if flows_file is not None:  # (the table holds only what the summary read: the file holds the rest)
+        return Result(flows=None, summary=summary, stats=stats, config=config,  # type: ignore[arg-type]
+                      experiment=exp, flows_file=flows_file)
     return Result(flows=table.frame() if frame else table, summary=summary, stats=stats, config=config,
                   experiment=exp)
+
+
+#: The columns of the flow table that the summary reads (:func:`fctlab.analyze.summarize`): a streamed run keeps
+#: the engine's columns these are computed from (``FlowTable.reads``), and no other.
+_SUMMARY_COLUMNS = ("warmup", "cooldown", "size_bytes", "finished", "fct_ns", "slowdown", "timeouts", "deadline_ns",
+                    "met_deadline", "terminated", "retransmits", "spurious_retransmits")
+
+
+def _stream_run(exp: Experiment, flows: pd.DataFrame | FlowColumns, run: Any,
+                out_dir: Path) -> tuple[FlowTable, dict[str, Any], Path]:
+    """A flow-level run of :func:`simulate` that writes ``out_dir``/flows.parquet while the engine runs: the
+    engine hands its result columns over in batches of ``results.PARQUET_ROWS`` flows in flow-id order (``_core.run``'s
+    ``on_batch``: a batch once its flows and every flow before them are done), and each batch becomes a row
+    group, computed from the workload's rows and the batch's columns (``FlowTable.batch``) and written as
+    :func:`fctlab.write_results` writes a table's (``results.RowGroupWriter``), so the file is the same, byte for
+    byte. The summary is computed exactly as a whole run's, from the same table: of the engine's columns it keeps
+    only those the summary reads (start, finish, ideal FCT, timeouts, terminated, the two retransmission
+    counters: 37 bytes a flow, about a third of all of them), filled in batch by batch; p99s need every FCT of a
+    bin, so they are not computed batch by batch. (Where the table cannot be described to pyarrow without pandas,
+    ``results._pandas_metadata``, the batches are joined and the table written whole with pandas, as
+    :func:`fctlab.write_results` does then.)"""
+    from fctlab.results import FLOWS_FILE, PARQUET_ROWS, atomic_file
+
+    compression = (exp.to_dict().get("output") or {}).get("compression", "zstd")
+    kept: dict[str, np.ndarray] = {}  # the engine's columns the summary reads, whole, filled batch by batch
+    table = _table(flows, kept, warmup_flows=exp.workload.warmup_flows, cooldown_flows=exp.workload.cooldown_flows,
+                   default_priority=int(exp.engine["scheme"]["priority"]), bins=exp.output.bins, consume=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / FLOWS_FILE
+    with atomic_file(path) as f:
+        stream = _Stream(table, kept, table.reads(_SUMMARY_COLUMNS), f, compression)
+        try:
+            columns, stats_json = run(on_batch=stream, batch_rows=PARQUET_ROWS)
+        except BaseException:
+            stream.abandon()  # (the file is removed)
+            raise
+        del columns  # (empty: the batches had them)
+        stream.close()
+    if stream.whole is not None:  # (written whole: its summary from the whole table, as without streaming)
+        table = stream.whole
+    return table, json.loads(stats_json), path
+
+
+class _Stream:
+    """``_core.run``'s ``on_batch`` for :func:`_stream_run`: each batch of the engine's columns written as a row
+    group, and the columns the summary reads (``needed``) copied into ``kept``."""
+
+    def __init__(self, table: FlowTable, kept: dict[str, np.ndarray], needed: set[str], f: Any,
+                 compression: str) -> None:
+        self.table, self.kept, self.needed, self.f, self.compression = table, kept, needed, f, compression
+        self.writer: Any = None
+        self.batches: list[tuple[int, dict[str, np.ndarray]]] | None = None  # (only when written whole)
+        self.whole: FlowTable | None = None
+
+    def __call__(self, first: int, columns: dict[str, np.ndarray]) -> None:
+        n = len(self.table)
+        hi = first + len(columns["finish_ps"])
+        if self.batches is not None:
+            self.batches.append((first, columns))
+            return
+        for name in self.needed:
+            if name in columns:
+                values = columns[name]
+                if name not in self.kept:
+                    self.kept[name] = np.empty(n, dtype=values.dtype)
+                self.kept[name][first:hi] = values
+        if self.writer is None:
+            from fctlab.results import RowGroupWriter, _pandas_metadata
+
+            import pyarrow as pa
+
+            one = _Batch(self.table, first, hi, columns)
+            meta = _pandas_metadata(one, pa)
+            if meta is None:
+                self.batches = [(first, columns)]
+                return
+            self.writer = RowGroupWriter(one, meta, self.f, self.compression)
+        self.writer.write(*self.table.batch(first, hi, columns))
+
+    def abandon(self) -> None:
+        """The run failed: close the writer, whatever it says, and let go of the batches."""
+        writer, self.writer, self.batches = self.writer, None, None
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 (the run's own error is the one raised)
+                pass
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        if self.batches is not None:
+            from fctlab.results import _write_parquet
+
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            whole = {name: np.concatenate([b[name] for _, b in self.batches]) for name in self.batches[0][1]}
+            self.batches = None
+            t = self.table
+            self.whole = FlowTable(len(t), t._makers, whole, False, lambda lo, hi: t._rows(lo, hi, whole, 0))
+            _write_parquet(self.whole.frame(), self.f, self.compression, pa, pq)
+
+
+class _Batch:
+    """A batch of a streamed table as ``results._pandas_metadata`` and ``RowGroupWriter`` read a table: its
+    columns (``rows``, whatever the range asked: they only read the kinds of the columns)."""
+
+    def __init__(self, table: FlowTable, lo: int, hi: int, columns: dict[str, np.ndarray]) -> None:
+        self.args = (table, lo, hi, columns)
+
+    def rows(self, lo: int, hi: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        table, first, _, columns = self.args
+        return table.batch(first, first, columns)

@@ -115,7 +115,7 @@ def run(
     warn_before_run(exp, flows, strict)
     with signals_interrupt():  # SIGTERM / SIGHUP end the run as Ctrl-C does
         try:
-            result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp))
+            result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", _threads(threads, exp), out_dir)
         except typer.Exit:  # (a RuntimeError subclass in click)
             raise
         except (ValueError, RuntimeError) as e:
@@ -206,7 +206,7 @@ def compare(
     summaries = {}
     for scheme, exp in variants.items():
         try:
-            result = run_with_progress(exp, flows, f"{exp.name} ({scheme})", _threads(threads, exp))
+            result = run_with_progress(exp, flows, f"{exp.name} ({scheme})", _threads(threads, exp), out_dir / scheme)
             write_results(result, out_dir / scheme)
         except typer.Exit:
             raise
