@@ -723,8 +723,8 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     that way (:func:`fctlab.write_results` takes either).
 
     ``write_to``: a results folder (created if needed) that a flow-level run (``run.level = "flow"``) writes its
-    flows.parquet to while the engine runs, a row group per batch of ``results.PARQUET_ROWS`` flows as soon as they and every
-    flow before them are done (finished or given up): the same file :func:`fctlab.write_results` writes of the
+    flows.parquet to while the engine runs, a row group per batch of ``results.PARQUET_ROWS`` flows as soon as
+    they and every flow before them are done (finished or given up): the same file :func:`fctlab.write_results` writes of the
     whole table, without the whole table ever being held (see :func:`_stream_run`). The result's ``flows`` is then
     None and ``flows_file`` the file (:func:`fctlab.write_results` to the same folder leaves it as it is). The
     packet level ignores it: it returns its table whole, as without it.
@@ -787,35 +787,39 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
                   experiment=exp)
 
 
-#: The columns of the flow table that the summary reads (:func:`fctlab.analyze.summarize`): a streamed run keeps
-#: the engine's columns these are computed from (``FlowTable.reads``), and no other.
-_SUMMARY_COLUMNS = ("warmup", "cooldown", "size_bytes", "finished", "fct_ns", "slowdown", "timeouts", "deadline_ns",
-                    "met_deadline", "terminated", "retransmits", "spurious_retransmits")
+#: A streamed run's table columns that the summary reads (:func:`fctlab.analyze.summarize`) and that come from the
+#: engine: kept whole, a value a flow, each filled in from its batch's rows as they are written, with the dtype
+#: kept (timeouts as the engine counts them; the summary reads them as int64). 23 bytes a flow.
+_SUMMARY_KEPT = {"finished": np.bool_, "fct_ns": np.float64, "slowdown": np.float64, "timeouts": np.uint32,
+                 "met_deadline": np.bool_, "terminated": np.bool_}
+#: The counters the summary only sums (over every flow): summed batch by batch.
+_SUMMARY_SUMS = ("retransmits", "spurious_retransmits")
 
 
 def _stream_run(exp: Experiment, flows: pd.DataFrame | FlowColumns, run: Any,
-                out_dir: Path) -> tuple[FlowTable, dict[str, Any], Path]:
+                out_dir: Path) -> tuple[Any, dict[str, Any], Path]:
     """A flow-level run of :func:`simulate` that writes ``out_dir``/flows.parquet while the engine runs: the
-    engine hands its result columns over in batches of ``results.PARQUET_ROWS`` flows in flow-id order (``_core.run``'s
-    ``on_batch``: a batch once its flows and every flow before them are done), and each batch becomes a row
-    group, computed from the workload's rows and the batch's columns (``FlowTable.batch``) and written as
-    :func:`fctlab.write_results` writes a table's (``results.RowGroupWriter``), so the file is the same, byte for
-    byte. The summary is computed exactly as a whole run's, from the same table: of the engine's columns it keeps
-    only those the summary reads (start, finish, ideal FCT, timeouts, terminated, the two retransmission
-    counters: 37 bytes a flow, about a third of all of them), filled in batch by batch; p99s need every FCT of a
-    bin, so they are not computed batch by batch. (Where the table cannot be described to pyarrow without pandas,
-    ``results._pandas_metadata``, the batches are joined and the table written whole with pandas, as
-    :func:`fctlab.write_results` does then.)"""
+    engine hands its result columns over in batches of ``results.PARQUET_ROWS`` flows in flow-id order
+    (``_core.run``'s ``on_batch``: a batch once its flows and every flow before them are done), and each batch
+    becomes a row group, computed from the workload's rows and the batch's columns (``FlowTable.batch``) and
+    written as :func:`fctlab.write_results` writes a table's (``results.RowGroupWriter``), so the file is the
+    same, byte for byte. The summary is computed exactly as a whole run's, by the same function on the same
+    values: of each batch's rows it keeps the table columns the summary reads that come from the engine
+    (``_SUMMARY_KEPT``: finished, FCT, slowdown, timeouts, met deadline, terminated; 23 bytes a flow; p99s need
+    every FCT of a bin, so bins are not summarised batch by batch) and the sums of two counters; the columns that
+    come from the workload alone (size, warm-up, deadline) are computed from it at the end (``_SummaryTable``).
+    (Where the table cannot be described to pyarrow without pandas, ``results._pandas_metadata``, the batches
+    are joined and the table written whole with pandas, as :func:`fctlab.write_results` does then.)"""
     from fctlab.results import FLOWS_FILE, PARQUET_ROWS, atomic_file
 
     compression = (exp.to_dict().get("output") or {}).get("compression", "zstd")
-    kept: dict[str, np.ndarray] = {}  # the engine's columns the summary reads, whole, filled batch by batch
-    table = _table(flows, kept, warmup_flows=exp.workload.warmup_flows, cooldown_flows=exp.workload.cooldown_flows,
+    # (the table's makers on the workload; the engine's columns come batch by batch)
+    table = _table(flows, {}, warmup_flows=exp.workload.warmup_flows, cooldown_flows=exp.workload.cooldown_flows,
                    default_priority=int(exp.engine["scheme"]["priority"]), bins=exp.output.bins, consume=False)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / FLOWS_FILE
     with atomic_file(path) as f:
-        stream = _Stream(table, kept, table.reads(_SUMMARY_COLUMNS), f, compression)
+        stream = _Stream(table, f, compression)
         try:
             columns, stats_json = run(on_batch=stream, batch_rows=PARQUET_ROWS)
         except BaseException:
@@ -823,34 +827,59 @@ def _stream_run(exp: Experiment, flows: pd.DataFrame | FlowColumns, run: Any,
             raise
         del columns  # (empty: the batches had them)
         stream.close()
-    if stream.whole is not None:  # (written whole: its summary from the whole table, as without streaming)
-        table = stream.whole
-    return table, json.loads(stats_json), path
+    summary_table: Any = stream.whole if stream.whole is not None else stream.summary
+    return summary_table, json.loads(stats_json), path
+
+
+class _SummaryTable:
+    """What :func:`fctlab.analyze.summarize` reads of a streamed run's table: the columns kept while it was
+    written (``_SUMMARY_KEPT``), the counters' sums (``_SUMMARY_SUMS``, as 0-d arrays: their ``sum()`` is the
+    total) and, from the table itself, the columns that need no engine column; any other column is refused."""
+
+    def __init__(self, table: FlowTable) -> None:
+        self.table = table
+        self.kept = {name: np.empty(len(table), dtype=dtype) for name, dtype in _SUMMARY_KEPT.items()}
+        self.sums = {name: 0 for name in _SUMMARY_SUMS}
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.table
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name in self.kept:
+            return self.kept[name]
+        if name in self.sums:
+            return np.asarray(self.sums[name], dtype=np.int64)
+        if self.table.reads((name,)):
+            raise KeyError(f"{name}: not kept by a streamed run (simulation._SUMMARY_KEPT)")
+        return self.table[name]
+
+    def add(self, lo: int, hi: int, part: dict[str, np.ndarray]) -> None:
+        """Rows lo..hi-1 of the table, as written."""
+        for name, values in self.kept.items():
+            values[lo:hi] = part[name]
+        for name in self.sums:
+            self.sums[name] += int(part[name].sum())
 
 
 class _Stream:
     """``_core.run``'s ``on_batch`` for :func:`_stream_run`: each batch of the engine's columns written as a row
-    group, and the columns the summary reads (``needed``) copied into ``kept``."""
+    group, and what the summary reads of its rows kept (``summary``)."""
 
-    def __init__(self, table: FlowTable, kept: dict[str, np.ndarray], needed: set[str], f: Any,
-                 compression: str) -> None:
-        self.table, self.kept, self.needed, self.f, self.compression = table, kept, needed, f, compression
+    def __init__(self, table: FlowTable, f: Any, compression: str) -> None:
+        self.table, self.f, self.compression = table, f, compression
+        self.summary = _SummaryTable(table)
         self.writer: Any = None
         self.batches: list[tuple[int, dict[str, np.ndarray]]] | None = None  # (only when written whole)
         self.whole: FlowTable | None = None
 
     def __call__(self, first: int, columns: dict[str, np.ndarray]) -> None:
-        n = len(self.table)
         hi = first + len(columns["finish_ps"])
         if self.batches is not None:
             self.batches.append((first, columns))
             return
-        for name in self.needed:
-            if name in columns:
-                values = columns[name]
-                if name not in self.kept:
-                    self.kept[name] = np.empty(n, dtype=values.dtype)
-                self.kept[name][first:hi] = values
         if self.writer is None:
             from fctlab.results import RowGroupWriter, _pandas_metadata
 
@@ -862,7 +891,9 @@ class _Stream:
                 self.batches = [(first, columns)]
                 return
             self.writer = RowGroupWriter(one, meta, self.f, self.compression)
-        self.writer.write(*self.table.batch(first, hi, columns))
+        part, nulls = self.table.batch(first, hi, columns)
+        self.summary.add(first, hi, part)
+        self.writer.write(part, nulls)
 
     def abandon(self) -> None:
         """The run failed: close the writer, whatever it says, and let go of the batches."""
