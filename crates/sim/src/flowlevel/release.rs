@@ -10,11 +10,15 @@
 use crate::flows::{FlowError, FlowResults};
 use crate::record::Batches;
 
+/// Rows added to the held ones at a time.
+const GROW: usize = 4_096;
+
 pub(crate) struct Release<'a> {
     /// The rows of flows `base..base + cols.len()` (whole runs: every flow, `base` 0).
     pub cols: FlowResults,
     base: usize,
-    /// Rows held (`cols`' length: its columns grow together).
+    /// Rows held (`cols`' length: its columns grow together; rows past the last flow written are as
+    /// [`FlowResults::new`] makes them, and not done).
     held: usize,
     n: usize,
     /// Batched runs: where the batches go, which held flows are done, and how many held flows from `base` on
@@ -43,7 +47,8 @@ impl<'a> Release<'a> {
     pub fn row(&mut self, i: usize) -> usize {
         let r = i - self.base; // (a released flow is never written again: it is done)
         if r >= self.held {
-            self.held = r + 1;
+            // (rows made GROW at a time, up to the last flow: a row each arrival cost an allocation per column)
+            self.held = (r + 1).max(self.held + GROW).min(self.n - self.base);
             self.cols.grow(self.held);
             self.done.resize(self.held, false);
         }
