@@ -107,6 +107,6 @@ def test_streamed_run_where_pandas_writes_the_table(tmp_path, monkeypatch):
     # a table the writer cannot describe without pandas: the batches are joined and written whole, as without
     # streaming
     monkeypatch.setattr(results, "PARQUET_ROWS", 64)
-    monkeypatch.setattr(results, "_pandas_metadata", lambda table, pa: None)
+    monkeypatch.setattr(results, "pandas_metadata", lambda table, pa: None)
     a, b, _ = _both(tmp_path, BASE)
     _same(a, b)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ import numpy as np
 from fctlab.analyze import size_bin, summarize
 from fctlab.config import ConfigError, Experiment
 from fctlab.fabric import NEVER_PS, host_pods, host_racks, u32_or_none
+from fctlab.results import Result
 from fctlab.scheme_table import threshold_schemes
 from fctlab.workloads import FlowColumns, column
 
@@ -35,21 +35,6 @@ FLOW_COLUMNS = (
     "copy_rate_bps", "man_wait_ns", "man_stopped_ns", "man_preemptions",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority", "deadline_ns")
-
-
-@dataclass
-class Result:
-    """One run: ``flows`` (one row per flow) and ``summary`` (the JSON summary); ``stats`` are the engine's raw
-    counters and ``config`` the fully resolved experiment."""
-
-    flows: pd.DataFrame
-    summary: dict[str, Any]
-    stats: dict[str, Any] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)
-    experiment: Experiment | None = field(default=None, repr=False)
-    #: A flow-level run of :func:`simulate` with ``write_to``: the flows.parquet it wrote while the engine ran
-    #: (``flows`` is then None).
-    flows_file: Path | None = None
 
 
 def build_flows(exp: Experiment) -> pd.DataFrame:
@@ -808,7 +793,7 @@ def _stream_run(exp: Experiment, flows: pd.DataFrame | FlowColumns, run: Any,
     (``_SUMMARY_KEPT``: finished, FCT, slowdown, timeouts, met deadline, terminated; 23 bytes a flow; p99s need
     every FCT of a bin, so bins are not summarised batch by batch) and the sums of two counters; the columns that
     come from the workload alone (size, warm-up, deadline) are computed from it at the end (``_SummaryTable``).
-    (Where the table cannot be described to pyarrow without pandas, ``results._pandas_metadata``, the batches
+    (Where the table cannot be described to pyarrow without pandas, ``results.pandas_metadata``, the batches
     are joined and the table written whole with pandas, as :func:`fctlab.write_results` does then.)"""
     from fctlab.results import FLOWS_FILE, PARQUET_ROWS, atomic_file
 
@@ -881,12 +866,12 @@ class _Stream:
             self.batches.append((first, columns))
             return
         if self.writer is None:
-            from fctlab.results import RowGroupWriter, _pandas_metadata
+            from fctlab.results import RowGroupWriter, pandas_metadata
 
             import pyarrow as pa
 
             one = _Batch(self.table, first, hi, columns)
-            meta = _pandas_metadata(one, pa)
+            meta = pandas_metadata(one, pa)
             if meta is None:
                 self.batches = [(first, columns)]
                 return
@@ -908,7 +893,7 @@ class _Stream:
         if self.writer is not None:
             self.writer.close()
         if self.batches is not None:
-            from fctlab.results import _write_parquet
+            from fctlab.results import write_frame_parquet
 
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -917,11 +902,11 @@ class _Stream:
             self.batches = None
             t = self.table
             self.whole = FlowTable(len(t), t._makers, whole, False, lambda lo, hi: t._rows(lo, hi, whole, 0))
-            _write_parquet(self.whole.frame(), self.f, self.compression, pa, pq)
+            write_frame_parquet(self.whole.frame(), self.f, self.compression, pa, pq)
 
 
 class _Batch:
-    """A batch of a streamed table as ``results._pandas_metadata`` and ``RowGroupWriter`` read a table: its
+    """A batch of a streamed table as ``results.pandas_metadata`` and ``RowGroupWriter`` read a table: its
     columns (``rows``, whatever the range asked: they only read the kinds of the columns)."""
 
     def __init__(self, table: FlowTable, lo: int, hi: int, columns: dict[str, np.ndarray]) -> None:
