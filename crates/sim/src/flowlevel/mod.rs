@@ -153,7 +153,8 @@
 //! share and what cannot bind; `timers` the flows' next events; `tags` QCLIMB's and RAX's tags; `fluid` the state
 //! every allocation rule updates; and one file per rule: `maxmin`, `mlfq`, `ordered` (SRPT, criticality order),
 //! `d3`, `las` (with the global pass the incremental updates are tested against), `homa` (its pass), `prio` (LAS's
-//! and Homa's incremental update) and `hyline` (the manager's messages and what its signals do).
+//! and Homa's incremental update), `hyline` (the manager's messages and what its signals do) and `release` (the
+//! per-flow results: kept whole, or handed over in batches of flow-id order as flows finish, `run_batches`).
 
 mod d3;
 mod fluid;
