@@ -10,7 +10,8 @@ Usage (from the repository root, after the README's install step):
 
 Each run is a fresh `fctlab run` process on one engine thread (benchmarks/bench.py's `run_once`): wall time end
 to end (Python start-up, workload generation, the simulation, Parquet and JSON), the engine's own time, events,
-the process's peak resident set and its CPU time (user + system). The reference and the fat-tree's smaller sizes are medians of --repeat runs;
+the process's peak resident set and its CPU time (user + system). At the flow level `fctlab run` writes
+flows.parquet while the engine runs (the results streamed in batches), so the engine's time includes that writing. The reference and the fat-tree's smaller sizes are medians of --repeat runs;
 the packet level and the largest size one run each. The fat-tree is benchmarks/scenarios/
 fattree1024-websearch-flow.toml (k = 16, 10 Gbps links, web search at load 0.6, DCTCP, spraying). Results are
 appended to benchmarks/results/bench.jsonl, with the machine's load average before and after each run (the

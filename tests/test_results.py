@@ -150,7 +150,7 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
         where.write(b"PAR1 half a file")
         raise OSError("disk full")
 
-    monkeypatch.setattr(fctlab.results, "_write_parquet", broken)
+    monkeypatch.setattr(fctlab.results, "write_frame_parquet", broken)
     out = tmp_path / "out"
     with pytest.raises(OSError, match="disk full"):
         write_results(synthetic_result(), out)
@@ -168,7 +168,7 @@ def test_failed_rewrite_keeps_the_old_file(tmp_path, monkeypatch):
         where.write(b"PAR1")
         raise KeyboardInterrupt  # a kill mid-write
 
-    monkeypatch.setattr(fctlab.results, "_write_parquet", broken)
+    monkeypatch.setattr(fctlab.results, "write_frame_parquet", broken)
     with pytest.raises(KeyboardInterrupt):
         write_results(synthetic_result(), out)
     assert (out / "flows.parquet").read_bytes() == before

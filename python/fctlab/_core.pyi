@@ -1,5 +1,6 @@
 """Type stub of fctlab's compiled engine binding (crates/py/src/lib.rs). Config in as JSON, columns out."""
 
+from collections.abc import Callable
 from typing import final
 
 import numpy as np
@@ -110,8 +111,17 @@ def run(
     columns: dict[str, npt.NDArray[np.generic]],
     progress: Progress | None = None,
     threads: int = 1,
+    on_batch: Callable[[int, dict[str, npt.NDArray[np.generic]]], object] | None = None,
+    batch_rows: int = 65_536,
 ) -> tuple[dict[str, npt.NDArray[np.generic]], str]:
     """Run one simulation (the GIL is released). Returns (result columns in flow-id order, stats JSON).
+
+    With ``on_batch``, the result columns go to ``on_batch(first, columns)`` instead, in batches of
+    ``batch_rows`` flows in flow-id order (``first``: the batch's first flow id; the last batch shorter, one empty
+    batch for no flows), and the returned dict is empty. The flow level calls it while it runs, as soon as a
+    batch's flows and every flow before them have finished or been given up, so it never holds the whole
+    columns; the packet level calls it from its whole columns once the run has ended. It is called on the
+    thread that called ``run``, holding the GIL; an exception it raises ends the run and is raised from ``run``.
 
     ``columns`` maps each flow input column's name (``flow_columns()``) to a 1-D array of its dtype: src, dst,
     size_bytes and start_ps are required, the others optional. ``after_flow[i]`` is the earlier flow that flow i

@@ -11,10 +11,16 @@ import json
 import math
 import os
 import secrets
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from fctlab.config import Experiment
 
 FLOWS_FILE = "flows.parquet"
 SUMMARY_FILE = "summary.json"
@@ -277,12 +283,23 @@ def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
 
     On any exception the temporary file is removed and ``path`` is left as it was.
     """
+    with atomic_file(path) as f:
+        write(f)
+
+
+@contextmanager
+def atomic_file(path: Path) -> Iterator[IO[bytes]]:
+    """A temporary file beside ``path`` to write to, renamed to ``path`` when the ``with`` block ends (as
+    :func:`atomic_write`, for a file written a part at a time, such as flows.parquet while the engine runs).
+
+    On any exception the temporary file is removed and ``path`` is left as it was.
+    """
     path = Path(path)
     # Opened with "x" (never clobbers) and the process umask, so the final file gets ordinary permissions.
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         with open(tmp, "xb") as f:
-            write(f)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -300,6 +317,22 @@ def write_json(path: Path, data: Any) -> None:
     atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
+@dataclass
+class Result:
+    """One run: ``flows`` (one row per flow) and ``summary`` (the JSON summary); ``stats`` are the engine's raw
+    counters and ``config`` the fully resolved experiment. (Defined here, with the files it is written to and
+    read back from; :mod:`fctlab.simulation`, which makes it, imports it.)"""
+
+    flows: pd.DataFrame
+    summary: dict[str, Any]
+    stats: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    experiment: Experiment | None = field(default=None, repr=False)
+    #: A flow-level run of :func:`fctlab.simulation.simulate` with ``write_to``: the flows.parquet it wrote while
+    #: the engine ran (``flows`` is then None).
+    flows_file: Path | None = None
+
+
 def write_results(result: Any, out_dir: str | Path, *, compression: str | None = None) -> dict[str, Path]:
     """Write a :class:`fctlab.Result` to ``out_dir`` (created if needed); returns the paths written.
 
@@ -314,14 +347,20 @@ def write_results(result: Any, out_dir: str | Path, *, compression: str | None =
         compression = (result.config.get("output") or {}).get("compression", "zstd")
     paths = {"flows": out / FLOWS_FILE, "config": out / CONFIG_FILE, "summary": out / SUMMARY_FILE}
     flows = result.flows
-    if hasattr(flows, "rows"):  # a FlowTable (simulate(frame=False)): numpy columns, written without pandas
-        pandas_meta = _pandas_metadata(flows, pa)
+    written = getattr(result, "flows_file", None)
+    if flows is None and written is not None:  # streamed to a flows.parquet while the engine ran
+        if not paths["flows"].exists() or not os.path.samefile(written, paths["flows"]):
+            import shutil
+
+            atomic_write(paths["flows"], lambda f: _copy_file(written, f, shutil))
+    elif hasattr(flows, "rows"):  # a FlowTable (simulate(frame=False)): numpy columns, written without pandas
+        pandas_meta = pandas_metadata(flows, pa)
         if pandas_meta is None:  # a column this writer cannot describe as pandas would: let pandas write it
             flows = flows.frame()
         else:
             atomic_write(paths["flows"], lambda f: _write_columns_parquet(flows, pandas_meta, f, compression, pa, pq))
-    if not hasattr(flows, "rows"):
-        atomic_write(paths["flows"], lambda f: _write_parquet(flows, f, compression, pa, pq))
+    if flows is not None and not hasattr(flows, "rows"):
+        atomic_write(paths["flows"], lambda f: write_frame_parquet(flows, f, compression, pa, pq))
     write_json(paths["config"], result.config)
     write_json(paths["summary"], result.summary)
     return paths
@@ -332,7 +371,7 @@ def write_results(result: Any, out_dir: str | Path, *, compression: str | None =
 PARQUET_ROWS = 65_536
 
 
-def _write_parquet(df: Any, f: IO[bytes], compression: str, pa: Any, pq: Any) -> None:
+def write_frame_parquet(df: Any, f: IO[bytes], compression: str, pa: Any, pq: Any) -> None:
     first = pa.Table.from_pandas(df.iloc[:PARQUET_ROWS], preserve_index=False)
     with pq.ParquetWriter(f, first.schema, compression=compression) as w:
         w.write_table(first)
@@ -342,7 +381,7 @@ def _write_parquet(df: Any, f: IO[bytes], compression: str, pa: Any, pq: Any) ->
             w.write_table(pa.Table.from_pandas(chunk, schema=w.schema, preserve_index=False))
 
 
-def _pandas_metadata(table: Any, pa: Any) -> bytes | None:
+def pandas_metadata(table: Any, pa: Any) -> bytes | None:
     """The ``pandas`` schema metadata pyarrow's ``Table.from_pandas`` would write for ``table.frame()`` (so that
     ``pandas.read_parquet`` gives back the same dtypes, ``met_deadline`` as nullable ``boolean``), made without
     importing pandas; None when a column is of a kind this does not cover (the caller then lets pandas write),
@@ -379,20 +418,53 @@ def _pandas_metadata(table: Any, pa: Any) -> bytes | None:
     return json.dumps(meta).encode("utf8")
 
 
+def _copy_file(path: Any, f: IO[bytes], shutil: Any) -> None:
+    with open(path, "rb") as src:
+        shutil.copyfileobj(src, f, 1 << 20)
+
+
 def _write_columns_parquet(table: Any, pandas_meta: bytes, f: IO[bytes], compression: str, pa: Any, pq: Any) -> None:
-    """Write a :class:`fctlab.simulation.FlowTable` as :func:`_write_parquet` writes its DataFrame: the same
+    """Write a :class:`fctlab.simulation.FlowTable` as :func:`write_frame_parquet` writes its DataFrame: the same
     schema, metadata and row groups of PARQUET_ROWS rows, each computed from the workload's and the engine's
     columns on its rows only (the whole table is never held)."""
-    first, _ = table.rows(0, 0)
-    fields = [pa.field(name, pa.large_string() if values.dtype.kind == "O" else pa.from_numpy_dtype(values.dtype))
-              for name, values in first.items()]
-    schema = pa.schema(fields, metadata={b"pandas": pandas_meta})
-    with pq.ParquetWriter(f, schema, compression=compression) as w:
+    with RowGroupWriter(table, pandas_meta, f, compression) as w:
         for start in range(0, max(len(table), 1), PARQUET_ROWS):
-            part, nulls = table.rows(start, min(start + PARQUET_ROWS, len(table)))
-            arrays = [_arrow_array(part[field.name], field.type, nulls.get(field.name), pa) for field in fields]
-            w.write_table(pa.Table.from_arrays(arrays, schema=schema))
-            del part, nulls, arrays
+            w.write(*table.rows(start, min(start + PARQUET_ROWS, len(table))))
+
+
+class RowGroupWriter:
+    """flows.parquet from a :class:`fctlab.simulation.FlowTable`'s columns, one row group per :meth:`write` of
+    some rows' columns (``FlowTable.rows``): what :func:`write_results` writes of a table, and what a run that
+    streams its table writes a batch of flows at a time as the engine hands them over (PARQUET_ROWS a batch: the
+    same row groups, so the same file). ``pandas_meta``: :func:`pandas_metadata`'s."""
+
+    def __init__(self, table: Any, pandas_meta: bytes, f: IO[bytes], compression: str) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._pa = pa
+        first, _ = table.rows(0, 0)
+        self._fields = [
+            pa.field(name, pa.large_string() if values.dtype.kind == "O" else pa.from_numpy_dtype(values.dtype))
+            for name, values in first.items()
+        ]
+        self._schema = pa.schema(self._fields, metadata={b"pandas": pandas_meta})
+        self._writer = pq.ParquetWriter(f, self._schema, compression=compression)
+
+    def write(self, part: Mapping[str, Any], nulls: Mapping[str, Any]) -> None:
+        """One row group: the columns of its rows and, for a column with missing values, where they are."""
+        pa = self._pa
+        arrays = [_arrow_array(part[field.name], field.type, nulls.get(field.name), pa) for field in self._fields]
+        self._writer.write_table(pa.Table.from_arrays(arrays, schema=self._schema))
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def __enter__(self) -> RowGroupWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _arrow_array(values: Any, arrow_type: Any, missing: Any, pa: Any) -> Any:
@@ -477,8 +549,6 @@ def unreadable(run_dir: str | Path) -> str | None:
 def read_results(out_dir: str | Path) -> Any:
     """Read a results directory back into a :class:`fctlab.Result` (``experiment`` is None)."""
     import pandas as pd
-
-    from fctlab.simulation import Result
 
     out = Path(out_dir)
     summary = json.loads((out / SUMMARY_FILE).read_text(encoding="utf-8"))

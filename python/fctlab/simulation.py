@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ import numpy as np
 from fctlab.analyze import size_bin, summarize
 from fctlab.config import ConfigError, Experiment
 from fctlab.fabric import NEVER_PS, host_pods, host_racks, u32_or_none
+from fctlab.results import Result
 from fctlab.scheme_table import threshold_schemes
 from fctlab.workloads import FlowColumns, column
 
@@ -35,18 +35,6 @@ FLOW_COLUMNS = (
     "copy_rate_bps", "man_wait_ns", "man_stopped_ns", "man_preemptions",
 )
 _WORKLOAD_BASE = ("flow_id", "src", "dst", "size_bytes", "start_ps", "priority", "deadline_ns")
-
-
-@dataclass
-class Result:
-    """One run: ``flows`` (one row per flow) and ``summary`` (the JSON summary); ``stats`` are the engine's raw
-    counters and ``config`` the fully resolved experiment."""
-
-    flows: pd.DataFrame
-    summary: dict[str, Any]
-    stats: dict[str, Any] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)
-    experiment: Experiment | None = field(default=None, repr=False)
 
 
 def build_flows(exp: Experiment) -> pd.DataFrame:
@@ -374,6 +362,17 @@ class FlowTable:
         r = self._rows(lo, hi)
         return {name: make(r) for name, (make, _) in self._makers.items()}, {"met_deadline": r.no_deadline}
 
+    def batch(self, lo: int, hi: int, engine: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray],
+                                                                              dict[str, np.ndarray]]:
+        """:meth:`rows` ``lo..hi-1`` computed from ``engine``, the engine's columns of those rows only (a batch
+        ``_core.run`` hands over while it runs) instead of the table's own."""
+        r = self._rows(lo, hi, engine, lo)
+        return {name: make(r) for name, (make, _) in self._makers.items()}, {"met_deadline": r.no_deadline}
+
+    def reads(self, names: tuple[str, ...]) -> set[str]:
+        """The engine columns that these columns of the table are computed from."""
+        return {col for name in names if name in self._makers for col in self._makers[name][1]}
+
     def frame(self) -> pd.DataFrame:
         """The table as a DataFrame (``met_deadline`` as pandas' nullable ``boolean``). Built column by column;
         a table made with ``consume`` drops each engine column once no column still to come reads it."""
@@ -405,8 +404,9 @@ class _Rows:
     asked for."""
 
     def __init__(self, workload: Any, engine: dict[str, np.ndarray], lo: int, hi: int, warm: np.ndarray,
-                 cool: np.ndarray) -> None:
-        self.w, self.e, self.sl = workload, engine, slice(lo, hi)
+                 cool: np.ndarray, at: int = 0) -> None:
+        # (the engine's columns start at row ``at``: 0 for a whole table, lo for a batch of rows)
+        self.w, self.e, self.sl, self.esl = workload, engine, slice(lo, hi), slice(lo - at, hi - at)
         self.n = hi - lo
         self.warm, self.cool = warm[self.sl], cool[self.sl]
         self._done: dict[str, Any] = {}
@@ -416,7 +416,7 @@ class _Rows:
         values = self.e.get(name)
         if values is None:
             return default
-        values = values[self.sl]
+        values = values[self.esl]
         return values if dtype is None else np.asarray(values, dtype=dtype)
 
     def workload(self, name: str, dtype: Any = None) -> np.ndarray:
@@ -525,12 +525,20 @@ def flow_columns_table(
     to come needs it (the DataFrame is built without a second, consolidated copy either); this keeps the peak
     memory of a large run near one table's worth.
     """
-    n = len(workload)
-    if not isinstance(workload, FlowColumns):  # a trace's DataFrame: its columns as numpy arrays, once
-        workload = FlowColumns({name: column(workload, name) for name in workload.columns})
     missing = [name for name in ("finish_ps", "ideal_fct_ps", "sender_done_ps", *_COUNTERS) if name not in columns]
     if missing:
         raise KeyError(missing[0])
+    return _table(workload, columns, warmup_flows=warmup_flows, default_priority=default_priority,
+                  cooldown_flows=cooldown_flows, bins=bins, consume=consume)
+
+
+def _table(workload: pd.DataFrame | FlowColumns, columns: dict[str, np.ndarray], *, warmup_flows: int,
+           default_priority: int, cooldown_flows: int, bins: str, consume: bool) -> FlowTable:
+    """:func:`flow_columns_table` without the check that ``columns`` holds every engine column (a streamed run's
+    table holds only those its summary reads, :func:`_stream_run`)."""
+    n = len(workload)
+    if not isinstance(workload, FlowColumns):  # a trace's DataFrame: its columns as numpy arrays, once
+        workload = FlowColumns({name: column(workload, name) for name in workload.columns})
     order = np.lexsort((column(workload, "flow_id"), column(workload, "start_ps", np.uint64)))
     warm = np.zeros(n, dtype=bool)
     warm[order[:warmup_flows]] = True
@@ -617,7 +625,8 @@ def flow_columns_table(
     for extra in workload.columns:
         if extra not in _WORKLOAD_BASE:
             makers[extra] = ((lambda name: lambda r: r.workload(name))(extra), ())
-    return FlowTable(n, makers, engine, consume, lambda lo, hi: _Rows(workload, engine, lo, hi, warm, cool))
+    return FlowTable(n, makers, engine, consume,
+                     lambda lo, hi, e=engine, at=0: _Rows(workload, e, lo, hi, warm, cool, at))
 
 
 #: The engine's per-flow counters, each an int64 column of the table under the same name.
@@ -636,9 +645,10 @@ def deadline_ps(deadline_ns: np.ndarray) -> np.ndarray:
 PROGRESS_SECONDS = 0.5
 
 
-def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any, threads: int) -> tuple[Any, str]:
+def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any, threads: int,
+                   **batches: Any) -> tuple[Any, str]:
     """``_core.run`` on a worker thread while this thread calls ``report(flows_done, total)`` every
-    PROGRESS_SECONDS and once at the end."""
+    PROGRESS_SECONDS and once at the end (``batches``: its on_batch and batch_rows, if given)."""
     import threading
 
     from fctlab import _core
@@ -649,7 +659,7 @@ def _run_reporting(config_json: str, inputs: dict[str, np.ndarray], report: Any,
 
     def work() -> None:
         try:
-            box["out"] = _core.run(config_json, inputs, counter, threads)
+            box["out"] = _core.run(config_json, inputs, counter, threads, **batches)
         except BaseException as e:  # handed to the calling thread
             box["error"] = e
 
@@ -680,7 +690,7 @@ def default_threads(exp: Experiment) -> int:
 
 
 def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None = None, threads: int = 1,
-             frame: bool = True) -> Result:
+             frame: bool = True, write_to: str | Path | None = None) -> Result:
     """Run an experiment and return its :class:`Result`.
 
     ``progress`` is an optional ``fctlab._core.Progress`` whose ``flows_done`` another thread may poll while
@@ -696,6 +706,13 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     propagation delay runs on one). ``frame=False`` leaves the result's ``flows`` as a :class:`FlowTable` (numpy
     columns; ``.frame()`` makes the DataFrame) so that pandas is never imported: ``fctlab run`` writes its results
     that way (:func:`fctlab.write_results` takes either).
+
+    ``write_to``: a results folder (created if needed) that a flow-level run (``run.level = "flow"``) writes its
+    flows.parquet to while the engine runs, a row group per batch of ``results.PARQUET_ROWS`` flows as soon as
+    they and every flow before them are done (finished or given up): the same file :func:`fctlab.write_results` writes of the
+    whole table, without the whole table ever being held (see :func:`_stream_run`). The result's ``flows`` is then
+    None and ``flows_file`` the file (:func:`fctlab.write_results` to the same folder leaves it as it is). The
+    packet level ignores it: it returns its table whole, as without it.
     """
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: must be an integer >= 1 (got {threads!r})")
@@ -718,20 +735,28 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
     if progress is not None and not isinstance(progress, _core.Progress):
         if not callable(progress):
             raise ValueError(f"progress: must be a fctlab._core.Progress or a callable(done, total) (got {progress!r})")
-        columns, stats_json = _run_reporting(exp.engine_json(), inputs, progress, threads)
+
+        def run(**batches: Any) -> tuple[Any, str]:
+            return _run_reporting(exp.engine_json(), inputs, progress, threads, **batches)
     else:
-        columns, stats_json = _core.run(exp.engine_json(), inputs, progress, threads)
-    stats = json.loads(stats_json)
-    table = flow_columns_table(
-        flows,
-        columns,
-        warmup_flows=exp.workload.warmup_flows,
-        cooldown_flows=exp.workload.cooldown_flows,
-        default_priority=int(exp.engine["scheme"]["priority"]),
-        bins=exp.output.bins,
-        consume=frame,  # (a FlowTable handed back keeps reading the engine's columns)
-    )
-    del columns
+        def run(**batches: Any) -> tuple[Any, str]:
+            return _core.run(exp.engine_json(), inputs, progress, threads, **batches)
+    flows_file = None
+    if write_to is not None and exp.engine["run"]["level"] == "flow":
+        table, stats, flows_file = _stream_run(exp, flows, run, Path(write_to))
+    else:
+        columns, stats_json = run()
+        stats = json.loads(stats_json)
+        table = flow_columns_table(
+            flows,
+            columns,
+            warmup_flows=exp.workload.warmup_flows,
+            cooldown_flows=exp.workload.cooldown_flows,
+            default_priority=int(exp.engine["scheme"]["priority"]),
+            bins=exp.output.bins,
+            consume=frame,  # (a FlowTable handed back keeps reading the engine's columns)
+        )
+        del columns
     config = exp.to_dict()
     summary = summarize(table, stats, config)
     summary["warnings"] = checked.warnings
@@ -740,5 +765,153 @@ def simulate(exp: Experiment, progress: Any = None, flows: pd.DataFrame | None =
         summary["thresholds_derived"] = exp.derived_thresholds is not None
         if exp.derived_thresholds is not None:
             summary["derived_thresholds"] = dict(exp.derived_thresholds)
+    if flows_file is not None:  # (the table holds only what the summary read: the file holds the rest)
+        return Result(flows=None, summary=summary, stats=stats, config=config,  # type: ignore[arg-type]
+                      experiment=exp, flows_file=flows_file)
     return Result(flows=table.frame() if frame else table, summary=summary, stats=stats, config=config,
                   experiment=exp)
+
+
+#: A streamed run's table columns that the summary reads (:func:`fctlab.analyze.summarize`) and that come from the
+#: engine: kept whole, a value a flow, each filled in from its batch's rows as they are written, with the dtype
+#: kept (timeouts as the engine counts them; the summary reads them as int64). 23 bytes a flow.
+_SUMMARY_KEPT = {"finished": np.bool_, "fct_ns": np.float64, "slowdown": np.float64, "timeouts": np.uint32,
+                 "met_deadline": np.bool_, "terminated": np.bool_}
+#: The counters the summary only sums (over every flow): summed batch by batch.
+_SUMMARY_SUMS = ("retransmits", "spurious_retransmits")
+
+
+def _stream_run(exp: Experiment, flows: pd.DataFrame | FlowColumns, run: Any,
+                out_dir: Path) -> tuple[Any, dict[str, Any], Path]:
+    """A flow-level run of :func:`simulate` that writes ``out_dir``/flows.parquet while the engine runs: the
+    engine hands its result columns over in batches of ``results.PARQUET_ROWS`` flows in flow-id order
+    (``_core.run``'s ``on_batch``: a batch once its flows and every flow before them are done), and each batch
+    becomes a row group, computed from the workload's rows and the batch's columns (``FlowTable.batch``) and
+    written as :func:`fctlab.write_results` writes a table's (``results.RowGroupWriter``), so the file is the
+    same, byte for byte. The summary is computed exactly as a whole run's, by the same function on the same
+    values: of each batch's rows it keeps the table columns the summary reads that come from the engine
+    (``_SUMMARY_KEPT``: finished, FCT, slowdown, timeouts, met deadline, terminated; 23 bytes a flow; p99s need
+    every FCT of a bin, so bins are not summarised batch by batch) and the sums of two counters; the columns that
+    come from the workload alone (size, warm-up, deadline) are computed from it at the end (``_SummaryTable``).
+    (Where the table cannot be described to pyarrow without pandas, ``results.pandas_metadata``, the batches
+    are joined and the table written whole with pandas, as :func:`fctlab.write_results` does then.)"""
+    from fctlab.results import FLOWS_FILE, PARQUET_ROWS, atomic_file
+
+    compression = (exp.to_dict().get("output") or {}).get("compression", "zstd")
+    # (the table's makers on the workload; the engine's columns come batch by batch)
+    table = _table(flows, {}, warmup_flows=exp.workload.warmup_flows, cooldown_flows=exp.workload.cooldown_flows,
+                   default_priority=int(exp.engine["scheme"]["priority"]), bins=exp.output.bins, consume=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / FLOWS_FILE
+    with atomic_file(path) as f:
+        stream = _Stream(table, f, compression)
+        try:
+            columns, stats_json = run(on_batch=stream, batch_rows=PARQUET_ROWS)
+        except BaseException:
+            stream.abandon()  # (the file is removed)
+            raise
+        del columns  # (empty: the batches had them)
+        stream.close()
+    summary_table: Any = stream.whole if stream.whole is not None else stream.summary
+    return summary_table, json.loads(stats_json), path
+
+
+class _SummaryTable:
+    """What :func:`fctlab.analyze.summarize` reads of a streamed run's table: the columns kept while it was
+    written (``_SUMMARY_KEPT``), the counters' sums (``_SUMMARY_SUMS``, as 0-d arrays: their ``sum()`` is the
+    total) and, from the table itself, the columns that need no engine column; any other column is refused."""
+
+    def __init__(self, table: FlowTable) -> None:
+        self.table = table
+        self.kept = {name: np.empty(len(table), dtype=dtype) for name, dtype in _SUMMARY_KEPT.items()}
+        self.sums = {name: 0 for name in _SUMMARY_SUMS}
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.table
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name in self.kept:
+            return self.kept[name]
+        if name in self.sums:
+            return np.asarray(self.sums[name], dtype=np.int64)
+        if self.table.reads((name,)):
+            raise KeyError(f"{name}: not kept by a streamed run (simulation._SUMMARY_KEPT)")
+        return self.table[name]
+
+    def add(self, lo: int, hi: int, part: dict[str, np.ndarray]) -> None:
+        """Rows lo..hi-1 of the table, as written."""
+        for name, values in self.kept.items():
+            values[lo:hi] = part[name]
+        for name in self.sums:
+            self.sums[name] += int(part[name].sum())
+
+
+class _Stream:
+    """``_core.run``'s ``on_batch`` for :func:`_stream_run`: each batch of the engine's columns written as a row
+    group, and what the summary reads of its rows kept (``summary``)."""
+
+    def __init__(self, table: FlowTable, f: Any, compression: str) -> None:
+        self.table, self.f, self.compression = table, f, compression
+        self.summary = _SummaryTable(table)
+        self.writer: Any = None
+        self.batches: list[tuple[int, dict[str, np.ndarray]]] | None = None  # (only when written whole)
+        self.whole: FlowTable | None = None
+
+    def __call__(self, first: int, columns: dict[str, np.ndarray]) -> None:
+        hi = first + len(columns["finish_ps"])
+        if self.batches is not None:
+            self.batches.append((first, columns))
+            return
+        if self.writer is None:
+            from fctlab.results import RowGroupWriter, pandas_metadata
+
+            import pyarrow as pa
+
+            one = _Batch(self.table, first, hi, columns)
+            meta = pandas_metadata(one, pa)
+            if meta is None:
+                self.batches = [(first, columns)]
+                return
+            self.writer = RowGroupWriter(one, meta, self.f, self.compression)
+        part, nulls = self.table.batch(first, hi, columns)
+        self.summary.add(first, hi, part)
+        self.writer.write(part, nulls)
+
+    def abandon(self) -> None:
+        """The run failed: close the writer, whatever it says, and let go of the batches."""
+        writer, self.writer, self.batches = self.writer, None, None
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 (the run's own error is the one raised)
+                pass
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        if self.batches is not None:
+            from fctlab.results import write_frame_parquet
+
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            whole = {name: np.concatenate([b[name] for _, b in self.batches]) for name in self.batches[0][1]}
+            self.batches = None
+            t = self.table
+            self.whole = FlowTable(len(t), t._makers, whole, False, lambda lo, hi: t._rows(lo, hi, whole, 0))
+            write_frame_parquet(self.whole.frame(), self.f, self.compression, pa, pq)
+
+
+class _Batch:
+    """A batch of a streamed table as ``results.pandas_metadata`` and ``RowGroupWriter`` read a table: its
+    columns (``rows``, whatever the range asked: they only read the kinds of the columns)."""
+
+    def __init__(self, table: FlowTable, lo: int, hi: int, columns: dict[str, np.ndarray]) -> None:
+        self.args = (table, lo, hi, columns)
+
+    def rows(self, lo: int, hi: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        table, first, _, columns = self.args
+        return table.batch(first, first, columns)

@@ -453,7 +453,8 @@ def execute_point(task: Mapping[str, Any]) -> dict[str, Any]:
             threads = min(threads, default_threads(exp))
         # a worker that writes the results itself never needs the DataFrame (nor pandas): the numpy table writes
         # the same file; one returned to the driver is pickled, as a DataFrame
-        result = simulate(exp, threads=threads, frame=task.get("run_dir") is None)
+        # (a flow-level run writes its flows.parquet into run_dir while it runs)
+        result = simulate(exp, threads=threads, frame=task.get("run_dir") is None, write_to=task.get("run_dir"))
         result.config[POINT_KEY] = {"run_id": task["run_id"], "axes": task["values"]}
         result.experiment = None
         info = {

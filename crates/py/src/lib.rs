@@ -5,7 +5,7 @@
 
 use fctlab_sim::config::{Preset, SchemeName, TopologyConfig, SCHEMES};
 use fctlab_sim::flows::{ColumnMut, FlowColumn, FLOW_COLUMNS};
-use fctlab_sim::{Config, FlowSet};
+use fctlab_sim::{Config, FlowError, FlowResults, FlowSet};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -284,25 +284,60 @@ fn check_flows(config_json: &str, columns: &Bound<'_, PyDict>) -> PyResult<Optio
 /// column's name (`flow_columns()`) to a 1-D numpy array of its dtype. Releases the GIL while simulating.
 ///
 /// Returns (columns, summary_json): columns is a dict of numpy arrays in flow-id order.
+///
+/// `on_batch`: a callable `on_batch(first, columns)` that takes the result columns instead, in batches of
+/// `batch_rows` flows in flow-id order (`first` the batch's first flow id; the last batch shorter, one empty
+/// batch for no flows); the returned dict is then empty. The flow level calls it while it runs, as soon as a
+/// batch's flows and every flow before them are done (`fctlab_sim::run_batches`), so it never holds the whole
+/// columns; the packet level calls it when the run ends, from its whole columns. The call is made on the
+/// thread that called `run`, with the GIL taken for it (the engine releases it in between); an exception it
+/// raises ends the run and is raised from `run`.
 #[pyfunction]
-#[pyo3(signature = (config_json, columns, progress=None, threads=1))]
+#[pyo3(signature = (config_json, columns, progress=None, threads=1, on_batch=None, batch_rows=65_536))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,
     columns: &Bound<'py, PyDict>,
     progress: Option<&Progress>,
     threads: usize,
+    on_batch: Option<PyObject>,
+    batch_rows: usize,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let cfg = parse(config_json)?;
     if threads < 1 {
         return Err(PyValueError::new_err(format!("threads: must be >= 1 (got {threads})")));
     }
+    if batch_rows < 1 {
+        return Err(PyValueError::new_err(format!("batch_rows: must be >= 1 (got {batch_rows})")));
+    }
     let flows = flow_set(columns)?;
     flows.validate(cfg.topology.hosts()).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let counter = progress.map(|p| p.inner.clone());
+    // (an exception from on_batch, kept to be raised as itself once the engine has stopped)
+    let mut raised: Option<PyErr> = None;
     let outcome = py.allow_threads(|| {
-        catch_unwind(AssertUnwindSafe(|| fctlab_sim::run(&cfg, &flows, counter.as_deref(), threads)))
+        catch_unwind(AssertUnwindSafe(|| match &on_batch {
+            None => fctlab_sim::run(&cfg, &flows, counter.as_deref(), threads),
+            Some(callback) => {
+                let mut each = |first: usize, batch: FlowResults| -> Result<(), FlowError> {
+                    Python::with_gil(|py| {
+                        let d = result_columns(py, batch)?;
+                        callback.call1(py, (first, d)).map(drop)
+                    })
+                    .map_err(|e| {
+                        raised = Some(e);
+                        FlowError::new("on_batch raised")
+                    })
+                };
+                let out = fctlab_sim::Batches { rows: batch_rows, each: &mut each };
+                fctlab_sim::run_batches(&cfg, &flows, counter.as_deref(), threads, out)
+            }
+        }))
     });
+    if let Some(e) = raised {
+        return Err(e);
+    }
     let out = match outcome {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => return Err(PyValueError::new_err(e.to_string())),
@@ -318,7 +353,12 @@ fn run<'py>(
             )));
         }
     };
-    let r = out.results;
+    let d = if on_batch.is_some() { PyDict::new(py) } else { result_columns(py, out.results)? };
+    Ok((d, serde_json::to_string(&out.stats).unwrap()))
+}
+
+/// A run's (or a batch's) result columns as a dict of numpy arrays, under the names Python reads them by.
+fn result_columns(py: Python<'_>, r: FlowResults) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("start_ps", r.start_ps.into_pyarray(py))?;
     d.set_item("finish_ps", r.finish_ps.into_pyarray(py))?;
@@ -349,7 +389,7 @@ fn run<'py>(
         d.set_item("man_stopped_ps", r.man_stopped_ps.into_pyarray(py))?;
         d.set_item("man_preemptions", r.man_preemptions.into_pyarray(py))?;
     }
-    Ok((d, serde_json::to_string(&out.stats).unwrap()))
+    Ok(d)
 }
 
 #[pymodule]

@@ -433,6 +433,19 @@ impl FlowSet {
 }
 
 /// Per-flow results, indexed by flow id.
+/// Calls macro `$m` with the names of every column of [`FlowResults`] (a literal built from them names every
+/// field, so a column added to the struct and not here does not compile).
+macro_rules! result_columns {
+    ($m:ident) => {
+        $m!(
+            start_ps, finish_ps, sender_done_ps, ideal_fct_ps, retransmits, timeouts, bytes_sent, bytes_delivered,
+            bytes_dropped, ecn_marked, probes, fast_recoveries, priority_losses, duplicate_data, ooo_max_segments,
+            data_arrivals, queue_delay_ps, terminated, app_done_ps, copy_rate_bps, man_wait_ps, man_stopped_ps,
+            man_preemptions
+        )
+    };
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowResults {
     /// When the flow started: its `start_ps`, or later when it waited for another flow; `NEVER` if it never
@@ -518,6 +531,42 @@ impl FlowResults {
             man_stopped_ps: Vec::new(),
             man_preemptions: Vec::new(),
         }
+    }
+
+    /// Rows `lo..hi` of every column that holds rows (a column left empty stays empty): the results of flows
+    /// `lo..hi` as a batch of their own.
+    pub fn rows(&self, lo: usize, hi: usize) -> Self {
+        macro_rules! cut {
+            ($($c:ident),*) => {
+                FlowResults { $($c: if self.$c.is_empty() { Vec::new() } else { self.$c[lo..hi].to_vec() }),* }
+            };
+        }
+        result_columns!(cut)
+    }
+
+    /// Take the first `k` rows out of every column that holds rows, as a batch of their own (the rows after them
+    /// move to the front).
+    pub fn split_front(&mut self, k: usize) -> Self {
+        macro_rules! take {
+            ($($c:ident),*) => {
+                FlowResults { $($c: if self.$c.is_empty() { Vec::new() } else { self.$c.drain(..k).collect() }),* }
+            };
+        }
+        result_columns!(take)
+    }
+
+    /// Extend the columns that [`FlowResults::new`] fills to `len` rows, with its values (a flow not started,
+    /// not finished); the others stay empty.
+    pub fn grow(&mut self, len: usize) {
+        let d = FlowResults::new(1);
+        macro_rules! grow {
+            ($($c:ident),*) => {{
+                $(if !d.$c.is_empty() && self.$c.len() < len {
+                    self.$c.resize(len, d.$c[0]);
+                })*
+            }};
+        }
+        result_columns!(grow);
     }
 
     /// Only `bytes_dropped` (for `n` flows), every other column empty: what the switches' side of a two-thread

@@ -44,7 +44,7 @@ pub mod validate;
 
 pub use config::{Config, ConfigError};
 pub use flows::{FlowError, FlowResults, FlowSet};
-pub use record::{Progress, RunOutput, RunStats};
+pub use record::{Batches, Progress, RunOutput, RunStats};
 
 /// Simulate `flows` on the fabric `cfg` describes, at the level `run.level` names: the packet level
 /// ([`engine::run_threads`], on up to `threads` threads: 1 or 2) or the flow level ([`flowlevel::run`], on one).
@@ -52,6 +52,31 @@ pub use record::{Progress, RunOutput, RunStats};
 /// it as flows finish, the flow level at each event). Deterministic: same inputs, same results, whatever the number of threads. Keys in the fabric's
 /// terms still set in `cfg` are resolved first ([`net::scale::resolve`]).
 pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&Progress>, threads: usize) -> Result<RunOutput, FlowError> {
+    run_to(cfg, flows, progress, threads, None)
+}
+
+/// [`run`], handing the per-flow results to `out` in batches of flow-id order rather than returning them (the
+/// returned `results` are then empty). The flow level hands each batch over as soon as its flows and every
+/// flow before them are done (finished or given up), so it holds only the rows from that watermark on, about
+/// the flows in flight; the packet level keeps its whole columns until the run ends, then cuts them into the
+/// same batches. Either way the batches, put end to end, are the columns [`run`] returns.
+pub fn run_batches(
+    cfg: &Config,
+    flows: &FlowSet,
+    progress: Option<&Progress>,
+    threads: usize,
+    out: Batches<'_>,
+) -> Result<RunOutput, FlowError> {
+    run_to(cfg, flows, progress, threads, Some(out))
+}
+
+fn run_to(
+    cfg: &Config,
+    flows: &FlowSet,
+    progress: Option<&Progress>,
+    threads: usize,
+    out: Option<Batches<'_>>,
+) -> Result<RunOutput, FlowError> {
     let resolved;
     let cfg = if net::scale::needs_resolving(cfg) {
         let mut c = cfg.clone();
@@ -62,9 +87,22 @@ pub fn run(cfg: &Config, flows: &FlowSet, progress: Option<&Progress>, threads: 
         cfg
     };
     validate::flows(cfg, flows)?;
-    match cfg.run.level {
-        config::Level::Packet => engine::run_threads(cfg, flows, progress, threads),
-        config::Level::Flow => flowlevel::run(cfg, flows, progress),
+    match (cfg.run.level, out) {
+        (config::Level::Packet, None) => engine::run_threads(cfg, flows, progress, threads),
+        (config::Level::Flow, None) => flowlevel::run(cfg, flows, progress),
+        (config::Level::Flow, Some(out)) => flowlevel::run_batches(cfg, flows, progress, out),
+        (config::Level::Packet, Some(out)) => {
+            let mut whole = engine::run_threads(cfg, flows, progress, threads)?;
+            let (n, rows) = (flows.len(), out.rows.max(1));
+            if n == 0 {
+                (out.each)(0, FlowResults::new(0))?;
+            }
+            for lo in (0..n).step_by(rows) {
+                (out.each)(lo, whole.results.rows(lo, (lo + rows).min(n)))?;
+            }
+            whole.results = FlowResults::new(0);
+            Ok(whole)
+        }
     }
 }
 

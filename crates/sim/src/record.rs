@@ -149,3 +149,12 @@ pub struct RunOutput {
     pub results: FlowResults,
     pub stats: RunStats,
 }
+
+/// Where a run hands its per-flow results over while it runs, in flow-id order, rather than returning them when it
+/// ends (`crate::run_batches`): `each(first, batch)` gets the rows of flows `first..first + len`, in batches of
+/// `rows` flows (the last one shorter; one empty batch for a run without flows). An error from `each` ends the
+/// run with that error.
+pub struct Batches<'a> {
+    pub rows: usize,
+    pub each: &'a mut dyn FnMut(usize, FlowResults) -> Result<(), crate::flows::FlowError>,
+}

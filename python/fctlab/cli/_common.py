@@ -171,9 +171,11 @@ def check_rerun(out: Path, exp: Experiment, overwrite: bool) -> None:
         raise ConfigError("--out", f"{out}: {why}; give --overwrite to replace it, or write to another folder")
 
 
-def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1) -> Result:
+def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1,
+                      write_to: Path | None = None) -> Result:
     """Run the engine in a worker thread; show flows finished / total polled from the engine (a bar with the
-    time left on a terminal, a line every ~10 s otherwise)."""
+    time left on a terminal, a line every ~10 s otherwise). ``write_to``: the results folder, which a flow-level
+    run writes its flows.parquet to while it runs (:func:`fctlab.simulation.simulate`)."""
     from fctlab import _core
     from fctlab.simulation import simulate
 
@@ -183,7 +185,8 @@ def run_with_progress(exp: Experiment, flows: Any, label: str, threads: int = 1)
     def work() -> None:
         try:
             # numpy columns, not a DataFrame: the commands only summarise and write the table (no pandas)
-            box["result"] = simulate(exp, progress=progress, flows=flows, threads=threads, frame=False)
+            box["result"] = simulate(exp, progress=progress, flows=flows, threads=threads, frame=False,
+                                     write_to=write_to)
         except BaseException as e:  # handed to the main thread
             box["error"] = e
 

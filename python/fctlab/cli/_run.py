@@ -199,7 +199,7 @@ def run_command(experiment: Path, out: Path | None = None, sets: list[str] | Non
     warn_before_run(exp, flows, strict)
     with signals_interrupt():  # SIGTERM / SIGHUP end the run as Ctrl-C does
         try:
-            result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", threads_for(threads, exp))
+            result = run_with_progress(exp, flows, f"{exp.name} ({exp.scheme})", threads_for(threads, exp), out_dir)
         except (ValueError, RuntimeError) as e:
             if is_exit(e):  # (typer's Exit is a RuntimeError subclass in click)
                 raise

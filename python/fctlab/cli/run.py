@@ -118,7 +118,7 @@ def compare(
     summaries = {}
     for scheme, exp in variants.items():
         try:
-            result = run_with_progress(exp, flows, f"{exp.name} ({scheme})", threads_for(threads, exp))
+            result = run_with_progress(exp, flows, f"{exp.name} ({scheme})", threads_for(threads, exp), out_dir / scheme)
             write_results(result, out_dir / scheme)
         except (ValueError, RuntimeError) as e:
             if is_exit(e):

@@ -119,6 +119,7 @@ def _all_to_all(
     k = rng.integers(0, len(rcv) - (pos >= 0), flows)
     k += (pos >= 0) & (k >= pos)
     dst = rcv[k]
+    del pos, k  # (freed before the sizes' draw: a large workload's memory peaks there)
     size = cdf.sample(rng, flows)
     return build_table(src, dst, size, start)
 

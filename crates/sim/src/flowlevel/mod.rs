@@ -153,7 +153,8 @@
 //! share and what cannot bind; `timers` the flows' next events; `tags` QCLIMB's and RAX's tags; `fluid` the state
 //! every allocation rule updates; and one file per rule: `maxmin`, `mlfq`, `ordered` (SRPT, criticality order),
 //! `d3`, `las` (with the global pass the incremental updates are tested against), `homa` (its pass), `prio` (LAS's
-//! and Homa's incremental update) and `hyline` (the manager's messages and what its signals do).
+//! and Homa's incremental update), `hyline` (the manager's messages and what its signals do) and `release` (the
+//! per-flow results: kept whole, or handed over in batches of flow-id order as flows finish, `run_batches`).
 
 mod d3;
 mod fluid;
@@ -165,6 +166,7 @@ mod mlfq;
 mod open;
 mod ordered;
 mod prio;
+mod release;
 mod resources;
 mod rto;
 mod tags;
@@ -172,8 +174,8 @@ mod timers;
 
 use crate::config::{BufferMode, Config, Criticality, EcnMode, FlowQueueing, FlowTimeouts, RoutingMode, SchemeName};
 use crate::net::ideal::ideal_fct;
-use crate::record::{Progress, RunOutput, RunStats};
-use crate::flows::{FlowError, FlowResults, FlowSet, NO_DEADLINE};
+use crate::record::{Batches, Progress, RunOutput, RunStats};
+use crate::flows::{FlowError, FlowSet, NO_DEADLINE};
 use crate::net::{flow_hash, mix64, Network};
 use crate::transport::homa::{fabric_rtt_bytes, HomaParams};
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
@@ -215,12 +217,29 @@ pub const MAX_HOPS: usize = 8;
 /// ([`crate::run`] is the way in). `progress`, if given, follows the run: the flows finished and the simulated
 /// time, at each event.
 pub(crate) fn run(cfg: &Config, flows: &FlowSet, progress: Option<&Progress>) -> Result<RunOutput, FlowError> {
-    run_pruned(cfg, flows, true, progress)
+    run_pruned(cfg, flows, true, progress, None)
+}
+
+/// [`run`], handing the per-flow results over in batches as flows finish (`release`: in flow-id order, behind
+/// the watermark of the flows all done); the returned results are then empty.
+pub(crate) fn run_batches(
+    cfg: &Config,
+    flows: &FlowSet,
+    progress: Option<&Progress>,
+    out: Batches<'_>,
+) -> Result<RunOutput, FlowError> {
+    run_pruned(cfg, flows, true, progress, Some(out))
 }
 
 /// `run`, leaving out of the flows' paths the resources that cannot bind (`Implied`) when `prune` (false: every
 /// resource kept, to test that it changes nothing).
-fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Progress>) -> Result<RunOutput, FlowError> {
+fn run_pruned(
+    cfg: &Config,
+    flows: &FlowSet,
+    prune: bool,
+    progress: Option<&Progress>,
+    out: Option<Batches<'_>>,
+) -> Result<RunOutput, FlowError> {
     let wall = std::time::Instant::now();
     let Some(model) = model_of(cfg.scheme.name) else {
         return Err(FlowError::new(format!(
@@ -289,7 +308,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
     };
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
     let n = flows.len();
-    let mut results = FlowResults::new(n);
+    let mut results = release::Release::new(n, out);
     let mut stats = RunStats { flows: n as u64, threads: 1, ..RunStats::default() };
     let mut res = Resources { prune, ..Resources::default() };
 
@@ -372,10 +391,12 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             if f.left <= 1e-6 || (f.rate > 0.0 && f.left / f.rate * 1e12 < 1.0) {
                 let (id, tail) = (f.id as usize, f.tail);
                 sq.leave(k, f);
-                results.finish_ps[id] = now + tail;
-                results.sender_done_ps[id] = now;
-                results.bytes_sent[id] = flows.size_bytes[id];
-                results.bytes_delivered[id] = flows.size_bytes[id];
+                let r = results.row(id);
+                results.cols.finish_ps[r] = now + tail;
+                results.cols.sender_done_ps[r] = now;
+                results.cols.bytes_sent[r] = flows.size_bytes[id];
+                results.cols.bytes_delivered[r] = flows.size_bytes[id];
+                results.done(id);
                 stats.flows_finished += 1;
                 if let Some(h) = hl.as_mut().filter(|h| h.class2[id]) {
                     h.last_bit(id as u32, now);
@@ -392,8 +413,10 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             // D3's quenching, PDQ's Early Termination: the flow gives up and never finishes
             if f.give_up_at(now) <= now {
                 let id = f.id as usize;
-                results.terminated[id] = true;
-                results.bytes_sent[id] = payload_of(f.sent, mss, header).min(flows.size_bytes[id]);
+                let r = results.row(id);
+                results.cols.terminated[r] = true;
+                results.cols.bytes_sent[r] = payload_of(f.sent, mss, header).min(flows.size_bytes[id]);
+                results.done(id);
                 sq.leave(k, f);
                 fl.done(k);
                 continue;
@@ -420,7 +443,8 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
                 } else if to.on {
                     let (fired, extra) = to.round(k, f.win, f.left, f.rtt + q, now);
                     f.left += extra;
-                    results.timeouts[f.id as usize] += u32::from(fired);
+                    let r = results.row(f.id as usize);
+                    results.cols.timeouts[r] += u32::from(fired);
                 }
             }
             if f.round_at != NEVER && f.allow * 1e12 < f.line {
@@ -483,8 +507,9 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             let class2 = hl.as_ref().is_some_and(|h| h.class2[i]);
             if class2 && admitted.is_none() {
                 // (its request leaves for the manager; it opens at its first CTS)
-                results.start_ps[i] = now;
-                results.ideal_fct_ps[i] = ideal_fct(
+                let r = results.row(i);
+                results.cols.start_ps[r] = now;
+                results.cols.ideal_fct_ps[r] = ideal_fct(
                     &net.ecmp_path(src, dst, flow_hash(id, false))
                         .iter()
                         .map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps))
@@ -550,8 +575,9 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             let round_at =
                 if window && win < line * rtt as f64 / 1e12 { now + setup_rtts * ctrl_rtt + rtt + q0 } else { NEVER };
             if !class2 {
-                results.start_ps[i] = now;
-                results.ideal_fct_ps[i] = ideal;
+                let r = results.row(i);
+                results.cols.start_ps[r] = now;
+                results.cols.ideal_fct_ps[r] = ideal;
                 stats.connections_opened += 1;
             }
             // (validate::flows refuses a path longer than this before the run: BCube's by topology.k, a
@@ -570,7 +596,9 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
             if term != TERM_NEVER
                 && (now >= deadline || term >= TERM_LINE && wire_bits / line * 1e12 > (deadline - now) as f64)
             {
-                results.terminated[i] = true;
+                let r = results.row(i);
+                results.cols.terminated[r] = true;
+                results.done(i);
                 continue;
             }
             let d3_asks = model == Model::D3 && deadline != NO_DEADLINE;
@@ -650,7 +678,8 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
                 // (the first round: its round trip as the standing queues stood at the flow's arrival)
                 let (fired, extra) = to.round(k, f.win, f.left, f.round_at - now, now);
                 f.left += extra;
-                results.timeouts[f.id as usize] += u32::from(fired);
+                let r = results.row(f.id as usize);
+                results.cols.timeouts[r] += u32::from(fired);
             }
         }
         match model {
@@ -675,6 +704,8 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
                 events.remove(k);
             }
         }
+        // the flows done up to here, handed over in batches when the results are
+        results.release()?;
     }
     // HyLine: the manager's counters, as the packet level reports them
     if let Some(h) = &hl {
@@ -689,7 +720,7 @@ fn run_pruned(cfg: &Config, flows: &FlowSet, prune: bool, progress: Option<&Prog
     }
     stats.wall_seconds = wall.elapsed().as_secs_f64();
     stats.events_per_second = stats.events as f64 / stats.wall_seconds.max(1e-9);
-    Ok(RunOutput { results, stats })
+    Ok(RunOutput { results: results.finish()?, stats })
 }
 
 /// The standing-queue model (`run.flow_queueing = "standing"`, see [`FlowQueueing::Standing`]): per resource,

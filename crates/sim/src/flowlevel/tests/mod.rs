@@ -9,6 +9,7 @@ mod mlfq;
 mod open;
 mod ordered;
 mod prio;
+mod release;
 mod resources;
 mod schemes;
 mod tags;

@@ -133,8 +133,8 @@ fn pruning_leaves_a_max_min_run_the_same() {
         t += draw() % 80_000_000;
         f.start_ps.push(t);
     }
-    let a = run_pruned(&cfg, &f, true, None).unwrap();
-    let b = run_pruned(&cfg, &f, false, None).unwrap();
+    let a = run_pruned(&cfg, &f, true, None, None).unwrap();
+    let b = run_pruned(&cfg, &f, false, None, None).unwrap();
     assert_eq!(a.stats.flows_finished, 3_000);
     let (ra, rb) = (&a.results, &b.results);
     for i in 0..3_000 {
