@@ -1,0 +1,469 @@
+//! The windowed fluid model (`run.flow_model = "window"`; tcp and dctcp): instead of rates from an allocation
+//! rule, each flow keeps the packet level's congestion window and sends against it, and each port keeps a fluid
+//! queue. Time advances in fixed steps of `run.flow_step_ns` (1,000 ns by default: a 1,500-byte segment at 12
+//! Gbps, so a step's worth of a flow at 10 Gbps is about a segment). Per step:
+//!
+//! - **Sending.** A flow hands its host's NIC what its window allows (the window less the bits in flight, which
+//!   count the bits still in the NIC), as the packet level's TCP writes segments into the NIC's queue. Each NIC
+//!   is a FIFO of those hand-overs and sends its rate's worth per step from its head: what leaves for a flow in
+//!   a step is one chunk on the rest of its path. A hand-over that finds the NIC's buffer full is lost there.
+//! - **A chunk's way.** It takes the round trip of its path as the queues stand when it leaves the NIC: the base
+//!   RTT plus every queue's delay (bits over the port's rate) on its data's path past the NIC and on its ACKs'
+//!   path. It carries an ECN mark if a port of its data path (the NIC included) holds more than its marking
+//!   threshold (dctcp: `switch.ecn_threshold_bytes` where the ports mark, the NIC's with `host.nic_ecn`), and is
+//!   lost if a port past the NIC is full (its buffer: `switch.buffer_bytes` per port, or the dynamic threshold's
+//!   share of a shared pool for one congested port). A chunk counts at every port of its path in the same step
+//!   (no pacing by the ports before: the usual approximation of a fluid network), and each port's queue grows by
+//!   what enters it and falls by its rate times the step.
+//! - **ACKs.** A chunk's ACK comes back after its round trip (and not before the ACK of the chunk before it).
+//!   As the packet level's TCP (`transport::tcp`): the window grows by what is acked in slow start and by one
+//!   segment per window after; DCTCP's alpha is updated once per window of data from the fraction marked
+//!   (`transport.dctcp_g`, from `transport.dctcp_alpha_init`), and the window is cut once per window in which a
+//!   mark comes back, by alpha / 2, which ends slow start (ssthresh = the cut window). A lost chunk is known when
+//!   its ACK would have come (the duplicate ACKs of the chunks after it, or SACK) and is sent again; the window is
+//!   halved, once per window.
+//! - **Timer.** RFC 6298 as the packet level's: `rto_init_us` before a sample (3 x the handshake's round trip
+//!   after it), then SRTT + 4 RTTVAR within `rto_min_us` and `rto_max_us`, restarted at each ACK. It fires when
+//!   an ACK is later than the RTO: the window falls to one segment, ssthresh to half the data in flight, and the
+//!   RTO backs off; Karn's rule: a chunk sent before the timeout gives no sample, so the backed-off RTO stays
+//!   until one sent after it is acked.
+//!
+//! A flow's last bit arrives after its chunk's queueing on the data path and the path's pipeline (the isolated
+//! flow's ideal FCT minus its wire bits at the bottleneck rate); the flow is done when every chunk is acked.
+//! Set-up as the rate model: the handshake's round trip before the data. Under packet spraying a hop's resource
+//! is the pool of its ports (the rate model's), its queue and thresholds the sum of theirs.
+//!
+//! Not modelled: the packets within a chunk (a chunk is marked or lost whole), the spurious retransmissions that
+//! follow a timeout at the packet level (the originals' ACKs end the recovery here), delayed ACKs, reordering,
+//! flows that wait for others (refused). Measured against the packet level in docs/flow-level.md.
+
+use super::release::Release;
+use super::resources::{pooled_path, Resources};
+use crate::config::{BufferMode, Config, EcnMode, RoutingMode, SchemeName};
+use crate::flows::{FlowError, FlowSet};
+use crate::net::ideal::ideal_fct;
+use crate::net::{flow_hash, Network};
+use crate::record::{Progress, RunStats};
+use crate::transport::tcp::TcpParams;
+use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
+use std::collections::VecDeque;
+
+/// What one step's sending of a flow put on its path beyond the NIC.
+struct Chunk {
+    sent_at: Ps,
+    ack_at: Ps,
+    bits: f64,
+    marked: bool,
+    lost: bool,
+    /// The flow's bits handed to the NIC up to the end of this chunk (its snd_nxt after it).
+    seq: f64,
+}
+
+/// An open flow: its path, its window's state and its chunks in flight.
+struct Flow {
+    id: u32,
+    /// Incremented when the slot is reused, so that a NIC's queue never credits a later flow of the slot.
+    gen: u32,
+    data: Vec<u32>,
+    back: Vec<u32>,
+    nic: u32,
+    line: f64,
+    rtt: Ps,
+    tail: Ps,
+    data_at: Ps,
+    /// Bits still to hand to the NIC (new data, and lost chunks to send again); bits in flight (the NIC's
+    /// backlog included); bits handed to the NIC so far (snd_nxt); bits still in the NIC; bits the NIC sent for
+    /// it in this step.
+    left: f64,
+    inflight: f64,
+    seq: f64,
+    backlog: f64,
+    drained: f64,
+    cwnd: f64,
+    ssthresh: f64,
+    alpha: f64,
+    /// DCTCP's accounting: bits acked, the count at which the current window of data ends, its bits acked and
+    /// marked. A cut is made for a chunk past `cut_until` (snd_nxt at the last cut: once per window).
+    acked: f64,
+    win_end: f64,
+    win_bits: f64,
+    win_marked: f64,
+    cut_until: f64,
+    chunks: VecDeque<Chunk>,
+    srtt: f64,
+    rttvar: f64,
+    rto: Ps,
+    timer: Ps,
+    /// Karn: chunks up to this snd_nxt were sent before the last timeout.
+    karn: f64,
+    last_arrival: Ps,
+    last_sent: Ps,
+    timeouts: u32,
+    lost_bits: f64,
+}
+
+/// Whether the windowed model runs this scheme.
+pub(super) fn supports(name: SchemeName) -> bool {
+    matches!(name, SchemeName::Tcp | SchemeName::Dctcp)
+}
+
+/// Run `flows` with the windowed model; returns the time the run ended.
+pub(super) fn run(
+    cfg: &Config,
+    flows: &FlowSet,
+    net: &Network,
+    results: &mut Release<'_>,
+    stats: &mut RunStats,
+    progress: Option<&Progress>,
+) -> Result<Ps, FlowError> {
+    if !supports(cfg.scheme.name) {
+        return Err(FlowError::new(format!(
+            "run.flow_model = \"window\" models tcp and dctcp, not {} (the rate model, \"rates\", has the others)",
+            cfg.scheme.name.as_str()
+        )));
+    }
+    if (0..flows.len()).any(|i| flows.parent(i).is_some()) {
+        return Err(FlowError::new(
+            "run.flow_model = \"window\" does not take flows that wait for others (a trace's after column); \
+             the rate model (\"rates\") does",
+        ));
+    }
+    let t = &cfg.transport;
+    let (mss, header) = (t.mss_bytes, t.header_bytes);
+    let seg_bits = (mss + header) as f64 * 8.0;
+    let max_cwnd = if t.max_cwnd_packets > 0 { t.max_cwnd_packets as f64 * seg_bits } else { f64::INFINITY };
+    let spray = cfg.routing.mode == RoutingMode::Spray;
+    let tp = TcpParams::from_config(cfg);
+    let dctcp = cfg.scheme.name == SchemeName::Dctcp;
+    let step: Ps = (cfg.run.flow_step_ns * 1000.0).round().max(1.0) as Ps;
+    let dt = step as f64 / 1e12;
+    let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
+    // per resource: the queue (bits), marking threshold and buffer (bits), what enters it in this step, whether
+    // it is a NIC (a FIFO of hand-overs: slot, generation, bits)
+    let sw = &cfg.switch;
+    let switch_full = match sw.buffer {
+        BufferMode::Port => sw.buffer_bytes,
+        _ => (sw.shared_buffer_bytes as f64 * sw.dt_alpha / (1.0 + sw.dt_alpha)) as u64,
+    };
+    let nic_full = cfg.host.nic_buffer(sw.buffer_bytes);
+    let switch_k = (dctcp && sw.ecn != EcnMode::Off).then_some(sw.ecn_threshold_bytes);
+    let nic_k = (dctcp && cfg.host.nic_ecn).then_some(sw.ecn_threshold_bytes);
+    let mut is_nic_port = vec![false; net.ports.len()];
+    for &p in &net.host_port {
+        is_nic_port[p as usize] = true;
+    }
+    let mut res = Resources::default();
+    let mut q: Vec<f64> = Vec::new();
+    let mut k_bits: Vec<f64> = Vec::new();
+    let mut b_bits: Vec<f64> = Vec::new();
+    let mut inflow: Vec<f64> = Vec::new();
+    let mut fifo: Vec<VecDeque<(u32, u32, f64)>> = Vec::new();
+    let mut nics: Vec<u32> = Vec::new();
+    let mut is_nic: Vec<bool> = Vec::new();
+
+    let mut order: Vec<u32> = (0..flows.len() as u32).collect();
+    order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
+    let mut next = 0;
+    // the flows' slots (reused), those open (past their set-up) and those in their set-up
+    let mut slots: Vec<Flow> = Vec::new();
+    let mut free: Vec<u32> = Vec::new();
+    let mut open: Vec<u32> = Vec::new();
+    let mut setting_up: Vec<u32> = Vec::new();
+    let mut now: Ps = 0;
+    loop {
+        let end = now + step;
+        // arrivals in this step
+        while next < order.len() && flows.start_ps[order[next] as usize] < end {
+            let id = order[next];
+            next += 1;
+            let i = id as usize;
+            let (src, dst, size) = (flows.src[i], flows.dst[i], flows.size_bytes[i]);
+            let hops = net.ecmp_path(src, dst, flow_hash(id, false));
+            let hop_list: Vec<(u64, Ps)> =
+                hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
+            let ideal = ideal_fct(&hop_list, size, mss, header);
+            let rtt: Ps =
+                hop_list.iter().map(|&(r, d)| tx_time(mss + header, r) + tx_time(t.ack_bytes, r) + 2 * d).sum();
+            let ctrl_rtt: Ps = hop_list.iter().map(|&(r, d)| 2 * tx_time(t.ack_bytes, r) + 2 * d).sum();
+            let segs = size.div_ceil(mss as u64).max(1);
+            let wire_bits = (size + segs * header as u64) as f64 * 8.0;
+            let bottleneck = hop_list.iter().map(|h| h.0).min().unwrap_or(1) as f64;
+            let tail = ideal.saturating_sub((wire_bits / bottleneck * 1e12).round() as Ps);
+            let (data, back): (Vec<u32>, Vec<u32>) = if spray {
+                (pooled_path(net, src, dst, &mut res), pooled_path(net, dst, src, &mut res))
+            } else {
+                (
+                    hops.iter().map(|&p| res.of_port(p, net)).collect(),
+                    net.ecmp_path(dst, src, flow_hash(id, true)).iter().map(|&p| res.of_port(p, net)).collect(),
+                )
+            };
+            for r in q.len()..res.capacity.len() {
+                let p = res.first_port[r] as usize;
+                let nic = is_nic_port[p];
+                let (kk, bb) = if nic { (nic_k, nic_full) } else { (switch_k, switch_full) };
+                let ports = (res.capacity[r] / net.ports[p].rate_bps as f64).round().max(1.0);
+                q.push(0.0);
+                k_bits.push(kk.map_or(f64::INFINITY, |k| k as f64 * 8.0 * ports));
+                b_bits.push(bb as f64 * 8.0 * ports);
+                inflow.push(0.0);
+                fifo.push(VecDeque::new());
+                is_nic.push(nic);
+                if nic {
+                    nics.push(r as u32);
+                }
+            }
+            let r = results.row(i);
+            results.cols.start_ps[r] = flows.start_ps[i];
+            results.cols.ideal_fct_ps[r] = ideal;
+            stats.connections_opened += 1;
+            let srtt = if t.handshake { ctrl_rtt as f64 } else { 0.0 };
+            let rto = if t.handshake { ((3.0 * srtt) as Ps).clamp(tp.rto_min, tp.rto_max) } else { tp.rto_init };
+            let cwnd = (t.init_cwnd_packets as f64 * seg_bits).min(max_cwnd);
+            let f = Flow {
+                id,
+                gen: 0,
+                nic: data[0],
+                data,
+                back,
+                line: net.line_rate_bps(src) as f64,
+                rtt,
+                tail,
+                data_at: flows.start_ps[i] + if t.handshake { ctrl_rtt } else { 0 },
+                left: wire_bits,
+                inflight: 0.0,
+                seq: 0.0,
+                backlog: 0.0,
+                drained: 0.0,
+                cwnd,
+                ssthresh: f64::INFINITY,
+                alpha: tp.alpha_init,
+                acked: 0.0,
+                win_end: cwnd,
+                win_bits: 0.0,
+                win_marked: 0.0,
+                cut_until: 0.0,
+                chunks: VecDeque::new(),
+                srtt,
+                rttvar: srtt / 2.0,
+                rto,
+                timer: NEVER,
+                karn: -1.0,
+                last_arrival: 0,
+                last_sent: 0,
+                timeouts: 0,
+                lost_bits: 0.0,
+            };
+            let k = match free.pop() {
+                Some(k) => {
+                    let gen = slots[k as usize].gen.wrapping_add(1);
+                    slots[k as usize] = Flow { gen, ..f };
+                    k
+                }
+                None => {
+                    slots.push(f);
+                    (slots.len() - 1) as u32
+                }
+            };
+            setting_up.push(k);
+        }
+        // set-ups done by the end of this step
+        let mut j = 0;
+        while j < setting_up.len() {
+            if slots[setting_up[j] as usize].data_at < end {
+                open.push(setting_up.swap_remove(j));
+            } else {
+                j += 1;
+            }
+        }
+        stats.max_concurrent_flows = stats.max_concurrent_flows.max((open.len() + setting_up.len()) as u64);
+        if open.is_empty() && setting_up.is_empty() && next >= order.len() {
+            break;
+        }
+        if now > limit {
+            stats.hit_time_limit = true;
+            break;
+        }
+        stats.events += 1;
+        if let Some(p) = progress.filter(|_| stats.events % 1024 == 0) {
+            p.set(stats.flows_finished, now);
+        }
+        inflow.iter_mut().for_each(|v| *v = 0.0);
+        let mut finished = false;
+        let mut j = 0;
+        while j < open.len() {
+            let k = open[j];
+            let f = &mut slots[k as usize];
+            // the ACKs back by now
+            while f.chunks.front().is_some_and(|c| c.ack_at <= now) {
+                let c = f.chunks.pop_front().unwrap();
+                f.inflight -= c.bits;
+                if c.seq > f.karn {
+                    let sample = (c.ack_at - c.sent_at) as f64;
+                    if f.srtt == 0.0 {
+                        f.srtt = sample;
+                        f.rttvar = sample / 2.0;
+                    } else {
+                        f.rttvar = 0.75 * f.rttvar + 0.25 * (f.srtt - sample).abs();
+                        f.srtt = 0.875 * f.srtt + 0.125 * sample;
+                    }
+                    f.rto = ((f.srtt + 4.0 * f.rttvar) as Ps).clamp(tp.rto_min, tp.rto_max);
+                }
+                f.timer = if f.inflight > 1e-9 { c.ack_at + f.rto } else { NEVER };
+                if c.lost {
+                    f.left += c.bits;
+                    f.lost_bits += c.bits;
+                    if c.seq > f.cut_until {
+                        f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
+                        f.cwnd = f.ssthresh;
+                        f.cut_until = f.seq;
+                    }
+                    continue;
+                }
+                f.acked += c.bits;
+                f.win_bits += c.bits;
+                if c.marked {
+                    f.win_marked += c.bits;
+                }
+                if dctcp && f.acked >= f.win_end {
+                    let frac = if f.win_bits > 0.0 { f.win_marked / f.win_bits } else { 0.0 };
+                    f.alpha = (1.0 - tp.g) * f.alpha + tp.g * frac;
+                    f.win_bits = 0.0;
+                    f.win_marked = 0.0;
+                    f.win_end = f.acked + f.inflight.max(seg_bits);
+                }
+                if c.marked && c.seq > f.cut_until {
+                    f.cwnd = (f.cwnd * (1.0 - f.alpha / 2.0)).max(2.0 * seg_bits);
+                    f.ssthresh = f.cwnd;
+                    f.cut_until = f.seq;
+                } else if f.cwnd < f.ssthresh {
+                    f.cwnd += c.bits;
+                } else {
+                    f.cwnd += seg_bits * c.bits / f.cwnd;
+                }
+                f.cwnd = f.cwnd.min(max_cwnd);
+            }
+            // the retransmission timer
+            if f.timer <= now {
+                f.timeouts += 1;
+                f.ssthresh = (f.inflight / 2.0).max(2.0 * seg_bits);
+                f.cwnd = seg_bits;
+                f.rto = (f.rto * 2).min(tp.rto_max);
+                f.timer = now + f.rto;
+                f.cut_until = f.seq;
+                f.karn = f.seq;
+            }
+            // done: everything handed over and acked
+            if f.left <= 1e-6 && f.inflight <= 1e-6 {
+                let i = f.id as usize;
+                let r = results.row(i);
+                results.cols.finish_ps[r] = f.last_arrival;
+                results.cols.sender_done_ps[r] = f.last_sent;
+                results.cols.bytes_sent[r] = flows.size_bytes[i];
+                results.cols.bytes_delivered[r] = flows.size_bytes[i];
+                results.cols.timeouts[r] = f.timeouts;
+                results.cols.bytes_dropped[r] = (f.lost_bits / 8.0) as u64;
+                results.done(i);
+                stats.flows_finished += 1;
+                finished = true;
+                free.push(k);
+                open.swap_remove(j);
+                continue;
+            }
+            // what the window allows goes into the NIC's queue (lost if its buffer is full)
+            let room = (f.cwnd - f.inflight).max(0.0);
+            let push = f.left.min(room);
+            if push > 1e-6 {
+                f.left -= push;
+                f.inflight += push;
+                f.seq += push;
+                let n = f.nic as usize;
+                let at = f.data_at.max(now);
+                if q[n] >= b_bits[n] {
+                    let ack_at = (at + f.rtt).max(f.chunks.back().map_or(0, |c| c.ack_at));
+                    f.chunks.push_back(Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq });
+                } else {
+                    f.backlog += push;
+                    fifo[n].push_back((k, f.gen, push));
+                }
+                if f.timer == NEVER {
+                    f.timer = at + f.rto;
+                }
+            }
+            j += 1;
+        }
+        if finished {
+            results.release()?;
+        }
+        // each NIC sends its rate's worth from the head of its queue
+        for &n in &nics {
+            let n = n as usize;
+            let mut budget = res.capacity[n] * dt;
+            while budget > 1e-9 {
+                let Some(head) = fifo[n].front_mut() else { break };
+                let take = head.2.min(budget);
+                budget -= take;
+                head.2 -= take;
+                let f = &mut slots[head.0 as usize];
+                if f.gen == head.1 {
+                    f.drained += take;
+                }
+                if head.2 <= 1e-9 {
+                    fifo[n].pop_front();
+                }
+            }
+        }
+        // what left each NIC: a chunk on the rest of the path
+        for &k in &open {
+            let f = &mut slots[k as usize];
+            if f.drained <= 1e-6 {
+                continue;
+            }
+            let bits = f.drained.min(f.backlog);
+            f.drained = 0.0;
+            f.backlog -= bits;
+            let n = f.nic as usize;
+            let from = f.data_at.max(now);
+            let wait = (q[n] / res.capacity[n] * 1e12) as Ps;
+            let (mut qd, mut qb): (Ps, Ps) = (0, 0);
+            let mut marked = q[n] > k_bits[n];
+            let mut lost = false;
+            for &l in &f.data[1..] {
+                let l = l as usize;
+                qd += (q[l] / res.capacity[l] * 1e12) as Ps;
+                marked |= q[l] > k_bits[l];
+                lost |= q[l] >= b_bits[l];
+            }
+            if !lost {
+                for &l in &f.data[1..] {
+                    inflow[l as usize] += bits;
+                }
+            }
+            for &l in &f.back {
+                qb += (q[l as usize] / res.capacity[l as usize] * 1e12) as Ps;
+            }
+            let out = from + (bits / f.line * 1e12) as Ps;
+            let ack_at = (out + f.rtt + qd + qb).max(f.chunks.back().map_or(0, |c| c.ack_at));
+            let seq = f.seq - f.backlog;
+            f.chunks.push_back(Chunk { sent_at: from.saturating_sub(wait), ack_at, bits, marked, lost, seq });
+            if !lost {
+                f.last_sent = out;
+                f.last_arrival = f.last_arrival.max(out + qd + f.tail);
+            }
+        }
+        // the queues: a NIC's is its flows' backlog, a switch port's grows by what entered and falls by its rate
+        for &n in &nics {
+            q[n as usize] = fifo[n as usize].iter().map(|e| e.2).sum();
+        }
+        for l in 0..q.len() {
+            if is_nic[l] {
+                continue;
+            }
+            q[l] = (q[l] + inflow[l] - res.capacity[l] * dt).clamp(0.0, b_bits[l]);
+        }
+        now = end;
+    }
+    if let Some(p) = progress {
+        p.set(stats.flows_finished, now);
+    }
+    Ok(now)
+}
