@@ -15,8 +15,9 @@ and the time each level took. The axes:
 Web search, RTOmin 2 ms (the PIAS scripts'; the engine's 200 us default times out spuriously on these fabrics,
 see docs/flow-level.md; `--rto-min-us 200` runs the engine's default, a key of its own), `--flows` flows per cell
 (default 5,000), seed 1. The TCP family's cells also run the flow level without its retransmission timer
-(`run.flow_timeouts = "none"`, recorded as "flow_no_timer"), the before of that model. Usage, from the repository
-root:
+(`run.flow_timeouts = "none"`, recorded as "flow_no_timer"), the before of that model; tcp's and dctcp's also run
+the windowed model (`run.flow_model = "window"`, recorded as "flow_window"; `--window-table` prints it against the
+rate model). Usage, from the repository root:
 
     .venv/bin/python benchmarks/calibrate_matrix.py                       # everything (hours on 2 cores)
     .venv/bin/python benchmarks/calibrate_matrix.py --schemes dctcp tcp --loads 0.5 --flows 3000
@@ -87,6 +88,8 @@ def run_cell(sets: list[str], fabric: str, packet: dict | None = None) -> dict:
         runs = runs[1:]
     if base.scheme in ("tcp", "dctcp", "l2dct"):
         runs.append(("flow_no_timer", ["run.level=flow", "run.flow_timeouts=none"]))
+    if base.scheme in ("tcp", "dctcp"):
+        runs.append(("flow_window", ["run.level=flow", "run.flow_model=window"]))
     for level, sets_ in runs:
         exp = base.with_overrides(sets_)
         start = time.perf_counter()
@@ -135,6 +138,32 @@ def markdown(cells: dict[tuple, dict]) -> str:
     return head + "\n" + "\n".join(rows)
 
 
+def window_table(cells: dict[tuple, dict]) -> str:
+    """The cells with the windowed model (`flow_window`): the rate model's error -> the windowed model's."""
+    def pct(v: float | None) -> str:
+        if v is None:
+            return "-"
+        s = f"{100 * v:+.0f}%"
+        return f"**{s}**" if abs(v) > 0.10 else s
+
+    head = ("| fabric | routing | window | scheme | load | small mean / p99 | medium mean / p99 | large mean / p99 "
+            "| speed-up (rates / window) |\n|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for key in sorted(k for k in cells if "flow_window" in cells[k]):
+        c = cells[key]
+        scheme, load, window, routing, fabric, _flows = key[:6]
+        rto = f" (RTOmin {key[6]:g} us)" if len(key) > 6 else ""
+        bins = []
+        for b in ("small", "medium", "large"):
+            p, f, w = c["packet"][b], c["flow"][b], c["flow_window"][b]
+            bins.append(" -> ".join(f"{pct(error(p['mean_fct_ns'], x['mean_fct_ns']))} / "
+                                    f"{pct(error(p['p99_fct_ns'], x['p99_fct_ns']))}" for x in (f, w)))
+        speeds = [c["packet_seconds"] / max(c[k], 1e-9) for k in ("flow_seconds", "flow_window_seconds")]
+        rows.append(f"| {fabric} | {routing} | {window} | {scheme}{rto} | {load} | {' | '.join(bins)} | "
+                    f"{speeds[0]:.0f}x / {speeds[1]:.0f}x |")
+    return head + "\n" + "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--schemes", nargs="+", default=SCHEMES, choices=SCHEMES)
@@ -148,12 +177,18 @@ def main() -> None:
                     help="transport.rto_min_us (default 2000; other values are cells of their own)")
     ap.add_argument("--rerun", action="store_true", help="run cells that already have results")
     ap.add_argument("--markdown", action="store_true", help="print the table of the recorded cells and stop")
+    ap.add_argument("--window-table", action="store_true",
+                    help="print the rate model against the windowed model (run.flow_model = \"window\") for the "
+                         "cells that have both, and stop")
     ap.add_argument("--reuse-packet", action="store_true",
                     help="rerun only the flow level, taking the packet level's results from the cell's last line "
                          "(for a change that leaves the packet level as it was: check that with benchmarks/ab.py)")
     args = ap.parse_args()
     if args.markdown:
         print(markdown(load_cells()))
+        return
+    if args.window_table:
+        print(window_table(load_cells()))
         return
     done = load_cells()
     version = code_version()
