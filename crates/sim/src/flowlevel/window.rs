@@ -154,12 +154,18 @@ pub(super) fn run(
     }
     let mut res = Resources::default();
     let mut q: Vec<f64> = Vec::new();
+    let mut ps_per_bit: Vec<f64> = Vec::new();
+    // (switch ports whose queue is not empty or that something entered in this step)
+    let mut busy: Vec<u32> = Vec::new();
+    let mut is_busy: Vec<bool> = Vec::new();
     let mut k_bits: Vec<f64> = Vec::new();
     let mut b_bits: Vec<f64> = Vec::new();
     let mut inflow: Vec<f64> = Vec::new();
     let mut fifo: Vec<VecDeque<(u32, u32, f64)>> = Vec::new();
     let mut nics: Vec<u32> = Vec::new();
     let mut is_nic: Vec<bool> = Vec::new();
+    // (per NIC: the bits in its FIFO)
+    let mut nic_q: Vec<f64> = Vec::new();
 
     let mut order: Vec<u32> = (0..flows.len() as u32).collect();
     order.sort_by_key(|&i| (flows.start_ps[i as usize], i));
@@ -203,11 +209,14 @@ pub(super) fn run(
                 let (kk, bb) = if nic { (nic_k, nic_full) } else { (switch_k, switch_full) };
                 let ports = (res.capacity[r] / net.ports[p].rate_bps as f64).round().max(1.0);
                 q.push(0.0);
+                ps_per_bit.push(1e12 / res.capacity[r]);
                 k_bits.push(kk.map_or(f64::INFINITY, |k| k as f64 * 8.0 * ports));
                 b_bits.push(bb as f64 * 8.0 * ports);
                 inflow.push(0.0);
                 fifo.push(VecDeque::new());
                 is_nic.push(nic);
+                is_busy.push(false);
+                nic_q.push(0.0);
                 if nic {
                     nics.push(r as u32);
                 }
@@ -287,7 +296,6 @@ pub(super) fn run(
         if let Some(p) = progress.filter(|_| stats.events % 1024 == 0) {
             p.set(stats.flows_finished, now);
         }
-        inflow.iter_mut().for_each(|v| *v = 0.0);
         let mut finished = false;
         let mut j = 0;
         while j < open.len() {
@@ -384,6 +392,7 @@ pub(super) fn run(
                 } else {
                     f.backlog += push;
                     fifo[n].push_back((k, f.gen, push));
+                    nic_q[n] += push;
                 }
                 if f.timer == NEVER {
                     f.timer = at + f.rto;
@@ -403,6 +412,7 @@ pub(super) fn run(
                 let take = head.2.min(budget);
                 budget -= take;
                 head.2 -= take;
+                nic_q[n] -= take;
                 let f = &mut slots[head.0 as usize];
                 if f.gen == head.1 {
                     f.drained += take;
@@ -423,23 +433,27 @@ pub(super) fn run(
             f.backlog -= bits;
             let n = f.nic as usize;
             let from = f.data_at.max(now);
-            let wait = (q[n] / res.capacity[n] * 1e12) as Ps;
+            let wait = (q[n] * ps_per_bit[n]) as Ps;
             let (mut qd, mut qb): (Ps, Ps) = (0, 0);
             let mut marked = q[n] > k_bits[n];
             let mut lost = false;
             for &l in &f.data[1..] {
                 let l = l as usize;
-                qd += (q[l] / res.capacity[l] * 1e12) as Ps;
+                qd += (q[l] * ps_per_bit[l]) as Ps;
                 marked |= q[l] > k_bits[l];
                 lost |= q[l] >= b_bits[l];
             }
             if !lost {
                 for &l in &f.data[1..] {
                     inflow[l as usize] += bits;
+                    if !is_busy[l as usize] {
+                        is_busy[l as usize] = true;
+                        busy.push(l);
+                    }
                 }
             }
             for &l in &f.back {
-                qb += (q[l as usize] / res.capacity[l as usize] * 1e12) as Ps;
+                qb += (q[l as usize] * ps_per_bit[l as usize]) as Ps;
             }
             let out = from + (bits / f.line * 1e12) as Ps;
             let ack_at = (out + f.rtt + qd + qb).max(f.chunks.back().map_or(0, |c| c.ack_at));
@@ -452,13 +466,23 @@ pub(super) fn run(
         }
         // the queues: a NIC's is its flows' backlog, a switch port's grows by what entered and falls by its rate
         for &n in &nics {
-            q[n as usize] = fifo[n as usize].iter().map(|e| e.2).sum();
-        }
-        for l in 0..q.len() {
-            if is_nic[l] {
-                continue;
+            let n = n as usize;
+            if fifo[n].is_empty() {
+                nic_q[n] = 0.0; // (no rounding left over)
             }
+            q[n] = nic_q[n];
+        }
+        let mut b = 0;
+        while b < busy.len() {
+            let l = busy[b] as usize;
             q[l] = (q[l] + inflow[l] - res.capacity[l] * dt).clamp(0.0, b_bits[l]);
+            inflow[l] = 0.0;
+            if q[l] > 0.0 {
+                b += 1;
+            } else {
+                is_busy[l] = false;
+                busy.swap_remove(b);
+            }
         }
         now = end;
     }
