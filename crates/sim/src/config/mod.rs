@@ -181,7 +181,7 @@ pub enum FlowModel {
     /// on a loss, the RFC 6298 timer) and sends against it into fluid queues, one per port, stepped every
     /// `flow_step_ns` (`flowlevel::window`). `flow_queueing` and `flow_timeouts` do not apply (its queues and its
     /// timer are its own). On the 144-host leaf-spine with a 10-packet window, ECMP and RTOmin 200 us (8,000
-    /// flows of web search at 0.6) every size bin's mean and p99 FCT is within 8% of the packet level's, where the
+    /// flows of web search at 0.6) every size bin's mean and p99 FCT is within 7% of the packet level's, where the
     /// rate model's large flows are 10.5% fast on the mean; it costs about three times the rate model's time and
     /// half the packet level's (docs/flow-level.md).
     Window,

@@ -19,14 +19,18 @@
 //!   As the packet level's TCP (`transport::tcp`): the window grows by what is acked in slow start and by one
 //!   segment per window after; DCTCP's alpha is updated once per window of data from the fraction marked
 //!   (`transport.dctcp_g`, from `transport.dctcp_alpha_init`), and the window is cut once per window in which a
-//!   mark comes back, by alpha / 2, which ends slow start (ssthresh = the cut window). A lost chunk is known when
-//!   its ACK would have come (the duplicate ACKs of the chunks after it, or SACK) and is sent again; the window is
-//!   halved, once per window.
+//!   mark comes back, by alpha / 2 after that ACK's growth, which ends slow start (ssthresh = the cut window). A
+//!   lost chunk is known when its ACK would have come (the duplicate ACKs of the chunks after it, or SACK) and is
+//!   sent again.
 //! - **Timer.** RFC 6298 as the packet level's: `rto_init_us` before a sample (3 x the handshake's round trip
-//!   after it), then SRTT + 4 RTTVAR within `rto_min_us` and `rto_max_us`, restarted at each ACK. It fires when
-//!   an ACK is later than the RTO: the window falls to one segment, ssthresh to half the data in flight, and the
-//!   RTO backs off; Karn's rule: a chunk sent before the timeout gives no sample, so the backed-off RTO stays
-//!   until one sent after it is acked.
+//!   after it), then SRTT + 4 RTTVAR within `rto_min_us` and `rto_max_us`, restarted at each ACK that advances
+//!   (not at a loss found). Every acked chunk is a sample (the packet level's ACK echoes its segment's own send
+//!   time, so the originals' ACKs after a spurious timeout are samples too). It fires when an ACK is later than
+//!   the RTO: the window falls to one segment, ssthresh to half the window (at least two segments), the RTO backs
+//!   off, and no ECN cut is made for the data sent before it.
+//! - **Fast recovery.** A lost chunk halves the window once per window; until the data sent before the loss is
+//!   acked the window neither grows nor is cut for ECN (the packet level's recovery). An ECN cut keeps at least
+//!   one segment.
 //!
 //! A flow's last bit arrives after its chunk's queueing on the data path and the path's pipeline (the isolated
 //! flow's ideal FCT minus its wire bits at the bottleneck rate); the flow is done when every chunk is acked.
@@ -94,10 +98,12 @@ struct Flow {
     rttvar: f64,
     rto: Ps,
     timer: Ps,
-    /// Karn: chunks up to this snd_nxt were sent before the last timeout.
-    karn: f64,
+    /// Fast recovery: snd_nxt when the last loss was found (no growth, no ECN cut for data sent before it).
+    recover: f64,
+    /// A segment's serialization at the NIC (the base RTT holds it).
+    first_tx: Ps,
     last_arrival: Ps,
-    last_sent: Ps,
+    last_ack: Ps,
     timeouts: u32,
     lost_bits: f64,
 }
@@ -256,9 +262,10 @@ pub(super) fn run(
                 rttvar: srtt / 2.0,
                 rto,
                 timer: NEVER,
-                karn: -1.0,
+                recover: -1.0,
+                first_tx: tx_time(mss + header, hop_list[0].0),
                 last_arrival: 0,
-                last_sent: 0,
+                last_ack: 0,
                 timeouts: 0,
                 lost_bits: 0.0,
             };
@@ -305,28 +312,31 @@ pub(super) fn run(
             while f.chunks.front().is_some_and(|c| c.ack_at <= now) {
                 let c = f.chunks.pop_front().unwrap();
                 f.inflight -= c.bits;
-                if c.seq > f.karn {
-                    let sample = (c.ack_at - c.sent_at) as f64;
-                    if f.srtt == 0.0 {
-                        f.srtt = sample;
-                        f.rttvar = sample / 2.0;
-                    } else {
-                        f.rttvar = 0.75 * f.rttvar + 0.25 * (f.srtt - sample).abs();
-                        f.srtt = 0.875 * f.srtt + 0.125 * sample;
-                    }
-                    f.rto = ((f.srtt + 4.0 * f.rttvar) as Ps).clamp(tp.rto_min, tp.rto_max);
-                }
-                f.timer = if f.inflight > 1e-9 { c.ack_at + f.rto } else { NEVER };
                 if c.lost {
+                    // (known from the ACKs of the data after it: sent again, the window halved once per window
+                    // as fast recovery does, which neither grows the window nor cuts it for ECN until the data
+                    // sent before it is acked; the cumulative ACK does not advance, so the timer runs on)
                     f.left += c.bits;
                     f.lost_bits += c.bits;
-                    if c.seq > f.cut_until {
+                    if c.seq > f.recover {
                         f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
                         f.cwnd = f.ssthresh;
-                        f.cut_until = f.seq;
+                        f.recover = f.seq;
                     }
                     continue;
                 }
+                // (each ACK echoes its segment's send time, as the packet level's: a sample even after a timeout)
+                let sample = (c.ack_at - c.sent_at) as f64;
+                if f.srtt == 0.0 {
+                    f.srtt = sample;
+                    f.rttvar = sample / 2.0;
+                } else {
+                    f.rttvar = 0.75 * f.rttvar + 0.25 * (f.srtt - sample).abs();
+                    f.srtt = 0.875 * f.srtt + 0.125 * sample;
+                }
+                f.rto = ((f.srtt + 4.0 * f.rttvar) as Ps).clamp(tp.rto_min, tp.rto_max);
+                f.timer = if f.inflight > 1e-9 { c.ack_at + f.rto } else { NEVER };
+                f.last_ack = c.ack_at;
                 f.acked += c.bits;
                 f.win_bits += c.bits;
                 if c.marked {
@@ -337,36 +347,40 @@ pub(super) fn run(
                     f.alpha = (1.0 - tp.g) * f.alpha + tp.g * frac;
                     f.win_bits = 0.0;
                     f.win_marked = 0.0;
-                    f.win_end = f.acked + f.inflight.max(seg_bits);
+                    f.win_end = f.seq.max(f.acked + seg_bits);
                 }
-                if c.marked && c.seq > f.cut_until {
-                    f.cwnd = (f.cwnd * (1.0 - f.alpha / 2.0)).max(2.0 * seg_bits);
-                    f.ssthresh = f.cwnd;
-                    f.cut_until = f.seq;
-                } else if f.cwnd < f.ssthresh {
-                    f.cwnd += c.bits;
-                } else {
-                    f.cwnd += seg_bits * c.bits / f.cwnd;
+                if c.seq > f.recover {
+                    // (the window grows, then a mark cuts it: once per window, not during a recovery)
+                    if f.cwnd < f.ssthresh {
+                        f.cwnd += c.bits;
+                    } else {
+                        f.cwnd += seg_bits * c.bits / f.cwnd;
+                    }
+                    f.cwnd = f.cwnd.min(max_cwnd);
+                    if c.marked && c.seq > f.cut_until {
+                        f.cwnd = (f.cwnd * (1.0 - f.alpha / 2.0)).max(seg_bits);
+                        f.ssthresh = f.cwnd;
+                        f.cut_until = f.seq;
+                    }
                 }
-                f.cwnd = f.cwnd.min(max_cwnd);
             }
-            // the retransmission timer
+            // the retransmission timer: ssthresh half the window, the window one segment, the RTO backed off (the
+            // originals' ACKs then end the recovery; no ECN cut for the data sent before it)
             if f.timer <= now {
                 f.timeouts += 1;
-                f.ssthresh = (f.inflight / 2.0).max(2.0 * seg_bits);
+                f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
                 f.cwnd = seg_bits;
                 f.rto = (f.rto * 2).min(tp.rto_max);
                 f.timer = now + f.rto;
                 f.cut_until = f.seq;
-                f.karn = f.seq;
             }
             // done: everything handed over and acked
             if f.left <= 1e-6 && f.inflight <= 1e-6 {
                 let i = f.id as usize;
                 let r = results.row(i);
                 results.cols.finish_ps[r] = f.last_arrival;
-                results.cols.sender_done_ps[r] = f.last_sent;
-                results.cols.bytes_sent[r] = flows.size_bytes[i];
+                results.cols.sender_done_ps[r] = f.last_ack;
+                results.cols.bytes_sent[r] = flows.size_bytes[i] + super::payload_of(f.lost_bits, mss, header);
                 results.cols.bytes_delivered[r] = flows.size_bytes[i];
                 results.cols.timeouts[r] = f.timeouts;
                 results.cols.bytes_dropped[r] = (f.lost_bits / 8.0) as u64;
@@ -386,8 +400,9 @@ pub(super) fn run(
                 f.seq += push;
                 let n = f.nic as usize;
                 let at = f.data_at.max(now);
-                if q[n] >= b_bits[n] {
-                    let ack_at = (at + f.rtt).max(f.chunks.back().map_or(0, |c| c.ack_at));
+                if nic_q[n] >= b_bits[n] {
+                    let wait = (nic_q[n] * ps_per_bit[n]) as Ps;
+                    let ack_at = (at + wait + f.rtt).max(f.chunks.back().map_or(0, |c| c.ack_at));
                     f.chunks.push_back(Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq });
                 } else {
                     f.backlog += push;
@@ -456,11 +471,12 @@ pub(super) fn run(
                 qb += (q[l as usize] * ps_per_bit[l as usize]) as Ps;
             }
             let out = from + (bits / f.line * 1e12) as Ps;
-            let ack_at = (out + f.rtt + qd + qb).max(f.chunks.back().map_or(0, |c| c.ack_at));
+            // (the base RTT holds a segment's serialization at the NIC already)
+            let ack_at = (out.saturating_sub(f.first_tx).max(from) + f.rtt + qd + qb)
+                .max(f.chunks.back().map_or(0, |c| c.ack_at));
             let seq = f.seq - f.backlog;
             f.chunks.push_back(Chunk { sent_at: from.saturating_sub(wait), ack_at, bits, marked, lost, seq });
             if !lost {
-                f.last_sent = out;
                 f.last_arrival = f.last_arrival.max(out + qd + f.tail);
             }
         }
