@@ -113,13 +113,21 @@ def load_cells() -> dict[tuple, dict]:
     return cells
 
 
-def markdown(cells: dict[tuple, dict]) -> str:
-    def pct(v: float | None) -> str:
-        if v is None:
-            return "-"
-        s = f"{100 * v:+.0f}%"
-        return f"**{s}**" if abs(v) > 0.10 else s
+def pct(v: float | None) -> str:
+    """An error as a signed percentage, in bold beyond 10%."""
+    if v is None:
+        return "-"
+    s = f"{100 * v:+.0f}%"
+    return f"**{s}**" if abs(v) > 0.10 else s
 
+
+def bin_errors(c: dict, level: str, b: str) -> str:
+    """A cell's error of `level` against the packet level in bin `b`: mean / p99."""
+    p, f = c["packet"][b], c[level][b]
+    return f"{pct(error(p['mean_fct_ns'], f['mean_fct_ns']))} / {pct(error(p['p99_fct_ns'], f['p99_fct_ns']))}"
+
+
+def markdown(cells: dict[tuple, dict]) -> str:
     head = ("| fabric | routing | window | scheme | load | small mean / p99 | medium mean / p99 | large mean / p99 "
             "| speed-up |\n|---|---|---|---|---|---|---|---|---|")
     rows = []
@@ -127,11 +135,7 @@ def markdown(cells: dict[tuple, dict]) -> str:
         c = cells[key]
         scheme, load, window, routing, fabric, _flows = key[:6]
         rto = f" (RTOmin {key[6]:g} us)" if len(key) > 6 else ""
-        bins = []
-        for b in ("small", "medium", "large"):
-            p, f = c["packet"][b], c["flow"][b]
-            bins.append(f"{pct(error(p['mean_fct_ns'], f['mean_fct_ns']))} / "
-                        f"{pct(error(p['p99_fct_ns'], f['p99_fct_ns']))}")
+        bins = [bin_errors(c, "flow", b) for b in ("small", "medium", "large")]
         speed = c["packet_seconds"] / max(c["flow_seconds"], 1e-9)
         rows.append(f"| {fabric} | {routing} | {window if scheme in WINDOWED else '-'} | {scheme}{rto} | {load} | "
                     f"{' | '.join(bins)} | {speed:.0f}x |")
@@ -140,12 +144,6 @@ def markdown(cells: dict[tuple, dict]) -> str:
 
 def window_table(cells: dict[tuple, dict]) -> str:
     """The cells with the windowed model (`flow_window`): the rate model's error -> the windowed model's."""
-    def pct(v: float | None) -> str:
-        if v is None:
-            return "-"
-        s = f"{100 * v:+.0f}%"
-        return f"**{s}**" if abs(v) > 0.10 else s
-
     head = ("| fabric | routing | window | scheme | load | small mean / p99 | medium mean / p99 | large mean / p99 "
             "| speed-up (rates / window) |\n|---|---|---|---|---|---|---|---|---|")
     rows = []
@@ -153,11 +151,8 @@ def window_table(cells: dict[tuple, dict]) -> str:
         c = cells[key]
         scheme, load, window, routing, fabric, _flows = key[:6]
         rto = f" (RTOmin {key[6]:g} us)" if len(key) > 6 else ""
-        bins = []
-        for b in ("small", "medium", "large"):
-            p, f, w = c["packet"][b], c["flow"][b], c["flow_window"][b]
-            bins.append(" -> ".join(f"{pct(error(p['mean_fct_ns'], x['mean_fct_ns']))} / "
-                                    f"{pct(error(p['p99_fct_ns'], x['p99_fct_ns']))}" for x in (f, w)))
+        bins = [f"{bin_errors(c, 'flow', b)} -> {bin_errors(c, 'flow_window', b)}"
+                for b in ("small", "medium", "large")]
         speeds = [c["packet_seconds"] / max(c[k], 1e-9) for k in ("flow_seconds", "flow_window_seconds")]
         rows.append(f"| {fabric} | {routing} | {window} | {scheme}{rto} | {load} | {' | '.join(bins)} | "
                     f"{speeds[0]:.0f}x / {speeds[1]:.0f}x |")
