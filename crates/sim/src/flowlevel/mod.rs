@@ -539,15 +539,7 @@ fn run_pruned(
                 (Some((_, p)), Some(h)) => h.path(id, p).to_vec(),
                 _ => net.ecmp_path(src, dst, flow_hash(id, false)),
             };
-            let hop_list: Vec<(u64, Ps)> =
-                hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
-            let ideal = ideal_fct(&hop_list, size, mss, header);
-            let rtt: Ps =
-                hop_list.iter().map(|&(r, d)| tx_time(mss + header, r) + tx_time(t.ack_bytes, r) + 2 * d).sum();
-            let segs = size.div_ceil(mss as u64).max(1);
-            let wire_bits = (size + segs * header as u64) as f64 * 8.0;
-            let bottleneck = hop_list.iter().map(|h| h.0).min().unwrap_or(1) as f64;
-            let tail = ideal.saturating_sub((wire_bits / bottleneck * 1e12).round() as Ps);
+            let PathTimes { ideal, rtt, ctrl_rtt, wire_bits, tail, .. } = path_times(&net, &hops, size, t);
             let path = if spray {
                 pooled_path(&net, src, dst, &mut res)
             } else {
@@ -568,7 +560,6 @@ fn run_pruned(
                     line = line.min(rate);
                 }
             }
-            let ctrl_rtt: Ps = hop_list.iter().map(|&(r, d)| 2 * tx_time(t.ack_bytes, r) + 2 * d).sum();
             let win = (init_cwnd * (mss + header) as f64 * 8.0).min(win_max);
             // (the standing queues: the resources of the ACKs' path, and the queues of the first round as they
             // stand when the flow arrives)
@@ -876,6 +867,38 @@ impl Standing {
             }
         }
     }
+}
+
+/// What a flow's path gives it, as the packet level's lone flow would take it: each hop's (rate, delay), the
+/// ideal FCT, the base RTT (a full segment's way and an ACK's way back), the set-up's round trip (header-only
+/// packets both ways), the wire bits (payload plus a header per segment), and the pipeline's latency after the
+/// last bit leaves at the bottleneck's rate (`tail`).
+pub(super) struct PathTimes {
+    pub(super) hop_list: Vec<(u64, Ps)>,
+    pub(super) ideal: Ps,
+    pub(super) rtt: Ps,
+    pub(super) ctrl_rtt: Ps,
+    pub(super) wire_bits: f64,
+    pub(super) tail: Ps,
+}
+
+pub(super) fn path_times(
+    net: &Network,
+    hops: &[u32],
+    size: u64,
+    t: &crate::config::TransportConfig,
+) -> PathTimes {
+    let (mss, header) = (t.mss_bytes, t.header_bytes);
+    let hop_list: Vec<(u64, Ps)> =
+        hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
+    let ideal = ideal_fct(&hop_list, size, mss, header);
+    let rtt = hop_list.iter().map(|&(r, d)| tx_time(mss + header, r) + tx_time(t.ack_bytes, r) + 2 * d).sum();
+    let ctrl_rtt = hop_list.iter().map(|&(r, d)| 2 * tx_time(t.ack_bytes, r) + 2 * d).sum();
+    let segs = size.div_ceil(mss as u64).max(1);
+    let wire_bits = (size + segs * header as u64) as f64 * 8.0;
+    let bottleneck = hop_list.iter().map(|h| h.0).min().unwrap_or(1) as f64;
+    let tail = ideal.saturating_sub((wire_bits / bottleneck * 1e12).round() as Ps);
+    PathTimes { hop_list, ideal, rtt, ctrl_rtt, wire_bits, tail }
 }
 
 /// The payload bytes in `wire_bits` (each segment's headers ride with its payload), rounded down.

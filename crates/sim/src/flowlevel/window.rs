@@ -43,9 +43,9 @@
 
 use super::release::Release;
 use super::resources::{pooled_path, Resources};
+use super::{path_times, PathTimes};
 use crate::config::{BufferMode, Config, EcnMode, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowSet};
-use crate::net::ideal::ideal_fct;
 use crate::net::{flow_hash, Network};
 use crate::record::{Progress, RunStats};
 use crate::transport::tcp::TcpParams;
@@ -191,16 +191,7 @@ pub(super) fn run(
             let i = id as usize;
             let (src, dst, size) = (flows.src[i], flows.dst[i], flows.size_bytes[i]);
             let hops = net.ecmp_path(src, dst, flow_hash(id, false));
-            let hop_list: Vec<(u64, Ps)> =
-                hops.iter().map(|&p| (net.ports[p as usize].rate_bps, net.ports[p as usize].delay_ps)).collect();
-            let ideal = ideal_fct(&hop_list, size, mss, header);
-            let rtt: Ps =
-                hop_list.iter().map(|&(r, d)| tx_time(mss + header, r) + tx_time(t.ack_bytes, r) + 2 * d).sum();
-            let ctrl_rtt: Ps = hop_list.iter().map(|&(r, d)| 2 * tx_time(t.ack_bytes, r) + 2 * d).sum();
-            let segs = size.div_ceil(mss as u64).max(1);
-            let wire_bits = (size + segs * header as u64) as f64 * 8.0;
-            let bottleneck = hop_list.iter().map(|h| h.0).min().unwrap_or(1) as f64;
-            let tail = ideal.saturating_sub((wire_bits / bottleneck * 1e12).round() as Ps);
+            let PathTimes { hop_list, ideal, rtt, ctrl_rtt, wire_bits, tail } = path_times(net, &hops, size, t);
             let (data, back): (Vec<u32>, Vec<u32>) = if spray {
                 (pooled_path(net, src, dst, &mut res), pooled_path(net, dst, src, &mut res))
             } else {
@@ -403,7 +394,8 @@ pub(super) fn run(
                 if nic_q[n] >= b_bits[n] {
                     let wait = (nic_q[n] * ps_per_bit[n]) as Ps;
                     let ack_at = (at + wait + f.rtt).max(f.chunks.back().map_or(0, |c| c.ack_at));
-                    f.chunks.push_back(Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq });
+                    let lost = Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq };
+                    f.chunks.push_back(lost);
                 } else {
                     f.backlog += push;
                     fifo[n].push_back((k, f.gen, push));
