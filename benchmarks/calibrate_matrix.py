@@ -88,7 +88,7 @@ def run_cell(sets: list[str], fabric: str, packet: dict | None = None) -> dict:
         runs = runs[1:]
     if base.scheme in ("tcp", "dctcp", "l2dct"):
         runs.append(("flow_no_timer", ["run.level=flow", "run.flow_timeouts=none"]))
-    if base.scheme in ("tcp", "dctcp"):
+    if base.scheme in ("tcp", "dctcp", "pias"):
         runs.append(("flow_window", ["run.level=flow", "run.flow_model=window"]))
     for level, sets_ in runs:
         exp = base.with_overrides(sets_)

@@ -1,14 +1,18 @@
 //! The flow level's windowed model (`run.flow_model = "window"`): a lone flow takes about the packet level's time,
-//! a shared link is used whole and no byte is lost, the same input gives the same bits, and the schemes it does
-//! not model are refused.
+//! a shared link is used whole and no byte is lost, PIAS's priorities put a small flow ahead of a large one as
+//! the packet level's do, the same input gives the same bits, and the schemes it does not model are refused.
 
 mod common;
 
 use common::{flows, random_flows};
 use fctlab_sim::config::{Config, FlowModel, Level};
 
+/// PIAS's thresholds in the calibration matrix (`benchmarks/calibrate_matrix.py`): four queues.
+const PIAS_THRESHOLDS: &str = "[14600, 100000, 1000000]";
+
 fn cfg(scheme: &str, level: Level) -> Config {
-    let mut c = Config::from_json(&format!(r#"{{"scheme": {{"name": "{scheme}"}}}}"#)).unwrap();
+    let keys = if scheme == "pias" { format!(r#", "thresholds_bytes": {PIAS_THRESHOLDS}"#) } else { String::new() };
+    let mut c = Config::from_json(&format!(r#"{{"scheme": {{"name": "{scheme}"{keys}}}}}"#)).unwrap();
     c.run.level = level;
     c.run.flow_model = FlowModel::Window;
     c
@@ -16,21 +20,20 @@ fn cfg(scheme: &str, level: Level) -> Config {
 
 /// One flow alone on the reference fabric (85 us base RTT, 10 Gbps hosts), 1 KB to 10 MB: the windowed model's
 /// FCT is the packet level's within 2.5%. What remains is the step: a flow sends per step of 1 us, so its
-/// windows leave in whole steps (a 15-segment flow: 2.1%, the most here). TCP from 1 MB: its slow start
-/// overshoots the NIC's buffer; the packet level loses a window's tail there and takes 12% longer than the
-/// ideal at 1 MB, the chunks lost here are known a round trip later and cost less.
+/// windows leave in whole steps (a 15-segment flow: 2.1%, the most here). TCP from 1 MB overshoots the NIC's
+/// buffer in slow start and loses the tail of a window: the losses are found by duplicate ACKs where enough data
+/// follows them, a lost retransmission only by the timer, as at the packet level (1 MB: 1,161 us and 1,163 us;
+/// 10 MB: 8,615 us, with a timeout, and 8,518 us).
 #[test]
 fn a_lone_flow_takes_about_the_packet_level_time() {
-    for scheme in ["dctcp", "tcp"] {
+    for scheme in ["dctcp", "tcp", "pias"] {
         for size in [1_000u64, 14_600, 100_000, 1_000_000, 10_000_000] {
             let f = flows(&[(0, 143, size, 0)]);
             let p = fctlab_sim::run(&cfg(scheme, Level::Packet), &f, None, 1).unwrap();
             let q = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
             let (a, b) = (p.results.finish_ps[0] as f64, q.results.finish_ps[0] as f64);
             assert_eq!(q.results.ideal_fct_ps[0], p.results.ideal_fct_ps[0]);
-            if scheme != "tcp" || size <= 100_000 {
-                assert!((b / a - 1.0).abs() < 0.025, "{scheme} {size} B: packet {a} ps, flow {b} ps");
-            }
+            assert!((b / a - 1.0).abs() < 0.025, "{scheme} {size} B: packet {a} ps, flow {b} ps");
         }
     }
 }
@@ -57,11 +60,32 @@ fn two_flows_share_a_last_hop_and_use_it_whole() {
     }
 }
 
+/// A 10 MB flow from host 0 to host 143 and, 2 ms later (the large flow past its last threshold, its queue at
+/// the last hop standing), a 50 KB flow from host 1 to host 143. Under PIAS the small flow's packets go ahead of
+/// the large flow's at the last hop, under DCTCP they wait behind them: the windowed model's small-flow FCT is
+/// the packet level's within 2% for both (218 us and 270 us at the packet level; 84 us ideal).
+///
+/// (From host 0 itself, behind the large flow in the NIC, the two levels part: see docs/flow-level.md.)
+#[test]
+fn pias_puts_a_small_flow_ahead_of_a_large_one_as_the_packet_level_does() {
+    let f = flows(&[(0, 143, 10_000_000, 0), (1, 143, 50_000, 2_000_000_000)]);
+    let mut fct = Vec::new();
+    for scheme in ["dctcp", "pias"] {
+        let p = fctlab_sim::run(&cfg(scheme, Level::Packet), &f, None, 1).unwrap();
+        let q = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
+        let a = (p.results.finish_ps[1] - p.results.start_ps[1]) as f64;
+        let b = (q.results.finish_ps[1] - q.results.start_ps[1]) as f64;
+        assert!((b / a - 1.0).abs() < 0.02, "{scheme}: packet {a} ps, flow {b} ps");
+        fct.push(b);
+    }
+    assert!(fct[1] < 0.9 * fct[0], "pias {} ps, dctcp {} ps", fct[1], fct[0]);
+}
+
 /// A workload: every flow finishes, none faster than alone in the fabric (within one step), the same bits
 /// twice.
 #[test]
 fn a_workload_finishes_deterministically() {
-    for scheme in ["dctcp", "tcp"] {
+    for scheme in ["dctcp", "tcp", "pias"] {
         let f = random_flows(2_000, 144, 2_000_000, 20_000_000, 5);
         let a = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
         let b = fctlab_sim::run(&cfg(scheme, Level::Flow), &f, None, 1).unwrap();
@@ -75,7 +99,7 @@ fn a_workload_finishes_deterministically() {
     }
 }
 
-/// The windowed model runs tcp and dctcp; any other scheme is refused by name, and a step must be positive.
+/// The windowed model runs tcp, dctcp and pias; any other scheme is refused by name, and a step must be positive.
 #[test]
 fn other_schemes_and_a_bad_step_are_refused() {
     let e = cfg("pfabric", Level::Flow).validate().unwrap_err().to_string();

@@ -701,12 +701,12 @@ impl Config {
         check_pos("run.flow_step_ns", self.run.flow_step_ns, 1e9)?;
         if self.run.level == Level::Flow
             && self.run.flow_model == FlowModel::Window
-            && !matches!(self.scheme.name, SchemeName::Tcp | SchemeName::Dctcp)
+            && !matches!(self.scheme.name, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::Pias)
         {
             return err(
                 "run.flow_model",
                 format!(
-                    "\"window\" models tcp and dctcp, not {} (\"rates\", the default, models the others)",
+                    "\"window\" models tcp, dctcp and pias, not {} (\"rates\", the default, models the others)",
                     self.scheme.name.as_str()
                 ),
             );

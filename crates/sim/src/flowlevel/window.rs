@@ -61,6 +61,53 @@ struct Chunk {
     lost: bool,
     /// The flow's bits handed to the NIC up to the end of this chunk (its snd_nxt after it).
     seq: f64,
+    /// It holds data sent again: lost, only the timer finds it (the scoreboard does not mark a retransmission
+    /// lost a second time, RFC 6675).
+    retx: bool,
+}
+
+/// The strict-priority levels of the ports (pias: `switch.queues`, a chunk's level from its offset over
+/// `scheme.thresholds_bytes`; tcp and dctcp: one). Queues and NIC FIFOs are kept per resource and level,
+/// `r * levels + level`.
+struct Levels {
+    n: usize,
+    /// Where each level after the first starts, in the flow's wire bits: a segment goes to queue j + 1 when its
+    /// payload offset is past threshold j (the packet level's `queue_for`), so from segment `a_j / mss + 1` on.
+    starts: Vec<f64>,
+    /// The ACKs' level (`transport.ack_priority`).
+    ack: usize,
+    /// Marking by the chunk's own queue (`switch.ecn = "queue"`) rather than the port's total.
+    per_queue_ecn: bool,
+}
+
+impl Levels {
+    /// The level of the bit at `pos` of a flow's data.
+    #[inline]
+    fn of(&self, pos: f64) -> usize {
+        self.starts.iter().take_while(|&&s| pos + 1e-6 >= s).count()
+    }
+
+    /// Bits that a chunk of level `p` finds ahead of it in resource `r`'s queues (its own and the more urgent).
+    #[inline]
+    fn ahead(&self, q: &[f64], r: usize, p: usize) -> f64 {
+        q[r * self.n..=r * self.n + p].iter().sum()
+    }
+
+    /// Bits in all of resource `r`'s queues.
+    #[inline]
+    fn total(&self, q: &[f64], r: usize) -> f64 {
+        q[r * self.n..(r + 1) * self.n].iter().sum()
+    }
+
+    /// What a marking threshold is compared with for a chunk of level `p` at resource `r`.
+    #[inline]
+    fn occupancy(&self, q: &[f64], r: usize, p: usize) -> f64 {
+        if self.per_queue_ecn {
+            q[r * self.n + p]
+        } else {
+            self.total(q, r)
+        }
+    }
 }
 
 /// An open flow: its path, its window's state and its chunks in flight.
@@ -79,6 +126,10 @@ struct Flow {
     /// backlog included); bits handed to the NIC so far (snd_nxt); bits still in the NIC; bits the NIC sent for
     /// it in this step.
     left: f64,
+    /// The wire bits of the flow's data (what `left` started at).
+    size_bits: f64,
+    /// The level of the first bits the NIC sent for it in this step.
+    drain_level: usize,
     inflight: f64,
     seq: f64,
     backlog: f64,
@@ -106,11 +157,21 @@ struct Flow {
     last_ack: Ps,
     timeouts: u32,
     lost_bits: f64,
+    /// Lost bits the sender does not know of yet (still in flight for it): fewer than `dupack_threshold`
+    /// segments were sent after them, so no duplicate ACKs can tell; the ACKs of data sent later, or the timer,
+    /// will. The end (snd_nxt) of the first of them.
+    hidden: f64,
+    hidden_seq: f64,
+    /// Of `left`, the bits to send again; lost retransmissions, which only the timer finds (in flight for the
+    /// sender until then); the stretches of snd_nxt handed to the NIC as retransmissions, not yet all sent.
+    resend: f64,
+    stuck: f64,
+    retx: VecDeque<(f64, f64)>,
 }
 
 /// Whether the windowed model runs this scheme.
 pub(super) fn supports(name: SchemeName) -> bool {
-    matches!(name, SchemeName::Tcp | SchemeName::Dctcp)
+    matches!(name, SchemeName::Tcp | SchemeName::Dctcp | SchemeName::Pias)
 }
 
 /// Run `flows` with the windowed model; returns the time the run ended.
@@ -124,7 +185,7 @@ pub(super) fn run(
 ) -> Result<Ps, FlowError> {
     if !supports(cfg.scheme.name) {
         return Err(FlowError::new(format!(
-            "run.flow_model = \"window\" models tcp and dctcp, not {} (the rate model, \"rates\", has the others)",
+            "run.flow_model = \"window\" models tcp, dctcp and pias, not {} (the rate model, \"rates\", has the others)",
             cfg.scheme.name.as_str()
         )));
     }
@@ -140,7 +201,22 @@ pub(super) fn run(
     let max_cwnd = if t.max_cwnd_packets > 0 { t.max_cwnd_packets as f64 * seg_bits } else { f64::INFINITY };
     let spray = cfg.routing.mode == RoutingMode::Spray;
     let tp = TcpParams::from_config(cfg);
-    let dctcp = cfg.scheme.name == SchemeName::Dctcp;
+    // (the data past a lost chunk that its duplicate ACKs need; none with `dupack_threshold` 0, where only the
+    // timer finds a loss)
+    let dup_bits = if tp.dupack_threshold > 0 { tp.dupack_threshold as f64 * seg_bits } else { f64::INFINITY };
+    let dctcp = tp.dctcp;
+    let pias = cfg.scheme.name == SchemeName::Pias;
+    let nl = if pias { cfg.switch.queues.max(1) as usize } else { 1 };
+    let lv = Levels {
+        n: nl,
+        starts: if pias {
+            cfg.scheme.thresholds_bytes.iter().map(|&a| (a / mss as u64 + 1) as f64 * seg_bits).collect()
+        } else {
+            Vec::new()
+        },
+        ack: (t.ack_priority as usize).min(nl - 1),
+        per_queue_ecn: cfg.switch.ecn == EcnMode::Queue,
+    };
     let step: Ps = (cfg.run.flow_step_ns * 1000.0).round().max(1.0) as Ps;
     let dt = step as f64 / 1e12;
     let limit = (cfg.run.time_limit_ms * PS_PER_MS as f64).round() as Ps;
@@ -200,20 +276,22 @@ pub(super) fn run(
                     net.ecmp_path(dst, src, flow_hash(id, true)).iter().map(|&p| res.of_port(p, net)).collect(),
                 )
             };
-            for r in q.len()..res.capacity.len() {
+            for r in is_nic.len()..res.capacity.len() {
                 let p = res.first_port[r] as usize;
                 let nic = is_nic_port[p];
                 let (kk, bb) = if nic { (nic_k, nic_full) } else { (switch_k, switch_full) };
                 let ports = (res.capacity[r] / net.ports[p].rate_bps as f64).round().max(1.0);
-                q.push(0.0);
                 ps_per_bit.push(1e12 / res.capacity[r]);
                 k_bits.push(kk.map_or(f64::INFINITY, |k| k as f64 * 8.0 * ports));
                 b_bits.push(bb as f64 * 8.0 * ports);
-                inflow.push(0.0);
-                fifo.push(VecDeque::new());
                 is_nic.push(nic);
                 is_busy.push(false);
-                nic_q.push(0.0);
+                for _ in 0..nl {
+                    q.push(0.0);
+                    inflow.push(0.0);
+                    fifo.push(VecDeque::new());
+                    nic_q.push(0.0);
+                }
                 if nic {
                     nics.push(r as u32);
                 }
@@ -236,6 +314,8 @@ pub(super) fn run(
                 tail,
                 data_at: flows.start_ps[i] + if t.handshake { ctrl_rtt } else { 0 },
                 left: wire_bits,
+                size_bits: wire_bits,
+                drain_level: 0,
                 inflight: 0.0,
                 seq: 0.0,
                 backlog: 0.0,
@@ -259,6 +339,11 @@ pub(super) fn run(
                 last_ack: 0,
                 timeouts: 0,
                 lost_bits: 0.0,
+                hidden: 0.0,
+                hidden_seq: 0.0,
+                resend: 0.0,
+                stuck: 0.0,
+                retx: VecDeque::new(),
             };
             let k = match free.pop() {
                 Some(k) => {
@@ -302,12 +387,25 @@ pub(super) fn run(
             // the ACKs back by now
             while f.chunks.front().is_some_and(|c| c.ack_at <= now) {
                 let c = f.chunks.pop_front().unwrap();
-                f.inflight -= c.bits;
                 if c.lost {
+                    if c.retx {
+                        f.stuck += c.bits;
+                        continue;
+                    }
+                    if f.hidden > 0.0 || f.seq - c.seq < dup_bits - 1e-6 {
+                        // (too little data after it for duplicate ACKs, so far)
+                        if f.hidden == 0.0 {
+                            f.hidden_seq = c.seq;
+                        }
+                        f.hidden += c.bits;
+                        continue;
+                    }
+                    f.inflight -= c.bits;
                     // (known from the ACKs of the data after it: sent again, the window halved once per window
                     // as fast recovery does, which neither grows the window nor cuts it for ECN until the data
                     // sent before it is acked; the cumulative ACK does not advance, so the timer runs on)
                     f.left += c.bits;
+                    f.resend += c.bits;
                     f.lost_bits += c.bits;
                     if c.seq > f.recover {
                         f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
@@ -315,6 +413,20 @@ pub(super) fn run(
                         f.recover = f.seq;
                     }
                     continue;
+                }
+                f.inflight -= c.bits;
+                if f.hidden > 0.0 && c.seq - f.hidden_seq >= dup_bits - 1e-6 {
+                    // (enough data after the hidden losses has come: their duplicate ACKs tell them, as above)
+                    f.inflight -= f.hidden;
+                    f.left += f.hidden;
+                    f.resend += f.hidden;
+                    f.lost_bits += f.hidden;
+                    f.hidden = 0.0;
+                    if f.hidden_seq > f.recover {
+                        f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
+                        f.cwnd = f.ssthresh;
+                        f.recover = f.seq;
+                    }
                 }
                 // (each ACK echoes its segment's send time, as the packet level's: a sample even after a timeout)
                 let sample = (c.ack_at - c.sent_at) as f64;
@@ -326,7 +438,10 @@ pub(super) fn run(
                     f.srtt = 0.875 * f.srtt + 0.125 * sample;
                 }
                 f.rto = ((f.srtt + 4.0 * f.rttvar) as Ps).clamp(tp.rto_min, tp.rto_max);
-                f.timer = if f.inflight > 1e-9 { c.ack_at + f.rto } else { NEVER };
+                // (not while a loss is hidden: the ACKs after it are duplicates, the cumulative ACK stands)
+                if f.hidden == 0.0 && f.stuck == 0.0 {
+                    f.timer = if f.inflight > 1e-9 { c.ack_at + f.rto } else { NEVER };
+                }
                 f.last_ack = c.ack_at;
                 f.acked += c.bits;
                 f.win_bits += c.bits;
@@ -359,6 +474,14 @@ pub(super) fn run(
             // originals' ACKs then end the recovery; no ECN cut for the data sent before it)
             if f.timer <= now {
                 f.timeouts += 1;
+                // (the losses it did not know of, and the lost retransmissions, are sent again)
+                let found = f.hidden + f.stuck;
+                f.inflight -= found;
+                f.left += found;
+                f.resend += found;
+                f.lost_bits += found;
+                f.hidden = 0.0;
+                f.stuck = 0.0;
                 f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
                 f.cwnd = seg_bits;
                 f.rto = (f.rto * 2).min(tp.rto_max);
@@ -386,20 +509,40 @@ pub(super) fn run(
             let room = (f.cwnd - f.inflight).max(0.0);
             let push = f.left.min(room);
             if push > 1e-6 {
+                // (where in the flow's data this starts: the lost bits to send again count from where new data
+                // stands less them, as if sent again at the offset they were lost at)
+                let mut pos = f.size_bits - f.left;
+                // (what is sent again goes first)
+                let again = push.min(f.resend);
+                if again > 1e-9 {
+                    f.retx.push_back((f.seq, f.seq + again));
+                    f.resend -= again;
+                }
                 f.left -= push;
                 f.inflight += push;
                 f.seq += push;
                 let n = f.nic as usize;
                 let at = f.data_at.max(now);
-                if nic_q[n] >= b_bits[n] {
-                    let wait = (nic_q[n] * ps_per_bit[n]) as Ps;
+                let nic_bits = lv.total(&nic_q, n);
+                if nic_bits >= b_bits[n] {
+                    let wait = (nic_bits * ps_per_bit[n]) as Ps;
                     let ack_at = (at + wait + f.rtt).max(f.chunks.back().map_or(0, |c| c.ack_at));
-                    let lost = Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq };
+                    let retx = again > 1e-9;
+                    let lost = Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq, retx };
                     f.chunks.push_back(lost);
                 } else {
                     f.backlog += push;
-                    fifo[n].push_back((k, f.gen, push));
-                    nic_q[n] += push;
+                    // (into the NIC's queue of each level it spans)
+                    let mut rest = push;
+                    while rest > 1e-9 {
+                        let l = lv.of(pos).min(nl - 1);
+                        let to_next = if l + 1 < nl { lv.starts.get(l).map_or(rest, |&s| s - pos) } else { rest };
+                        let piece = rest.min(to_next);
+                        fifo[n * nl + l].push_back((k, f.gen, piece));
+                        nic_q[n * nl + l] += piece;
+                        pos += piece;
+                        rest -= piece;
+                    }
                 }
                 if f.timer == NEVER {
                     f.timer = at + f.rto;
@@ -410,22 +553,28 @@ pub(super) fn run(
         if finished {
             results.release()?;
         }
-        // each NIC sends its rate's worth from the head of its queue
+        // each NIC sends its rate's worth from the head of its most urgent queue that holds anything
         for &n in &nics {
             let n = n as usize;
             let mut budget = res.capacity[n] * dt;
-            while budget > 1e-9 {
-                let Some(head) = fifo[n].front_mut() else { break };
-                let take = head.2.min(budget);
-                budget -= take;
-                head.2 -= take;
-                nic_q[n] -= take;
-                let f = &mut slots[head.0 as usize];
-                if f.gen == head.1 {
-                    f.drained += take;
-                }
-                if head.2 <= 1e-9 {
-                    fifo[n].pop_front();
+            for l in 0..nl {
+                let i = n * nl + l;
+                while budget > 1e-9 {
+                    let Some(head) = fifo[i].front_mut() else { break };
+                    let take = head.2.min(budget);
+                    budget -= take;
+                    head.2 -= take;
+                    nic_q[i] -= take;
+                    let f = &mut slots[head.0 as usize];
+                    if f.gen == head.1 {
+                        if f.drained <= 1e-6 {
+                            f.drain_level = l;
+                        }
+                        f.drained += take;
+                    }
+                    if head.2 <= 1e-9 {
+                        fifo[i].pop_front();
+                    }
                 }
             }
         }
@@ -439,20 +588,21 @@ pub(super) fn run(
             f.drained = 0.0;
             f.backlog -= bits;
             let n = f.nic as usize;
+            let p = f.drain_level;
             let from = f.data_at.max(now);
-            let wait = (q[n] * ps_per_bit[n]) as Ps;
+            let wait = (lv.ahead(&q, n, p) * ps_per_bit[n]) as Ps;
             let (mut qd, mut qb): (Ps, Ps) = (0, 0);
-            let mut marked = q[n] > k_bits[n];
+            let mut marked = lv.occupancy(&q, n, p) > k_bits[n];
             let mut lost = false;
             for &l in &f.data[1..] {
                 let l = l as usize;
-                qd += (q[l] * ps_per_bit[l]) as Ps;
-                marked |= q[l] > k_bits[l];
-                lost |= q[l] >= b_bits[l];
+                qd += (lv.ahead(&q, l, p) * ps_per_bit[l]) as Ps;
+                marked |= lv.occupancy(&q, l, p) > k_bits[l];
+                lost |= lv.total(&q, l) >= b_bits[l];
             }
             if !lost {
                 for &l in &f.data[1..] {
-                    inflow[l as usize] += bits;
+                    inflow[l as usize * nl + p] += bits;
                     if !is_busy[l as usize] {
                         is_busy[l as usize] = true;
                         busy.push(l);
@@ -460,32 +610,54 @@ pub(super) fn run(
                 }
             }
             for &l in &f.back {
-                qb += (q[l as usize] * ps_per_bit[l as usize]) as Ps;
+                qb += (lv.ahead(&q, l as usize, lv.ack) * ps_per_bit[l as usize]) as Ps;
             }
             let out = from + (bits / f.line * 1e12) as Ps;
             // (the base RTT holds a segment's serialization at the NIC already)
             let ack_at = (out.saturating_sub(f.first_tx).max(from) + f.rtt + qd + qb)
                 .max(f.chunks.back().map_or(0, |c| c.ack_at));
             let seq = f.seq - f.backlog;
-            f.chunks.push_back(Chunk { sent_at: from.saturating_sub(wait), ack_at, bits, marked, lost, seq });
+            // (whether it holds data sent again; stretches wholly before it are done with)
+            let start = seq - bits;
+            while f.retx.front().is_some_and(|r| r.1 <= start + 1e-9) {
+                f.retx.pop_front();
+            }
+            let retx = f.retx.front().is_some_and(|r| r.0 < seq - 1e-9);
+            let sent_at = from.saturating_sub(wait);
+            f.chunks.push_back(Chunk { sent_at, ack_at, bits, marked, lost, seq, retx });
             if !lost {
                 f.last_arrival = f.last_arrival.max(out + qd + f.tail);
             }
         }
         // the queues: a NIC's is its flows' backlog, a switch port's grows by what entered and falls by its rate
         for &n in &nics {
-            let n = n as usize;
-            if fifo[n].is_empty() {
-                nic_q[n] = 0.0; // (no rounding left over)
+            for i in n as usize * nl..(n as usize + 1) * nl {
+                if fifo[i].is_empty() {
+                    nic_q[i] = 0.0; // (no rounding left over)
+                }
+                q[i] = nic_q[i];
             }
-            q[n] = nic_q[n];
         }
         let mut b = 0;
         while b < busy.len() {
             let l = busy[b] as usize;
-            q[l] = (q[l] + inflow[l] - res.capacity[l] * dt).clamp(0.0, b_bits[l]);
-            inflow[l] = 0.0;
-            if q[l] > 0.0 {
+            // (the rate's worth served from the most urgent queue down; a full buffer keeps the more urgent)
+            let mut budget = res.capacity[l] * dt;
+            let mut kept = 0.0;
+            for i in l * nl..(l + 1) * nl {
+                let x = q[i] + inflow[i];
+                inflow[i] = 0.0;
+                if x > budget {
+                    q[i] = x - budget;
+                    budget = 0.0;
+                } else {
+                    q[i] = 0.0;
+                    budget -= x;
+                }
+                q[i] = q[i].min(b_bits[l] - kept);
+                kept += q[i];
+            }
+            if kept > 0.0 {
                 b += 1;
             } else {
                 is_busy[l] = false;
