@@ -15,9 +15,9 @@ and the time each level took. The axes:
 Web search, RTOmin 2 ms (the PIAS scripts'; the engine's 200 us default times out spuriously on these fabrics,
 see docs/flow-level.md; `--rto-min-us 200` runs the engine's default, a key of its own), `--flows` flows per cell
 (default 5,000), seed 1. The TCP family's cells also run the flow level without its retransmission timer
-(`run.flow_timeouts = "none"`, recorded as "flow_no_timer"), the before of that model; tcp's and dctcp's also run
-the windowed model (`run.flow_model = "window"`, recorded as "flow_window"; `--window-table` prints it against the
-rate model). Usage, from the repository root:
+(`run.flow_timeouts = "none"`, recorded as "flow_no_timer"), the before of that model; tcp's, dctcp's and pias's
+also run the windowed model (`run.flow_model = "window"`, recorded as "flow_window"; `--window-table` prints it
+against the rate model, with a summary per scheme). Usage, from the repository root:
 
     .venv/bin/python benchmarks/calibrate_matrix.py                       # everything (hours on 2 cores)
     .venv/bin/python benchmarks/calibrate_matrix.py --schemes dctcp tcp --loads 0.5 --flows 3000
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -159,6 +160,30 @@ def window_table(cells: dict[tuple, dict]) -> str:
     return head + "\n" + "\n".join(rows)
 
 
+def window_summary(cells: dict[tuple, dict]) -> str:
+    """Per scheme and RTO floor, over the cells with the windowed model: cells within 10%, rate model -> windowed
+    model (median absolute error), per bin and statistic; and the median speed-up of each over the packet level."""
+    stats = [(b, s) for b in ("small", "medium", "large") for s in ("mean_fct_ns", "p99_fct_ns")]
+    head = ("| cells | " + " | ".join(f"{b} {s.split('_')[0]}" for b, s in stats) + " | speed-up (rates / window) |\n"
+            + "|---" * (len(stats) + 2) + "|")
+    groups: dict[str, list[dict]] = {}
+    for key in sorted(k for k in cells if "flow_window" in cells[k]):
+        groups.setdefault(key[0] + (f", RTOmin {key[6]:g} us" if len(key) > 6 else ", RTOmin 2 ms"), []).append(
+            cells[key])
+    rows = []
+    for name, cs in groups.items():
+        cols = []
+        for b, s in stats:
+            errs = [[abs(error(c["packet"][b][s], c[m][b][s]) or 0) for c in cs] for m in ("flow", "flow_window")]
+            within = [sum(e <= 0.10 for e in es) for es in errs]
+            med = [100 * statistics.median(es) for es in errs]
+            cols.append(f"{within[0]} -> {within[1]} ({med[0]:.1f}% -> {med[1]:.1f}%)")
+        speed = [statistics.median(c["packet_seconds"] / max(c[k], 1e-9) for c in cs)
+                 for k in ("flow_seconds", "flow_window_seconds")]
+        rows.append(f"| {name} ({len(cs)}) | {' | '.join(cols)} | {speed[0]:.0f}x / {speed[1]:.0f}x |")
+    return head + "\n" + "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--schemes", nargs="+", default=SCHEMES, choices=SCHEMES)
@@ -174,7 +199,7 @@ def main() -> None:
     ap.add_argument("--markdown", action="store_true", help="print the table of the recorded cells and stop")
     ap.add_argument("--window-table", action="store_true",
                     help="print the rate model against the windowed model (run.flow_model = \"window\") for the "
-                         "cells that have both, and stop")
+                         "cells that have both, a summary per scheme first, and stop")
     ap.add_argument("--reuse-packet", action="store_true",
                     help="rerun only the flow level, taking the packet level's results from the cell's last line "
                          "(for a change that leaves the packet level as it was: check that with benchmarks/ab.py)")
@@ -183,7 +208,7 @@ def main() -> None:
         print(markdown(load_cells()))
         return
     if args.window_table:
-        print(window_table(load_cells()))
+        print(window_summary(load_cells()) + "\n\n" + window_table(load_cells()))
         return
     done = load_cells()
     version = code_version()

@@ -148,8 +148,9 @@
 //!
 //! Not modelled: other queueing delay, losses, timeouts other than those, ECN dynamics (DCTCP is max-min here).
 //!
-//! **The windowed model** (`run.flow_model = "window"`, tcp and dctcp; `window`) replaces all of the above for
-//! those schemes: the packet level's windows sending into fluid queues, stepped in time.
+//! **The windowed model** (`run.flow_model = "window"`, tcp, dctcp and pias; `window`) replaces all of the above
+//! for those schemes: the packet level's windows sending into fluid queues (strict-priority levels for pias),
+//! stepped in time.
 //!
 //! Where each part lives: this module has the schemes' models (`model_of`, read from each scheme's row in `config::scheme`) and the run loop (`run`:
 //! arrivals, set-ups, each flow's own events, the update, the reschedules); `open` a flow; `resources` what flows

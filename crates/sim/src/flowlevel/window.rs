@@ -1,4 +1,4 @@
-//! The windowed fluid model (`run.flow_model = "window"`; tcp and dctcp): instead of rates from an allocation
+//! The windowed fluid model (`run.flow_model = "window"`; tcp, dctcp, pias): instead of rates from an allocation
 //! rule, each flow keeps the packet level's congestion window and sends against it, and each port keeps a fluid
 //! queue. Time advances in fixed steps of `run.flow_step_ns` (1,000 ns by default: a 1,500-byte segment at 12
 //! Gbps, so a step's worth of a flow at 10 Gbps is about a segment). Per step:
@@ -14,20 +14,37 @@
 //!   lost if a port past the NIC is full (its buffer: `switch.buffer_bytes` per port, or the dynamic threshold's
 //!   share of a shared pool for one congested port). A chunk counts at every port of its path in the same step
 //!   (no pacing by the ports before: the usual approximation of a fluid network), and each port's queue grows by
-//!   what enters it and falls by its rate times the step.
+//!   what enters it and falls by its rate times the step. A port takes, in the order the chunks come in a step,
+//!   what its buffer holds beyond what it serves in the step, and the rest is lost: a full port drops the
+//!   arrivals it has no room for, not every arrival of the step.
+//! - **PIAS.** Each port and NIC has strict-priority levels (`switch.queues`, as many as the thresholds make):
+//!   a flow's bits take the level of their offset in its data, a segment going below threshold j once its
+//!   payload offset is past it, as the packet level tags a segment (`policy::Tagging`), so a hand-over that
+//!   spans a threshold enters two NIC queues. A NIC serves its most urgent queue first; a chunk (what left the
+//!   NIC for a flow in a step) takes the level of its first bits and waits behind its own level and the more
+//!   urgent ones at every port; ACKs at `transport.ack_priority`. Marking compares the port's total with the
+//!   threshold (`switch.ecn = "port"`, PIAS's) or the chunk's own queue (`"queue"`); losses the port's total
+//!   with its buffer, which a full port takes from its least urgent queues. Bits sent again take the level of
+//!   where new data stands less them (the packet level: the level of their own offset), and PIAS's probes are
+//!   not modelled (probe mode starts after 2 timeouts in a row).
 //! - **ACKs.** A chunk's ACK comes back after its round trip (and not before the ACK of the chunk before it).
 //!   As the packet level's TCP (`transport::tcp`): the window grows by what is acked in slow start and by one
 //!   segment per window after; DCTCP's alpha is updated once per window of data from the fraction marked
 //!   (`transport.dctcp_g`, from `transport.dctcp_alpha_init`), and the window is cut once per window in which a
-//!   mark comes back, by alpha / 2 after that ACK's growth, which ends slow start (ssthresh = the cut window). A
-//!   lost chunk is known when its ACK would have come (the duplicate ACKs of the chunks after it, or SACK) and is
-//!   sent again.
+//!   mark comes back, by alpha / 2 after that ACK's growth, which ends slow start (ssthresh = the cut window).
+//! - **Losses found.** As the packet level's SACK scoreboard (RFC 6675): a lost chunk is known when its ACK
+//!   would have come if `transport.dupack_threshold` segments of data were handed over after it (their
+//!   duplicate ACKs); otherwise it stays in flight for the sender, unknown, until the ACK of data sent at least
+//!   that far past it comes (then it is known as above) or the timer fires (a tail loss: the last segments of
+//!   a flow, or a window too small to send more). A lost chunk that held bits sent again is found only by the
+//!   timer, as the scoreboard does not mark a retransmission lost twice. While a loss is unknown the ACKs after
+//!   it are duplicates and do not restart the timer. A known loss is sent again, before new data.
 //! - **Timer.** RFC 6298 as the packet level's: `rto_init_us` before a sample (3 x the handshake's round trip
 //!   after it), then SRTT + 4 RTTVAR within `rto_min_us` and `rto_max_us`, restarted at each ACK that advances
 //!   (not at a loss found). Every acked chunk is a sample (the packet level's ACK echoes its segment's own send
 //!   time, so the originals' ACKs after a spurious timeout are samples too). It fires when an ACK is later than
 //!   the RTO: the window falls to one segment, ssthresh to half the window (at least two segments), the RTO backs
-//!   off, and no ECN cut is made for the data sent before it.
+//!   off, no ECN cut is made for the data sent before it, and the losses not yet known are sent again.
 //! - **Fast recovery.** A lost chunk halves the window once per window; until the data sent before the loss is
 //!   acked the window neither grows nor is cut for ECN (the packet level's recovery). An ECN cut keeps at least
 //!   one segment.
@@ -145,6 +162,9 @@ struct Flow {
     win_marked: f64,
     cut_until: f64,
     chunks: VecDeque<Chunk>,
+    /// The first chunk's ACK time (NEVER with none), kept here so that a step need not read the chunks of a flow
+    /// whose next ACK is still to come.
+    next_ack: Ps,
     srtt: f64,
     rttvar: f64,
     rto: Ps,
@@ -185,7 +205,8 @@ pub(super) fn run(
 ) -> Result<Ps, FlowError> {
     if !supports(cfg.scheme.name) {
         return Err(FlowError::new(format!(
-            "run.flow_model = \"window\" models tcp, dctcp and pias, not {} (the rate model, \"rates\", has the others)",
+            "run.flow_model = \"window\" models tcp, dctcp and pias, not {} (the rate model, \"rates\", has the \
+             others)",
             cfg.scheme.name.as_str()
         )));
     }
@@ -206,7 +227,8 @@ pub(super) fn run(
     let dup_bits = if tp.dupack_threshold > 0 { tp.dupack_threshold as f64 * seg_bits } else { f64::INFINITY };
     let dctcp = tp.dctcp;
     let pias = cfg.scheme.name == SchemeName::Pias;
-    let nl = if pias { cfg.switch.queues.max(1) as usize } else { 1 };
+    // (the levels a chunk can take: the thresholds' queues, within the ports' queues)
+    let nl = if pias { (cfg.switch.queues.max(1) as usize).min(cfg.scheme.thresholds_bytes.len() + 1) } else { 1 };
     let lv = Levels {
         n: nl,
         starts: if pias {
@@ -243,8 +265,12 @@ pub(super) fn run(
     let mut k_bits: Vec<f64> = Vec::new();
     let mut b_bits: Vec<f64> = Vec::new();
     let mut inflow: Vec<f64> = Vec::new();
+    // (per resource: the bits that entered it in this step, all levels)
+    let mut entered: Vec<f64> = Vec::new();
     let mut fifo: Vec<VecDeque<(u32, u32, f64)>> = Vec::new();
+    // (the NICs that hold anything, and whether each resource is one of them)
     let mut nics: Vec<u32> = Vec::new();
+    let mut nic_on: Vec<bool> = Vec::new();
     let mut is_nic: Vec<bool> = Vec::new();
     // (per NIC: the bits in its FIFO)
     let mut nic_q: Vec<f64> = Vec::new();
@@ -286,15 +312,14 @@ pub(super) fn run(
                 b_bits.push(bb as f64 * 8.0 * ports);
                 is_nic.push(nic);
                 is_busy.push(false);
+                entered.push(0.0);
                 for _ in 0..nl {
                     q.push(0.0);
                     inflow.push(0.0);
                     fifo.push(VecDeque::new());
                     nic_q.push(0.0);
                 }
-                if nic {
-                    nics.push(r as u32);
-                }
+                nic_on.push(false);
             }
             let r = results.row(i);
             results.cols.start_ps[r] = flows.start_ps[i];
@@ -329,6 +354,7 @@ pub(super) fn run(
                 win_marked: 0.0,
                 cut_until: 0.0,
                 chunks: VecDeque::new(),
+                next_ack: NEVER,
                 srtt,
                 rttvar: srtt / 2.0,
                 rto,
@@ -385,8 +411,9 @@ pub(super) fn run(
             let k = open[j];
             let f = &mut slots[k as usize];
             // the ACKs back by now
-            while f.chunks.front().is_some_and(|c| c.ack_at <= now) {
+            while f.next_ack <= now {
                 let c = f.chunks.pop_front().unwrap();
+                f.next_ack = f.chunks.front().map_or(NEVER, |c| c.ack_at);
                 if c.lost {
                     if c.retx {
                         f.stuck += c.bits;
@@ -530,8 +557,13 @@ pub(super) fn run(
                     let retx = again > 1e-9;
                     let lost = Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq, retx };
                     f.chunks.push_back(lost);
+                    f.next_ack = f.next_ack.min(ack_at);
                 } else {
                     f.backlog += push;
+                    if !nic_on[n] {
+                        nic_on[n] = true;
+                        nics.push(n as u32);
+                    }
                     // (into the NIC's queue of each level it spans)
                     let mut rest = push;
                     while rest > 1e-9 {
@@ -578,8 +610,10 @@ pub(super) fn run(
                 }
             }
         }
-        // what left each NIC: a chunk on the rest of the path
-        for &k in &open {
+        // what left each NIC: a chunk on the rest of the path (from a flow that moves on every step, so that no
+        // flow is always first to a full port's room)
+        let first = if open.is_empty() { 0 } else { (stats.events % open.len() as u64) as usize };
+        for &k in open[first..].iter().chain(&open[..first]) {
             let f = &mut slots[k as usize];
             if f.drained <= 1e-6 {
                 continue;
@@ -598,11 +632,14 @@ pub(super) fn run(
                 let l = l as usize;
                 qd += (lv.ahead(&q, l, p) * ps_per_bit[l]) as Ps;
                 marked |= lv.occupancy(&q, l, p) > k_bits[l];
-                lost |= lv.total(&q, l) >= b_bits[l];
+                // (a port takes what its buffer holds beyond what it serves in the step, in the order the
+                // chunks come; the rest is lost, as a full port drops only the arrivals it has no room for)
+                lost |= lv.total(&q, l) + entered[l] + bits > b_bits[l] + res.capacity[l] * dt + 1e-6;
             }
             if !lost {
                 for &l in &f.data[1..] {
                     inflow[l as usize * nl + p] += bits;
+                    entered[l as usize] += bits;
                     if !is_busy[l as usize] {
                         is_busy[l as usize] = true;
                         busy.push(l);
@@ -625,17 +662,29 @@ pub(super) fn run(
             let retx = f.retx.front().is_some_and(|r| r.0 < seq - 1e-9);
             let sent_at = from.saturating_sub(wait);
             f.chunks.push_back(Chunk { sent_at, ack_at, bits, marked, lost, seq, retx });
+            f.next_ack = f.next_ack.min(ack_at);
             if !lost {
                 f.last_arrival = f.last_arrival.max(out + qd + f.tail);
             }
         }
         // the queues: a NIC's is its flows' backlog, a switch port's grows by what entered and falls by its rate
-        for &n in &nics {
-            for i in n as usize * nl..(n as usize + 1) * nl {
+        let mut b = 0;
+        while b < nics.len() {
+            let n = nics[b] as usize;
+            let mut empty = true;
+            for i in n * nl..(n + 1) * nl {
                 if fifo[i].is_empty() {
                     nic_q[i] = 0.0; // (no rounding left over)
+                } else {
+                    empty = false;
                 }
                 q[i] = nic_q[i];
+            }
+            if empty {
+                nic_on[n] = false;
+                nics.swap_remove(b);
+            } else {
+                b += 1;
             }
         }
         let mut b = 0;
@@ -644,6 +693,7 @@ pub(super) fn run(
             // (the rate's worth served from the most urgent queue down; a full buffer keeps the more urgent)
             let mut budget = res.capacity[l] * dt;
             let mut kept = 0.0;
+            entered[l] = 0.0;
             for i in l * nl..(l + 1) * nl {
                 let x = q[i] + inflow[i];
                 inflow[i] = 0.0;
