@@ -6,7 +6,8 @@
 //! - **Sending.** A flow hands its host's NIC what its window allows (the window less the bits in flight, which
 //!   count the bits still in the NIC), as the packet level's TCP writes segments into the NIC's queue. Each NIC
 //!   is a FIFO of those hand-overs and sends its rate's worth per step from its head: what leaves for a flow in
-//!   a step is one chunk on the rest of its path. A hand-over that finds the NIC's buffer full is lost there.
+//!   a step is one chunk on the rest of its path. The NIC takes what its buffer has room for; the rest of a
+//!   hand-over, its tail, is lost there.
 //! - **A chunk's way.** It takes the round trip of its path as the queues stand when it leaves the NIC: the base
 //!   RTT plus every queue's delay (bits over the port's rate) on its data's path past the NIC and on its ACKs'
 //!   path. It carries an ECN mark if a port of its data path (the NIC included) holds more than its marking
@@ -24,7 +25,7 @@
 //!   NIC for a flow in a step) takes the level of its first bits and waits behind its own level and the more
 //!   urgent ones at every port; ACKs at `transport.ack_priority`. Marking compares the port's total with the
 //!   threshold (`switch.ecn = "port"`, PIAS's) or the chunk's own queue (`"queue"`); losses the port's total
-//!   with its buffer, which a full port takes from its least urgent queues. Bits sent again take the level of
+//!   with its buffer (no push-out, as at the packet level). Bits sent again take the level of
 //!   where new data stands less them (the packet level: the level of their own offset), and PIAS's probes are
 //!   not modelled (probe mode starts after 2 timeouts in a row).
 //! - **ACKs.** A chunk's ACK comes back after its round trip (and not before the ACK of the chunk before it).
@@ -32,22 +33,25 @@
 //!   segment per window after; DCTCP's alpha is updated once per window of data from the fraction marked
 //!   (`transport.dctcp_g`, from `transport.dctcp_alpha_init`), and the window is cut once per window in which a
 //!   mark comes back, by alpha / 2 after that ACK's growth, which ends slow start (ssthresh = the cut window).
-//! - **Losses found.** As the packet level's SACK scoreboard (RFC 6675): a lost chunk is known when its ACK
-//!   would have come if `transport.dupack_threshold` segments of data were handed over after it (their
-//!   duplicate ACKs); otherwise it stays in flight for the sender, unknown, until the ACK of data sent at least
-//!   that far past it comes (then it is known as above) or the timer fires (a tail loss: the last segments of
-//!   a flow, or a window too small to send more). A lost chunk that held bits sent again is found only by the
-//!   timer, as the scoreboard does not mark a retransmission lost twice. While a loss is unknown the ACKs after
-//!   it are duplicates and do not restart the timer. A known loss is sent again, before new data.
+//! - **Losses found.** As the packet level's SACK scoreboard (RFC 6675): a lost chunk stays in flight for the
+//!   sender, unknown, until the ACK of data at least `transport.dupack_threshold` segments past it comes (their
+//!   duplicate ACKs; the unknown losses before it are then all known) or the timer fires (a tail loss: the last
+//!   segments of a flow, or a window too small to send more). A lost chunk that held bits sent again is found
+//!   only by the timer, as the scoreboard does not mark a retransmission lost twice. While a loss is unknown the
+//!   ACKs after it are duplicates with SACKs: they neither restart the timer nor grow the window. A known loss
+//!   is sent again, before new data.
 //! - **Timer.** RFC 6298 as the packet level's: `rto_init_us` before a sample (3 x the handshake's round trip
-//!   after it), then SRTT + 4 RTTVAR within `rto_min_us` and `rto_max_us`, restarted at each ACK that advances
-//!   (not at a loss found). Every acked chunk is a sample (the packet level's ACK echoes its segment's own send
-//!   time, so the originals' ACKs after a spurious timeout are samples too). It fires when an ACK is later than
-//!   the RTO: the window falls to one segment, ssthresh to half the window (at least two segments), the RTO backs
-//!   off, no ECN cut is made for the data sent before it, and the losses not yet known are sent again.
-//! - **Fast recovery.** A lost chunk halves the window once per window; until the data sent before the loss is
-//!   acked the window neither grows nor is cut for ECN (the packet level's recovery). An ECN cut keeps at least
-//!   one segment.
+//!   after it), then SRTT + 4 RTTVAR within `rto_min_us` and `rto_max_us`, restarted at each ACK that advances.
+//!   Not modelled: after a loss is known, the ACKs of the data after it restart the timer here, where the packet
+//!   level's cumulative ACK stands at the hole until the retransmission is acked (a lost retransmission times
+//!   out here up to a round trip later). Every acked chunk is a sample (the packet level's ACK echoes its
+//!   segment's own send time, so the originals' ACKs after a spurious timeout are samples too). It fires when an
+//!   ACK is later than the RTO: the window falls to one segment, ssthresh to half the window (at least two
+//!   segments), the RTO backs off, no ECN cut is made for the data sent before it, and the losses not yet known
+//!   are sent again.
+//! - **Fast recovery.** A lost chunk halves the window once per window, and not for data sent before the last
+//!   timeout; until the data sent before the loss is acked the window neither grows nor is cut for ECN (the
+//!   packet level's recovery). An ECN cut keeps at least one segment.
 //!
 //! A flow's last bit arrives after its chunk's queueing on the data path and the path's pipeline (the isolated
 //! flow's ideal FCT minus its wire bits at the bottleneck rate); the flow is done when every chunk is acked.
@@ -139,14 +143,17 @@ struct Flow {
     rtt: Ps,
     tail: Ps,
     data_at: Ps,
+    /// The wire bits of the flow's data (what `left` started at).
+    size_bits: f64,
+    /// What the NIC sent for it in this step: the level of its first bits, where its last bits end in the
+    /// flow's snd_nxt, whether it holds bits sent again.
+    drain_level: usize,
+    drain_end: f64,
+    drain_retx: bool,
     /// Bits still to hand to the NIC (new data, and lost chunks to send again); bits in flight (the NIC's
     /// backlog included); bits handed to the NIC so far (snd_nxt); bits still in the NIC; bits the NIC sent for
     /// it in this step.
     left: f64,
-    /// The wire bits of the flow's data (what `left` started at).
-    size_bits: f64,
-    /// The level of the first bits the NIC sent for it in this step.
-    drain_level: usize,
     inflight: f64,
     seq: f64,
     backlog: f64,
@@ -171,22 +178,34 @@ struct Flow {
     timer: Ps,
     /// Fast recovery: snd_nxt when the last loss was found (no growth, no ECN cut for data sent before it).
     recover: f64,
+    /// snd_nxt at the last timeout: a loss of data sent before it does not halve the window again (the packet
+    /// level's recovery after a timeout).
+    rto_recover: f64,
     /// A segment's serialization at the NIC (the base RTT holds it).
     first_tx: Ps,
     last_arrival: Ps,
     last_ack: Ps,
     timeouts: u32,
     lost_bits: f64,
-    /// Lost bits the sender does not know of yet (still in flight for it): fewer than `dupack_threshold`
-    /// segments were sent after them, so no duplicate ACKs can tell; the ACKs of data sent later, or the timer,
-    /// will. The end (snd_nxt) of the first of them.
+    /// Lost bits the sender does not know of yet (still in flight for it): found when the ACK of data at least
+    /// `dupack_threshold` segments past the first of them comes (their duplicate ACKs), or by the timer. The
+    /// end (snd_nxt) of the first of them.
     hidden: f64,
     hidden_seq: f64,
     /// Of `left`, the bits to send again; lost retransmissions, which only the timer finds (in flight for the
-    /// sender until then); the stretches of snd_nxt handed to the NIC as retransmissions, not yet all sent.
+    /// sender until then).
     resend: f64,
     stuck: f64,
-    retx: VecDeque<(f64, f64)>,
+}
+
+/// A hand-over waiting in a NIC's queue: the flow's slot and generation, its bits not yet sent, where it ends in
+/// the flow's snd_nxt, whether it holds bits sent again.
+struct HandOver {
+    slot: u32,
+    gen: u32,
+    bits: f64,
+    end: f64,
+    retx: bool,
 }
 
 /// Whether the windowed model runs this scheme.
@@ -267,7 +286,7 @@ pub(super) fn run(
     let mut inflow: Vec<f64> = Vec::new();
     // (per resource: the bits that entered it in this step, all levels)
     let mut entered: Vec<f64> = Vec::new();
-    let mut fifo: Vec<VecDeque<(u32, u32, f64)>> = Vec::new();
+    let mut fifo: Vec<VecDeque<HandOver>> = Vec::new();
     // (the NICs that hold anything, and whether each resource is one of them)
     let mut nics: Vec<u32> = Vec::new();
     let mut nic_on: Vec<bool> = Vec::new();
@@ -341,6 +360,8 @@ pub(super) fn run(
                 left: wire_bits,
                 size_bits: wire_bits,
                 drain_level: 0,
+                drain_end: 0.0,
+                drain_retx: false,
                 inflight: 0.0,
                 seq: 0.0,
                 backlog: 0.0,
@@ -360,6 +381,7 @@ pub(super) fn run(
                 rto,
                 timer: NEVER,
                 recover: -1.0,
+                rto_recover: -1.0,
                 first_tx: tx_time(mss + header, hop_list[0].0),
                 last_arrival: 0,
                 last_ack: 0,
@@ -369,7 +391,6 @@ pub(super) fn run(
                 hidden_seq: 0.0,
                 resend: 0.0,
                 stuck: 0.0,
-                retx: VecDeque::new(),
             };
             let k = match free.pop() {
                 Some(k) => {
@@ -415,41 +436,32 @@ pub(super) fn run(
                 let c = f.chunks.pop_front().unwrap();
                 f.next_ack = f.chunks.front().map_or(NEVER, |c| c.ack_at);
                 if c.lost {
+                    // (unknown to the sender until data past it is acked; a lost retransmission until the timer)
                     if c.retx {
                         f.stuck += c.bits;
-                        continue;
-                    }
-                    if f.hidden > 0.0 || f.seq - c.seq < dup_bits - 1e-6 {
-                        // (too little data after it for duplicate ACKs, so far)
+                    } else {
                         if f.hidden == 0.0 {
                             f.hidden_seq = c.seq;
                         }
                         f.hidden += c.bits;
-                        continue;
-                    }
-                    f.inflight -= c.bits;
-                    // (known from the ACKs of the data after it: sent again, the window halved once per window
-                    // as fast recovery does, which neither grows the window nor cuts it for ECN until the data
-                    // sent before it is acked; the cumulative ACK does not advance, so the timer runs on)
-                    f.left += c.bits;
-                    f.resend += c.bits;
-                    f.lost_bits += c.bits;
-                    if c.seq > f.recover {
-                        f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
-                        f.cwnd = f.ssthresh;
-                        f.recover = f.seq;
                     }
                     continue;
                 }
                 f.inflight -= c.bits;
+                // (an ACK behind an unknown loss is a duplicate with a SACK: it neither restarts the timer nor grows
+                // the window, as the packet level's cumulative ACK stands at the hole)
+                let duplicate = f.hidden > 0.0 || f.stuck > 0.0;
                 if f.hidden > 0.0 && c.seq - f.hidden_seq >= dup_bits - 1e-6 {
-                    // (enough data after the hidden losses has come: their duplicate ACKs tell them, as above)
+                    // (enough data past the unknown losses has come: their duplicate ACKs tell them; sent again,
+                    // the window halved once per window as fast recovery does, which neither grows the window nor
+                    // cuts it for ECN until the data sent before the loss is acked, and not again for data sent
+                    // before a timeout)
                     f.inflight -= f.hidden;
                     f.left += f.hidden;
                     f.resend += f.hidden;
                     f.lost_bits += f.hidden;
                     f.hidden = 0.0;
-                    if f.hidden_seq > f.recover {
+                    if f.hidden_seq > f.recover && f.hidden_seq > f.rto_recover {
                         f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
                         f.cwnd = f.ssthresh;
                         f.recover = f.seq;
@@ -465,8 +477,7 @@ pub(super) fn run(
                     f.srtt = 0.875 * f.srtt + 0.125 * sample;
                 }
                 f.rto = ((f.srtt + 4.0 * f.rttvar) as Ps).clamp(tp.rto_min, tp.rto_max);
-                // (not while a loss is hidden: the ACKs after it are duplicates, the cumulative ACK stands)
-                if f.hidden == 0.0 && f.stuck == 0.0 {
+                if !duplicate {
                     f.timer = if f.inflight > 1e-9 { c.ack_at + f.rto } else { NEVER };
                 }
                 f.last_ack = c.ack_at;
@@ -482,7 +493,7 @@ pub(super) fn run(
                     f.win_marked = 0.0;
                     f.win_end = f.seq.max(f.acked + seg_bits);
                 }
-                if c.seq > f.recover {
+                if c.seq > f.recover && !duplicate {
                     // (the window grows, then a mark cuts it: once per window, not during a recovery)
                     if f.cwnd < f.ssthresh {
                         f.cwnd += c.bits;
@@ -514,6 +525,7 @@ pub(super) fn run(
                 f.rto = (f.rto * 2).min(tp.rto_max);
                 f.timer = now + f.rto;
                 f.cut_until = f.seq;
+                f.rto_recover = f.seq;
             }
             // done: everything handed over and acked
             if f.left <= 1e-6 && f.inflight <= 1e-6 {
@@ -539,38 +551,43 @@ pub(super) fn run(
                 // (where in the flow's data this starts: the lost bits to send again count from where new data
                 // stands less them, as if sent again at the offset they were lost at)
                 let mut pos = f.size_bits - f.left;
-                // (what is sent again goes first)
+                // (what is sent again goes first: snd_nxt up to `again_end`)
                 let again = push.min(f.resend);
-                if again > 1e-9 {
-                    f.retx.push_back((f.seq, f.seq + again));
-                    f.resend -= again;
-                }
+                f.resend -= again;
+                let again_end = f.seq + again;
+                let start = f.seq;
                 f.left -= push;
                 f.inflight += push;
                 f.seq += push;
                 let n = f.nic as usize;
                 let at = f.data_at.max(now);
+                // (the NIC takes what its buffer has room for; the rest, the hand-over's tail, is lost there)
                 let nic_bits = lv.total(&nic_q, n);
-                if nic_bits >= b_bits[n] {
+                let taken = push.min((b_bits[n] - nic_bits).max(0.0));
+                if push - taken > 1e-6 {
                     let wait = (nic_bits * ps_per_bit[n]) as Ps;
                     let ack_at = (at + wait + f.rtt).max(f.chunks.back().map_or(0, |c| c.ack_at));
-                    let retx = again > 1e-9;
-                    let lost = Chunk { sent_at: at, ack_at, bits: push, marked: false, lost: true, seq: f.seq, retx };
+                    let retx = again_end > start + taken + 1e-9;
+                    let bits = push - taken;
+                    let lost = Chunk { sent_at: at, ack_at, bits, marked: false, lost: true, seq: f.seq, retx };
                     f.chunks.push_back(lost);
                     f.next_ack = f.next_ack.min(ack_at);
-                } else {
-                    f.backlog += push;
+                }
+                if taken > 1e-6 {
+                    f.backlog += taken;
                     if !nic_on[n] {
                         nic_on[n] = true;
                         nics.push(n as u32);
                     }
                     // (into the NIC's queue of each level it spans)
-                    let mut rest = push;
+                    let (mut rest, mut end) = (taken, start);
                     while rest > 1e-9 {
                         let l = lv.of(pos).min(nl - 1);
                         let to_next = if l + 1 < nl { lv.starts.get(l).map_or(rest, |&s| s - pos) } else { rest };
                         let piece = rest.min(to_next);
-                        fifo[n * nl + l].push_back((k, f.gen, piece));
+                        let retx = again_end > end + 1e-9;
+                        end += piece;
+                        fifo[n * nl + l].push_back(HandOver { slot: k, gen: f.gen, bits: piece, end, retx });
                         nic_q[n * nl + l] += piece;
                         pos += piece;
                         rest -= piece;
@@ -593,18 +610,20 @@ pub(super) fn run(
                 let i = n * nl + l;
                 while budget > 1e-9 {
                     let Some(head) = fifo[i].front_mut() else { break };
-                    let take = head.2.min(budget);
+                    let take = head.bits.min(budget);
                     budget -= take;
-                    head.2 -= take;
+                    head.bits -= take;
                     nic_q[i] -= take;
-                    let f = &mut slots[head.0 as usize];
-                    if f.gen == head.1 {
+                    let f = &mut slots[head.slot as usize];
+                    if f.gen == head.gen {
                         if f.drained <= 1e-6 {
                             f.drain_level = l;
                         }
                         f.drained += take;
+                        f.drain_end = head.end - head.bits;
+                        f.drain_retx |= head.retx;
                     }
-                    if head.2 <= 1e-9 {
+                    if head.bits <= 1e-9 {
                         fifo[i].pop_front();
                     }
                 }
@@ -653,13 +672,8 @@ pub(super) fn run(
             // (the base RTT holds a segment's serialization at the NIC already)
             let ack_at = (out.saturating_sub(f.first_tx).max(from) + f.rtt + qd + qb)
                 .max(f.chunks.back().map_or(0, |c| c.ack_at));
-            let seq = f.seq - f.backlog;
-            // (whether it holds data sent again; stretches wholly before it are done with)
-            let start = seq - bits;
-            while f.retx.front().is_some_and(|r| r.1 <= start + 1e-9) {
-                f.retx.pop_front();
-            }
-            let retx = f.retx.front().is_some_and(|r| r.0 < seq - 1e-9);
+            let (seq, retx) = (f.drain_end, f.drain_retx);
+            f.drain_retx = false;
             let sent_at = from.saturating_sub(wait);
             f.chunks.push_back(Chunk { sent_at, ack_at, bits, marked, lost, seq, retx });
             f.next_ack = f.next_ack.min(ack_at);
