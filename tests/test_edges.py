@@ -344,9 +344,12 @@ def test_a_run_stopped_by_a_signal_says_so_and_writes_nothing(tmp_path, signame)
     exp = tmp_path / "long.toml"
     exp.write_text(TINY.replace("flows = 20", "flows = 300000"))  # tens of seconds
     env = dict(os.environ, PYTHONPATH=str(Path(fctlab.__file__).resolve().parents[1]))
+    # (Ctrl-C's default restored in the child: a test suite started in the background inherits SIGINT ignored,
+    # and Python then keeps ignoring it, as a background process should)
     proc = subprocess.Popen(
         [sys.executable, "-c", "from fctlab.cli import main; main()", "run", str(exp), "--out", str(tmp_path / "out")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stderr is not None
