@@ -290,7 +290,6 @@ pub(super) fn run(
     // (the NICs that hold anything, and whether each resource is one of them)
     let mut nics: Vec<u32> = Vec::new();
     let mut nic_on: Vec<bool> = Vec::new();
-    let mut is_nic: Vec<bool> = Vec::new();
     // (per NIC: the bits in its FIFO)
     let mut nic_q: Vec<f64> = Vec::new();
 
@@ -321,7 +320,7 @@ pub(super) fn run(
                     net.ecmp_path(dst, src, flow_hash(id, true)).iter().map(|&p| res.of_port(p, net)).collect(),
                 )
             };
-            for r in is_nic.len()..res.capacity.len() {
+            for r in nic_on.len()..res.capacity.len() {
                 let p = res.first_port[r] as usize;
                 let nic = is_nic_port[p];
                 let (kk, bb) = if nic { (nic_k, nic_full) } else { (switch_k, switch_full) };
@@ -329,7 +328,6 @@ pub(super) fn run(
                 ps_per_bit.push(1e12 / res.capacity[r]);
                 k_bits.push(kk.map_or(f64::INFINITY, |k| k as f64 * 8.0 * ports));
                 b_bits.push(bb as f64 * 8.0 * ports);
-                is_nic.push(nic);
                 is_busy.push(false);
                 entered.push(0.0);
                 for _ in 0..nl {
