@@ -158,6 +158,9 @@ pub struct RunConfig {
     /// The windowed model's step (`flow_model = "window"`), in ns: the queues and windows advance by it. 1,000 by
     /// default: a full segment of 1,500 bytes at 12 Gbps, so that a flow at 10 Gbps moves about a segment per step.
     pub flow_step_ns: f64,
+    /// How the windowed model (`flow_model = "window"`) spreads a flow over the ports of a hop under packet
+    /// spraying: see [`FlowSpray`]. No effect under ECMP or in the rate model.
+    pub flow_spray: FlowSpray,
     /// The flow level's queueing delay: see [`FlowQueueing`]. No effect at the packet level.
     pub flow_queueing: FlowQueueing,
     /// The flow level's retransmission timer: see [`FlowTimeouts`]. No effect at the packet level.
@@ -186,6 +189,22 @@ pub enum FlowModel {
     /// DCTCP, PIAS and TCP, where the rate model's are up to 10.5%, 37% and 35% off; it costs about three times
     /// the rate model's time and two thirds of the packet level's (docs/flow-level.md).
     Window,
+}
+
+/// How the windowed model (`run.flow_model = "window"`) takes packet spraying (`run.flow_spray`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowSpray {
+    /// The default: every chunk (what one step sends of a flow) takes, at each hop, one of the ports its packets
+    /// may take, drawn at random as the packet level draws one per packet, with a queue per port; and its ACK
+    /// its own way back. Chunks that cross queues of different lengths arrive out of order, and the sender reads
+    /// the SACKs as the packet level's scoreboard does: a chunk with `transport.dupack_threshold` segments' worth
+    /// SACKed above it is taken for lost and sent again (a spurious fast recovery when it was only late). On the
+    /// k = 8 fat-tree's 16 paths of 10 Gbps that is what holds the packet level's long flows back
+    /// (docs/flow-level.md).
+    Ports,
+    /// Each hop's ports pooled into one queue (the rate model's resources), and no reordering: to compare with.
+    Pooled,
 }
 
 /// What queueing delay the flow level (`run.level = "flow"`) adds to a flow's round trips (`run.flow_queueing`).
@@ -273,6 +292,7 @@ impl Default for RunConfig {
             fct_at: FctAt::Receiver,
             flow_model: FlowModel::Rates,
             flow_step_ns: 1000.0,
+            flow_spray: FlowSpray::Ports,
             flow_queueing: FlowQueueing::Standing,
             flow_timeouts: FlowTimeouts::Marking,
             queue_delay: false,

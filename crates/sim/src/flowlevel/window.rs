@@ -55,22 +55,36 @@
 //!
 //! A flow's last bit arrives after its chunk's queueing on the data path and the path's pipeline (the isolated
 //! flow's ideal FCT minus its wire bits at the bottleneck rate); the flow is done when every chunk is acked.
-//! Set-up as the rate model: the handshake's round trip before the data. Under packet spraying a hop's resource
-//! is the pool of its ports (the rate model's), its queue and thresholds the sum of theirs.
+//! Set-up as the rate model: the handshake's round trip before the data.
+//!
+//! - **Spraying** (`run.flow_spray`). By default (`"ports"`) every port is a queue of its own, and each chunk
+//!   draws its way hop by hop among the ports its packets may take, as the packet level draws one per packet;
+//!   its ACK draws its own way back. Chunks that cross queues of different lengths come back out of order, and
+//!   the sender reads their ACKs as the packet level's SACK scoreboard does (`ports_acks`): an ACK behind a chunk
+//!   not yet acked is a SACK, which neither grows the window nor restarts the timer; a chunk with three
+//!   segments' worth SACKed above it is taken for lost and sent again, halving the window (a spurious fast
+//!   recovery when it was only late). Through the ports every way shares (the NICs, the last hops) an ACK comes
+//!   after the one before it, as through one FIFO: only the ports that vary from way to way let it pass (the
+//!   queues are read at the step a chunk leaves its NIC, so without that several queues draining at once would
+//!   let a later chunk pass by up to a step each). `"pooled"`: a hop's ports as one resource (the rate model's),
+//!   its queue and thresholds the sum of theirs, and no reordering.
 //!
 //! Not modelled: the packets within a chunk (a chunk is marked or lost whole), the spurious retransmissions that
-//! follow a timeout at the packet level (the originals' ACKs end the recovery here), delayed ACKs, reordering,
-//! flows that wait for others (refused). Measured against the packet level in docs/flow-level.md.
+//! follow a timeout at the packet level (the originals' ACKs end the recovery here), delayed ACKs, reordering
+//! under ECMP (a flow's packets keep one path there), flows that wait for others (refused). Measured against the
+//! packet level in docs/flow-level.md.
 
 use super::release::Release;
 use super::resources::{pooled_path, Resources};
 use super::{path_times, PathTimes};
-use crate::config::{BufferMode, Config, EcnMode, RoutingMode, SchemeName};
+use crate::config::{BufferMode, Config, EcnMode, FlowSpray, RoutingMode, SchemeName};
 use crate::flows::{FlowError, FlowSet};
 use crate::net::{flow_hash, Network};
 use crate::record::{Progress, RunStats};
 use crate::transport::tcp::TcpParams;
 use crate::units::{tx_time, Ps, NEVER, PS_PER_MS};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::VecDeque;
 
 /// What one step's sending of a flow put on its path beyond the NIC.
@@ -85,6 +99,12 @@ struct Chunk {
     /// It holds data sent again: lost, only the timer finds it (the scoreboard does not mark a retransmission
     /// lost a second time, RFC 6675).
     retx: bool,
+    /// Under spraying over ports: when it left the NIC (its ACK comes a base RTT after at the earliest, so that
+    /// the chunks sent later need not be looked at before), whether its ACK is back, and whether that ACK came
+    /// behind a chunk not yet acked (a SACK: the cumulative ACK does not move, the window does not grow).
+    floor: Ps,
+    arrived: bool,
+    sacked: bool,
 }
 
 /// The strict-priority levels of the ports (pias: `switch.queues`, a chunk's level from its offset over
@@ -134,6 +154,8 @@ impl Levels {
 /// An open flow: its path, its window's state and its chunks in flight.
 struct Flow {
     id: u32,
+    src: u32,
+    dst: u32,
     /// Incremented when the slot is reused, so that a NIC's queue never credits a later flow of the slot.
     gen: u32,
     data: Vec<u32>,
@@ -196,6 +218,177 @@ struct Flow {
     /// sender until then).
     resend: f64,
     stuck: f64,
+    /// Under spraying over ports: the bits of the chunks acked but not yet passed by the cumulative ACK (SACKed),
+    /// and the bits taken for lost while they were only late, sent again.
+    sacked_bits: f64,
+    spurious_bits: f64,
+    /// Under spraying over ports: the last chunk's ACK time less its delay on the ports that vary from way to
+    /// way (see `sprayed`).
+    shared_ack: Ps,
+    /// Halvings for losses found by duplicate ACKs (the results' `fast_recoveries`).
+    fast_recoveries: u32,
+}
+
+impl Flow {
+    /// An ACK's round-trip sample (RFC 6298, as the packet level's), and the RTO from it.
+    #[inline]
+    fn sample(&mut self, sent_at: Ps, ack_at: Ps, tp: &TcpParams) {
+        let sample = (ack_at - sent_at) as f64;
+        if self.srtt == 0.0 {
+            self.srtt = sample;
+            self.rttvar = sample / 2.0;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - sample).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * sample;
+        }
+        self.rto = ((self.srtt + 4.0 * self.rttvar) as Ps).clamp(tp.rto_min, tp.rto_max);
+    }
+
+    /// DCTCP's count of the bits acked and marked: alpha is updated once per window of data.
+    #[inline]
+    fn count(&mut self, bits: f64, marked: bool, dctcp: bool, g: f64, seg_bits: f64) {
+        self.acked += bits;
+        self.win_bits += bits;
+        if marked {
+            self.win_marked += bits;
+        }
+        if dctcp && self.acked >= self.win_end {
+            let frac = if self.win_bits > 0.0 { self.win_marked / self.win_bits } else { 0.0 };
+            self.alpha = (1.0 - g) * self.alpha + g * frac;
+            self.win_bits = 0.0;
+            self.win_marked = 0.0;
+            self.win_end = self.seq.max(self.acked + seg_bits);
+        }
+    }
+
+    /// The window grows for an acked chunk, then a mark cuts it: once per window, not during a recovery (the
+    /// caller checks that the chunk is past `recover`).
+    #[inline]
+    fn grow(&mut self, bits: f64, seq: f64, marked: bool, seg_bits: f64, max_cwnd: f64) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += bits;
+        } else {
+            self.cwnd += seg_bits * bits / self.cwnd;
+        }
+        self.cwnd = self.cwnd.min(max_cwnd);
+        if marked && seq > self.cut_until {
+            self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(seg_bits);
+            self.ssthresh = self.cwnd;
+            self.cut_until = self.seq;
+        }
+    }
+
+    /// A loss found by duplicate ACKs, of data ending at `seq`: the window halved once per window as fast
+    /// recovery does, which neither grows the window nor cuts it for ECN until the data sent before the loss is
+    /// acked, and not again for data sent before a timeout.
+    #[inline]
+    fn halve_for(&mut self, seq: f64, seg_bits: f64) {
+        if seq > self.recover && seq > self.rto_recover {
+            self.ssthresh = (self.cwnd / 2.0).max(2.0 * seg_bits);
+            self.cwnd = self.ssthresh;
+            self.recover = self.seq;
+            self.fast_recoveries += 1;
+        }
+    }
+}
+
+/// At each hop from `port` on towards host `dst`, one of the ports a packet may take, drawn at random (the
+/// packet level's spraying): the resources of the way, `port`'s first. Returns where the ports that vary from
+/// way to way start: the first drawn among several (those after it depend on it, but for the last hop, into
+/// `dst`, which every way shares).
+fn sprayed(
+    net: &Network,
+    of_port: &[u32],
+    rng: &mut Xoshiro256PlusPlus,
+    port: u32,
+    dst: u32,
+    way: &mut Vec<u32>,
+) -> usize {
+    way.clear();
+    way.push(of_port[port as usize]);
+    let mut varies = usize::MAX;
+    let mut node = net.ports[port as usize].peer;
+    while node != dst {
+        let c = net.candidates(node, dst);
+        let p = if c.len() == 1 {
+            c[0]
+        } else {
+            varies = varies.min(way.len());
+            c[(rng.next_u64() % c.len() as u64) as usize]
+        };
+        way.push(of_port[p as usize]);
+        node = net.ports[p as usize].peer;
+    }
+    varies
+}
+
+/// Under spraying over ports, where ACKs come out of order: the ACKs back by `now` (read in the order their
+/// chunks were sent, as far as a chunk whose ACK cannot be back yet), then the cumulative ACK. As the packet
+/// level's SACK scoreboard: an ACK that comes behind a chunk not yet acked is a SACK (a sample, DCTCP's count of
+/// marks, but no growth of the window, no restart of the timer); the cumulative ACK moves over the acked chunks
+/// at the front, growing the window for those not SACKed before; a chunk not acked with `dup_bits` of data
+/// SACKed above it (RFC 6675's IsLost: the packet level's three segments) is taken for lost and sent again,
+/// halving the window once per window, whether it was lost or only late (then a spurious retransmission). A
+/// lost retransmission is left to the timer, as the scoreboard does not mark a retransmission lost twice.
+fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f64, max_cwnd: f64) {
+    if f.next_ack <= now {
+        let mut blocked = false;
+        let mut next = NEVER;
+        for i in 0..f.chunks.len() {
+            let c = &mut f.chunks[i];
+            if c.floor + f.rtt > now {
+                next = next.min(c.floor + f.rtt);
+                break;
+            }
+            if !c.arrived && !c.lost && c.ack_at <= now {
+                c.arrived = true;
+                c.sacked = blocked;
+                let (sent_at, ack_at, bits, marked) = (c.sent_at, c.ack_at, c.bits, c.marked);
+                f.sacked_bits += bits;
+                f.sample(sent_at, ack_at, tp);
+                f.count(bits, marked, tp.dctcp, tp.g, seg_bits);
+                continue;
+            }
+            if !c.arrived {
+                blocked = true;
+                if !c.lost {
+                    next = next.min(c.ack_at);
+                }
+            }
+        }
+        f.next_ack = next;
+    }
+    let mut advanced: Option<Ps> = None;
+    while let Some(c) = f.chunks.front() {
+        if c.arrived {
+            let c = f.chunks.pop_front().unwrap();
+            f.inflight -= c.bits;
+            f.sacked_bits -= c.bits;
+            // (a chunk SACKed before moves the cumulative ACK now, when the hole before it is filled)
+            let at = if c.sacked { now } else { c.ack_at };
+            advanced = Some(advanced.map_or(at, |a| a.max(at)));
+            f.last_ack = f.last_ack.max(at);
+            if !c.sacked && c.seq > f.recover {
+                f.grow(c.bits, c.seq, c.marked, seg_bits, max_cwnd);
+            }
+        } else if !c.retx && f.sacked_bits >= dup_bits - 1e-6 {
+            let c = f.chunks.pop_front().unwrap();
+            f.inflight -= c.bits;
+            f.left += c.bits;
+            f.resend += c.bits;
+            if c.lost {
+                f.lost_bits += c.bits;
+            } else {
+                f.spurious_bits += c.bits;
+            }
+            f.halve_for(c.seq, seg_bits);
+        } else {
+            break;
+        }
+    }
+    if let Some(at) = advanced {
+        f.timer = if f.inflight > 1e-9 { at + f.rto } else { NEVER };
+    }
 }
 
 /// A hand-over waiting in a NIC's queue: the flow's slot and generation, its bits not yet sent, where it ends in
@@ -240,6 +433,12 @@ pub(super) fn run(
     let seg_bits = (mss + header) as f64 * 8.0;
     let max_cwnd = if t.max_cwnd_packets > 0 { t.max_cwnd_packets as f64 * seg_bits } else { f64::INFINITY };
     let spray = cfg.routing.mode == RoutingMode::Spray;
+    // (under spraying over ports: every port a resource of its own, a chunk's way drawn hop by hop)
+    let ports_spray = spray && cfg.run.flow_spray == FlowSpray::Ports;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x5350_5241_5900);
+    let (mut way, mut way_back): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    // (where the ports that vary from way to way start on each, as `sprayed` finds)
+    let (mut varies, mut varies_back) = (usize::MAX, usize::MAX);
     let tp = TcpParams::from_config(cfg);
     // (the data past a lost chunk that its duplicate ACKs need; none with `dupack_threshold` 0, where only the
     // timer finds a loss)
@@ -276,6 +475,11 @@ pub(super) fn run(
         is_nic_port[p as usize] = true;
     }
     let mut res = Resources::default();
+    if ports_spray {
+        for p in 0..net.ports.len() as u32 {
+            res.of_port(p, net);
+        }
+    }
     let mut q: Vec<f64> = Vec::new();
     let mut ps_per_bit: Vec<f64> = Vec::new();
     // (switch ports whose queue is not empty or that something entered in this step)
@@ -312,7 +516,11 @@ pub(super) fn run(
             let (src, dst, size) = (flows.src[i], flows.dst[i], flows.size_bytes[i]);
             let hops = net.ecmp_path(src, dst, flow_hash(id, false));
             let PathTimes { hop_list, ideal, rtt, ctrl_rtt, wire_bits, tail } = path_times(net, &hops, size, t);
-            let (data, back): (Vec<u32>, Vec<u32>) = if spray {
+            let (data, back): (Vec<u32>, Vec<u32>) = if ports_spray {
+                // (the ways are drawn chunk by chunk: the NICs alone are the flow's own)
+                let (nic, nic_back) = (net.host_port[src as usize], net.host_port[dst as usize]);
+                (vec![res.of_port(nic, net)], vec![res.of_port(nic_back, net)])
+            } else if spray {
                 (pooled_path(net, src, dst, &mut res), pooled_path(net, dst, src, &mut res))
             } else {
                 (
@@ -347,6 +555,8 @@ pub(super) fn run(
             let cwnd = (t.init_cwnd_packets as f64 * seg_bits).min(max_cwnd);
             let f = Flow {
                 id,
+                src,
+                dst,
                 gen: 0,
                 nic: data[0],
                 data,
@@ -389,6 +599,10 @@ pub(super) fn run(
                 hidden_seq: 0.0,
                 resend: 0.0,
                 stuck: 0.0,
+                sacked_bits: 0.0,
+                shared_ack: 0,
+                spurious_bits: 0.0,
+                fast_recoveries: 0,
             };
             let k = match free.pop() {
                 Some(k) => {
@@ -430,7 +644,10 @@ pub(super) fn run(
             let k = open[j];
             let f = &mut slots[k as usize];
             // the ACKs back by now
-            while f.next_ack <= now {
+            if ports_spray {
+                ports_acks(f, now, dup_bits, &tp, seg_bits, max_cwnd);
+            }
+            while !ports_spray && f.next_ack <= now {
                 let c = f.chunks.pop_front().unwrap();
                 f.next_ack = f.chunks.front().map_or(NEVER, |c| c.ack_at);
                 if c.lost {
@@ -450,68 +667,41 @@ pub(super) fn run(
                 // the window, as the packet level's cumulative ACK stands at the hole)
                 let duplicate = f.hidden > 0.0 || f.stuck > 0.0;
                 if f.hidden > 0.0 && c.seq - f.hidden_seq >= dup_bits - 1e-6 {
-                    // (enough data past the unknown losses has come: their duplicate ACKs tell them; sent again,
-                    // the window halved once per window as fast recovery does, which neither grows the window nor
-                    // cuts it for ECN until the data sent before the loss is acked, and not again for data sent
-                    // before a timeout)
+                    // (enough data past the unknown losses has come: their duplicate ACKs tell them; sent again)
                     f.inflight -= f.hidden;
                     f.left += f.hidden;
                     f.resend += f.hidden;
                     f.lost_bits += f.hidden;
                     f.hidden = 0.0;
-                    if f.hidden_seq > f.recover && f.hidden_seq > f.rto_recover {
-                        f.ssthresh = (f.cwnd / 2.0).max(2.0 * seg_bits);
-                        f.cwnd = f.ssthresh;
-                        f.recover = f.seq;
-                    }
+                    f.halve_for(f.hidden_seq, seg_bits);
                 }
                 // (each ACK echoes its segment's send time, as the packet level's: a sample even after a timeout)
-                let sample = (c.ack_at - c.sent_at) as f64;
-                if f.srtt == 0.0 {
-                    f.srtt = sample;
-                    f.rttvar = sample / 2.0;
-                } else {
-                    f.rttvar = 0.75 * f.rttvar + 0.25 * (f.srtt - sample).abs();
-                    f.srtt = 0.875 * f.srtt + 0.125 * sample;
-                }
-                f.rto = ((f.srtt + 4.0 * f.rttvar) as Ps).clamp(tp.rto_min, tp.rto_max);
+                f.sample(c.sent_at, c.ack_at, &tp);
                 if !duplicate {
                     f.timer = if f.inflight > 1e-9 { c.ack_at + f.rto } else { NEVER };
                 }
                 f.last_ack = c.ack_at;
-                f.acked += c.bits;
-                f.win_bits += c.bits;
-                if c.marked {
-                    f.win_marked += c.bits;
-                }
-                if dctcp && f.acked >= f.win_end {
-                    let frac = if f.win_bits > 0.0 { f.win_marked / f.win_bits } else { 0.0 };
-                    f.alpha = (1.0 - tp.g) * f.alpha + tp.g * frac;
-                    f.win_bits = 0.0;
-                    f.win_marked = 0.0;
-                    f.win_end = f.seq.max(f.acked + seg_bits);
-                }
+                f.count(c.bits, c.marked, dctcp, tp.g, seg_bits);
                 if c.seq > f.recover && !duplicate {
-                    // (the window grows, then a mark cuts it: once per window, not during a recovery)
-                    if f.cwnd < f.ssthresh {
-                        f.cwnd += c.bits;
-                    } else {
-                        f.cwnd += seg_bits * c.bits / f.cwnd;
-                    }
-                    f.cwnd = f.cwnd.min(max_cwnd);
-                    if c.marked && c.seq > f.cut_until {
-                        f.cwnd = (f.cwnd * (1.0 - f.alpha / 2.0)).max(seg_bits);
-                        f.ssthresh = f.cwnd;
-                        f.cut_until = f.seq;
-                    }
+                    f.grow(c.bits, c.seq, c.marked, seg_bits, max_cwnd);
                 }
             }
             // the retransmission timer: ssthresh half the window, the window one segment, the RTO backed off (the
             // originals' ACKs then end the recovery; no ECN cut for the data sent before it)
             if f.timer <= now {
                 f.timeouts += 1;
-                // (the losses it did not know of, and the lost retransmissions, are sent again)
-                let found = f.hidden + f.stuck;
+                // (the losses it did not know of, and the lost retransmissions, are sent again; under spraying
+                // over ports, the lost chunks whose ACK is overdue)
+                let mut found = f.hidden + f.stuck;
+                if ports_spray {
+                    f.chunks.retain(|c| {
+                        let overdue = c.lost && c.ack_at <= now;
+                        if overdue {
+                            found += c.bits;
+                        }
+                        !overdue
+                    });
+                }
                 f.inflight -= found;
                 f.left += found;
                 f.resend += found;
@@ -531,9 +721,11 @@ pub(super) fn run(
                 let r = results.row(i);
                 results.cols.finish_ps[r] = f.last_arrival;
                 results.cols.sender_done_ps[r] = f.last_ack;
-                results.cols.bytes_sent[r] = flows.size_bytes[i] + super::payload_of(f.lost_bits, mss, header);
+                results.cols.bytes_sent[r] =
+                    flows.size_bytes[i] + super::payload_of(f.lost_bits + f.spurious_bits, mss, header);
                 results.cols.bytes_delivered[r] = flows.size_bytes[i];
                 results.cols.timeouts[r] = f.timeouts;
+                results.cols.fast_recoveries[r] = f.fast_recoveries;
                 results.cols.bytes_dropped[r] = (f.lost_bits / 8.0) as u64;
                 results.done(i);
                 stats.flows_finished += 1;
@@ -567,7 +759,18 @@ pub(super) fn run(
                     let ack_at = (at + wait + f.rtt).max(f.chunks.back().map_or(0, |c| c.ack_at));
                     let retx = again_end > start + taken + 1e-9;
                     let bits = push - taken;
-                    let lost = Chunk { sent_at: at, ack_at, bits, marked: false, lost: true, seq: f.seq, retx };
+                    let lost = Chunk {
+                        sent_at: at,
+                        ack_at,
+                        bits,
+                        marked: false,
+                        lost: true,
+                        seq: f.seq,
+                        retx,
+                        floor: at,
+                        arrived: false,
+                        sacked: false,
+                    };
                     f.chunks.push_back(lost);
                     f.next_ack = f.next_ack.min(ack_at);
                 }
@@ -641,20 +844,34 @@ pub(super) fn run(
             let n = f.nic as usize;
             let p = f.drain_level;
             let from = f.data_at.max(now);
+            if ports_spray {
+                varies = sprayed(net, &res.port, &mut rng, net.host_port[f.src as usize], f.dst, &mut way);
+                varies_back = sprayed(net, &res.port, &mut rng, net.host_port[f.dst as usize], f.src, &mut way_back);
+            } else {
+                way.clear();
+                way.extend_from_slice(&f.data);
+                way_back.clear();
+                way_back.extend_from_slice(&f.back);
+            }
             let wait = (lv.ahead(&q, n, p) * ps_per_bit[n]) as Ps;
-            let (mut qd, mut qb): (Ps, Ps) = (0, 0);
+            // (the queues' delays on the ways there and back; of which, on the ports that vary from way to way)
+            let (mut qd, mut qb, mut qv): (Ps, Ps, Ps) = (0, 0, 0);
             let mut marked = lv.occupancy(&q, n, p) > k_bits[n];
             let mut lost = false;
-            for &l in &f.data[1..] {
+            for (h, &l) in way.iter().enumerate().skip(1) {
                 let l = l as usize;
-                qd += (lv.ahead(&q, l, p) * ps_per_bit[l]) as Ps;
+                let d = (lv.ahead(&q, l, p) * ps_per_bit[l]) as Ps;
+                qd += d;
+                if h >= varies && h + 1 < way.len() {
+                    qv += d;
+                }
                 marked |= lv.occupancy(&q, l, p) > k_bits[l];
                 // (a port takes what its buffer holds beyond what it serves in the step, in the order the
                 // chunks come; the rest is lost, as a full port drops only the arrivals it has no room for)
                 lost |= lv.total(&q, l) + entered[l] + bits > b_bits[l] + res.capacity[l] * dt + 1e-6;
             }
             if !lost {
-                for &l in &f.data[1..] {
+                for &l in &way[1..] {
                     inflow[l as usize * nl + p] += bits;
                     entered[l as usize] += bits;
                     if !is_busy[l as usize] {
@@ -663,17 +880,36 @@ pub(super) fn run(
                     }
                 }
             }
-            for &l in &f.back {
-                qb += (lv.ahead(&q, l as usize, lv.ack) * ps_per_bit[l as usize]) as Ps;
+            for (h, &l) in way_back.iter().enumerate() {
+                let d = (lv.ahead(&q, l as usize, lv.ack) * ps_per_bit[l as usize]) as Ps;
+                qb += d;
+                if h >= varies_back && h + 1 < way_back.len() {
+                    qv += d;
+                }
             }
             let out = from + (bits / f.line * 1e12) as Ps;
             // (the base RTT holds a segment's serialization at the NIC already)
-            let ack_at = (out.saturating_sub(f.first_tx).max(from) + f.rtt + qd + qb)
-                .max(f.chunks.back().map_or(0, |c| c.ack_at));
+            let mut ack_at = out.saturating_sub(f.first_tx).max(from) + f.rtt + qd + qb;
+            if ports_spray {
+                // (an ACK overtakes the one before it only by the ports their ways do not share: through the
+                // ports every way takes, as one FIFO, it comes after. The queues are read at the step a chunk
+                // leaves its NIC, not when it reaches each port, so that several queues draining at once would
+                // otherwise let a later chunk pass by up to a step per queue, which the packet level never does:
+                // on the leaf-spine, with core queues of a few ns, that alone made 7.1 spurious fast recoveries
+                // per large DCTCP flow against the packet level's 0.32.)
+                let shared = (ack_at - qv).max(f.shared_ack);
+                f.shared_ack = shared;
+                ack_at = shared + qv;
+            } else {
+                // (one way for all: an ACK does not overtake the one before it)
+                ack_at = ack_at.max(f.chunks.back().map_or(0, |c| c.ack_at));
+            }
             let (seq, retx) = (f.drain_end, f.drain_retx);
             f.drain_retx = false;
             let sent_at = from.saturating_sub(wait);
-            f.chunks.push_back(Chunk { sent_at, ack_at, bits, marked, lost, seq, retx });
+            let floor = from;
+            let chunk = Chunk { sent_at, ack_at, bits, marked, lost, seq, retx, floor, arrived: false, sacked: false };
+            f.chunks.push_back(chunk);
             f.next_ack = f.next_ack.min(ack_at);
             if !lost {
                 f.last_arrival = f.last_arrival.max(out + qd + f.tail);
