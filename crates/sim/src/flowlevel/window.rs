@@ -99,9 +99,10 @@ struct Chunk {
     /// It holds data sent again: lost, only the timer finds it (the scoreboard does not mark a retransmission
     /// lost a second time, RFC 6675).
     retx: bool,
-    /// Under spraying over ports: when it left the NIC (its ACK comes a base RTT after at the earliest, so that
-    /// the chunks sent later need not be looked at before), whether its ACK is back, and whether that ACK came
-    /// behind a chunk not yet acked (a SACK: the cumulative ACK does not move, the window does not grow).
+    /// Under spraying over ports: the earliest its ACK can come, its time through the ports every way shares
+    /// (never before the chunk's before it, so that the chunks after one not due yet need not be looked at);
+    /// whether its ACK is back, and whether that ACK came behind a chunk not yet acked (a SACK: the cumulative
+    /// ACK does not move, the window does not grow).
     floor: Ps,
     arrived: bool,
     sacked: bool,
@@ -225,6 +226,8 @@ struct Flow {
     /// Under spraying over ports: the last chunk's ACK time less its delay on the ports that vary from way to
     /// way (see `sprayed`).
     shared_ack: Ps,
+    /// Under spraying over ports: the chunks from the front that are acked or lost (`ports_acks` looks past them).
+    scan: usize,
     /// Halvings for losses found by duplicate ACKs (the results' `fast_recoveries`).
     fast_recoveries: u32,
 }
@@ -299,6 +302,7 @@ impl Flow {
 fn sprayed(
     net: &Network,
     of_port: &[u32],
+    peer: &[u32],
     rng: &mut Xoshiro256PlusPlus,
     port: u32,
     dst: u32,
@@ -307,17 +311,27 @@ fn sprayed(
     way.clear();
     way.push(of_port[port as usize]);
     let mut varies = usize::MAX;
-    let mut node = net.ports[port as usize].peer;
+    // (32 random bits per choice, two choices per draw)
+    let (mut bits, mut left) = (0u64, 0);
+    let mut node = peer[port as usize];
     while node != dst {
-        let c = net.candidates(node, dst);
-        let p = if c.len() == 1 {
-            c[0]
-        } else {
+        let mut chose = false;
+        let p = net.next_port(node, dst, |n| {
+            chose = true;
+            if left == 0 {
+                bits = rng.next_u64();
+                left = 2;
+            }
+            left -= 1;
+            let x = bits as u32;
+            bits >>= 32;
+            ((x as u64 * n as u64) >> 32) as u32
+        });
+        if chose {
             varies = varies.min(way.len());
-            c[(rng.next_u64() % c.len() as u64) as usize]
-        };
+        }
         way.push(of_port[p as usize]);
-        node = net.ports[p as usize].peer;
+        node = peer[p as usize];
     }
     varies
 }
@@ -332,12 +346,16 @@ fn sprayed(
 /// lost retransmission is left to the timer, as the scoreboard does not mark a retransmission lost twice.
 fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f64, max_cwnd: f64) {
     if f.next_ack <= now {
-        let mut blocked = false;
+        // (the chunks before `scan` are acked or lost: the scan starts past them, and is behind a hole if there
+        // are any, as the front is then a lost chunk)
+        let mut blocked = f.scan > 0;
         let mut next = NEVER;
-        for i in 0..f.chunks.len() {
+        let mut first_pending = None;
+        for i in f.scan..f.chunks.len() {
             let c = &mut f.chunks[i];
-            if c.floor + f.rtt > now {
-                next = next.min(c.floor + f.rtt);
+            if c.floor > now {
+                next = next.min(c.floor);
+                first_pending.get_or_insert(i);
                 break;
             }
             if !c.arrived && !c.lost && c.ack_at <= now {
@@ -353,15 +371,18 @@ fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f6
                 blocked = true;
                 if !c.lost {
                     next = next.min(c.ack_at);
+                    first_pending.get_or_insert(i);
                 }
             }
         }
         f.next_ack = next;
+        f.scan = first_pending.unwrap_or(f.chunks.len());
     }
     let mut advanced: Option<Ps> = None;
     while let Some(c) = f.chunks.front() {
         if c.arrived {
             let c = f.chunks.pop_front().unwrap();
+            f.scan = f.scan.saturating_sub(1);
             f.inflight -= c.bits;
             f.sacked_bits -= c.bits;
             // (a chunk SACKed before moves the cumulative ACK now, when the hole before it is filled)
@@ -373,6 +394,7 @@ fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f6
             }
         } else if !c.retx && f.sacked_bits >= dup_bits - 1e-6 {
             let c = f.chunks.pop_front().unwrap();
+            f.scan = f.scan.saturating_sub(1);
             f.inflight -= c.bits;
             f.left += c.bits;
             f.resend += c.bits;
@@ -475,6 +497,8 @@ pub(super) fn run(
         is_nic_port[p as usize] = true;
     }
     let mut res = Resources::default();
+    // (each port's far end, in a table of its own: a chunk's way is walked at every step)
+    let peer: Vec<u32> = if ports_spray { net.ports.iter().map(|p| p.peer).collect() } else { Vec::new() };
     if ports_spray {
         for p in 0..net.ports.len() as u32 {
             res.of_port(p, net);
@@ -601,6 +625,7 @@ pub(super) fn run(
                 stuck: 0.0,
                 sacked_bits: 0.0,
                 shared_ack: 0,
+                scan: 0,
                 spurious_bits: 0.0,
                 fast_recoveries: 0,
             };
@@ -694,6 +719,7 @@ pub(super) fn run(
                 // over ports, the lost chunks whose ACK is overdue)
                 let mut found = f.hidden + f.stuck;
                 if ports_spray {
+                    f.scan = 0;
                     f.chunks.retain(|c| {
                         let overdue = c.lost && c.ack_at <= now;
                         if overdue {
@@ -767,7 +793,7 @@ pub(super) fn run(
                         lost: true,
                         seq: f.seq,
                         retx,
-                        floor: at,
+                        floor: f.shared_ack,
                         arrived: false,
                         sacked: false,
                     };
@@ -845,8 +871,9 @@ pub(super) fn run(
             let p = f.drain_level;
             let from = f.data_at.max(now);
             if ports_spray {
-                varies = sprayed(net, &res.port, &mut rng, net.host_port[f.src as usize], f.dst, &mut way);
-                varies_back = sprayed(net, &res.port, &mut rng, net.host_port[f.dst as usize], f.src, &mut way_back);
+                let (nic, nic_back) = (net.host_port[f.src as usize], net.host_port[f.dst as usize]);
+                varies = sprayed(net, &res.port, &peer, &mut rng, nic, f.dst, &mut way);
+                varies_back = sprayed(net, &res.port, &peer, &mut rng, nic_back, f.src, &mut way_back);
             } else {
                 way.clear();
                 way.extend_from_slice(&f.data);
@@ -890,6 +917,7 @@ pub(super) fn run(
             let out = from + (bits / f.line * 1e12) as Ps;
             // (the base RTT holds a segment's serialization at the NIC already)
             let mut ack_at = out.saturating_sub(f.first_tx).max(from) + f.rtt + qd + qb;
+            let mut floor = 0;
             if ports_spray {
                 // (an ACK overtakes the one before it only by the ports their ways do not share: through the
                 // ports every way takes, as one FIFO, it comes after. The queues are read at the step a chunk
@@ -900,6 +928,7 @@ pub(super) fn run(
                 let shared = (ack_at - qv).max(f.shared_ack);
                 f.shared_ack = shared;
                 ack_at = shared + qv;
+                floor = shared;
             } else {
                 // (one way for all: an ACK does not overtake the one before it)
                 ack_at = ack_at.max(f.chunks.back().map_or(0, |c| c.ack_at));
@@ -907,7 +936,6 @@ pub(super) fn run(
             let (seq, retx) = (f.drain_end, f.drain_retx);
             f.drain_retx = false;
             let sent_at = from.saturating_sub(wait);
-            let floor = from;
             let chunk = Chunk { sent_at, ack_at, bits, marked, lost, seq, retx, floor, arrived: false, sacked: false };
             f.chunks.push_back(chunk);
             f.next_ack = f.next_ack.min(ack_at);
