@@ -186,8 +186,9 @@ pub enum FlowModel {
     /// every `flow_step_ns` (`flowlevel::window`). `flow_queueing` and `flow_timeouts` do not apply (its queues
     /// and its timer are its own). On the 144-host leaf-spine with a 10-packet window, ECMP and RTOmin 200 us
     /// (8,000 flows of web search at 0.6) every size bin's mean and p99 FCT is within 10% of the packet level for
-    /// DCTCP, PIAS and TCP, where the rate model's are up to 10.5%, 37% and 35% off; it costs about three times
-    /// the rate model's time and two thirds of the packet level's (docs/flow-level.md).
+    /// DCTCP, PIAS and TCP, where the rate model's are up to 10.5%, 37% and 35% off. Under spraying each chunk's
+    /// way is drawn as a packet's (`flow_spray`), so that it meets the packet level's reordering. It costs
+    /// several times the rate model's time, and the packet level's divided by 1.1-1.6 (docs/flow-level.md).
     Window,
 }
 
