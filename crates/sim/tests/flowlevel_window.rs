@@ -141,8 +141,8 @@ fn fat_tree_spray(scheme: &str, level: Level, spray: FlowSpray) -> Config {
 /// other pods. Their packets cross queues of different lengths and arrive out of order; three segments
 /// SACKed above one still on its way start a fast recovery that nothing needed. The windowed model, which draws
 /// each chunk's way as the packet level draws each packet's, makes about as many (within a factor of two of the
-/// packet level's: 166-177 against 209-213), all spurious, and the flows take about the packet level's time
-/// (mean within 15%: -9% to -13%); with the hops' ports pooled it makes none (but TCP's, for a loss in slow
+/// packet level's: 167-175 against 209-213), all spurious, and the flows take about the packet level's time
+/// (mean within 15%: -11% to -14%); with the hops' ports pooled it makes none (but TCP's, for a loss in slow
 /// start) and the flows are 41% faster. A lone flow meets no queue: the packet level's time within 2.5%, and its
 /// fast recoveries (none; TCP's one, for a loss in slow start).
 #[test]

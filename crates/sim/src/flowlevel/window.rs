@@ -275,7 +275,16 @@ impl Flow {
             self.cwnd += seg_bits * bits / self.cwnd;
         }
         self.cwnd = self.cwnd.min(max_cwnd);
-        if marked && seq > self.cut_until {
+        if marked {
+            self.cut(seq, seg_bits);
+        }
+    }
+
+    /// DCTCP's cut for a mark on the ACK of data ending at `seq`: by alpha / 2, once per window (an ECN cut keeps
+    /// at least one segment), which ends slow start.
+    #[inline]
+    fn cut(&mut self, seq: f64, seg_bits: f64) {
+        if seq > self.cut_until {
             self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(seg_bits);
             self.ssthresh = self.cwnd;
             self.cut_until = self.seq;
@@ -362,10 +371,17 @@ fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f6
             if !c.arrived && !c.lost && c.ack_at <= now {
                 c.arrived = true;
                 c.sacked = blocked;
-                let (sent_at, ack_at, bits, marked) = (c.sent_at, c.ack_at, c.bits, c.marked);
+                let (sent_at, ack_at, bits, marked, seq, retx) = (c.sent_at, c.ack_at, c.bits, c.marked, c.seq, c.retx);
                 f.sacked_bits += bits;
-                f.sample(sent_at, ack_at, tp);
+                // (Karn: the ACK of data sent again is no sample, as at the packet level)
+                if !retx {
+                    f.sample(sent_at, ack_at, tp);
+                }
                 f.count(bits, marked, tp.dctcp, tp.g, seg_bits);
+                if blocked && marked && seq > f.recover {
+                    // (a SACK with a mark cuts the window as any ACK with ECE does, outside a recovery)
+                    f.cut(seq, seg_bits);
+                }
                 continue;
             }
             if !c.arrived {
@@ -393,7 +409,7 @@ fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f6
             if !c.sacked && c.seq > f.recover {
                 f.grow(c.bits, c.seq, c.marked, seg_bits, max_cwnd);
             }
-        } else if !c.retx && f.sacked_bits >= dup_bits - 1e-6 {
+        } else if !c.retx && f.sacked_bits >= dup_bits - 1e-6 && sacked_above(&f.chunks, c.seq) >= dup_bits - 1e-6 {
             let c = f.chunks.pop_front().unwrap();
             f.scan = f.scan.saturating_sub(1);
             f.inflight -= c.bits;
@@ -412,6 +428,13 @@ fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f6
     if let Some(at) = advanced {
         f.timer = if f.inflight > 1e-9 { at + f.rto } else { NEVER };
     }
+}
+
+/// The bits SACKed above `seq` in the flow (the chunks acked past it): a chunk lost in the NIC is queued for its
+/// ACK when it is handed over, ahead of older data still in the NIC, so the order of the chunks is not quite
+/// the order of the data.
+fn sacked_above(chunks: &VecDeque<Chunk>, seq: f64) -> f64 {
+    chunks.iter().filter(|c| c.arrived && c.seq > seq + 1e-6).map(|c| c.bits).sum()
 }
 
 /// A hand-over waiting in a NIC's queue: the flow's slot and generation, its bits not yet sent, where it ends in
@@ -762,7 +785,9 @@ pub(super) fn run(
                 continue;
             }
             // what the window allows goes into the NIC's queue (lost if its buffer is full)
-            let room = (f.cwnd - f.inflight).max(0.0);
+            // (the window less the pipe: bits in flight, less those SACKed, as the packet level's scoreboard
+            // counts it; nothing is SACKed but under spraying over ports)
+            let room = (f.cwnd - (f.inflight - f.sacked_bits)).max(0.0);
             let push = f.left.min(room);
             if push > 1e-6 {
                 // (where in the flow's data this starts: the lost bits to send again count from where new data
