@@ -188,7 +188,7 @@ pub enum FlowModel {
     /// (8,000 flows of web search at 0.6) every size bin's mean and p99 FCT is within 10% of the packet level for
     /// DCTCP, PIAS and TCP, where the rate model's are up to 10.5%, 37% and 35% off. Under spraying each chunk's
     /// way is drawn as a packet's (`flow_spray`), so that it meets the packet level's reordering. It costs
-    /// several times the rate model's time, and the packet level's divided by 1.1-1.6 (docs/flow-level.md).
+    /// several times the rate model's time, and about the packet level's to 1.6 times less (docs/flow-level.md).
     Window,
 }
 

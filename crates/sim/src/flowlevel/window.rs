@@ -45,7 +45,9 @@
 //!   Not modelled: after a loss is known, the ACKs of the data after it restart the timer here, where the packet
 //!   level's cumulative ACK stands at the hole until the retransmission is acked (a lost retransmission times
 //!   out here up to a round trip later). Every acked chunk is a sample (the packet level's ACK echoes its
-//!   segment's own send time, so the originals' ACKs after a spurious timeout are samples too). It fires when an
+//!   segment's own send time, so the originals' ACKs after a spurious timeout are samples too), but for the
+//!   chunks of data sent again under spraying over ports (Karn's rule, as the packet level; with ECMP they are
+//!   samples too, a difference kept for the results it gave). It fires when an
 //!   ACK is later than the RTO: the window falls to one segment, ssthresh to half the window (at least two
 //!   segments), the RTO backs off, no ECN cut is made for the data sent before it, and the losses not yet known
 //!   are sent again.
@@ -67,6 +69,13 @@
 //!   after the one before it, as through one FIFO, by at least the chunk's time at the line rate: only the
 //!   ports that vary from way to way let it pass (the queues are read at the step a chunk leaves its NIC, so
 //!   without that several queues draining at once would let a later chunk pass by up to a step each).
+//!   The window is measured against the pipe (the bits in flight less those SACKed), a chunk is taken for lost
+//!   by the bits SACKed above it in the flow, and a SACK with a mark cuts DCTCP's window, as at the packet level.
+//!   Not modelled there: a chunk taken for lost while only late is dropped and its copy completes the flow (the
+//!   packet level's receiver takes the late original: up to a round trip when it falls in a flow's last window);
+//!   the bits SACKed above a chunk count from the first SACK, where the packet level counts duplicate ACKs
+//!   since the last advance of the cumulative ACK; a chunk that holds both new data and data sent again is left
+//!   to the timer whole if lost.
 //!   `"pooled"`: a hop's ports as one resource (the rate model's), its queue and thresholds the sum of theirs,
 //!   and no reordering.
 //!
@@ -952,7 +961,7 @@ pub(super) fn run(
                 // a step per queue, which the packet level never does; and chunks given one time would pass one
                 // another by the few ns of the core's queues. On the leaf-spine, whose 40 Gbps core queues hold
                 // a few ns, that made 7.1 spurious fast recoveries per large DCTCP flow, then 2.2 with the FIFO
-                // order alone, against the packet level's 0.32; 0.13 with both.)
+                // order alone, against the packet level's 0.32; 0.23 with both.)
                 let shared = (ack_at - qv).max(f.shared_ack + (bits / f.line * 1e12) as Ps);
                 f.shared_ack = shared;
                 ack_at = shared + qv;
