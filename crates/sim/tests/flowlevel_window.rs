@@ -141,8 +141,8 @@ fn fat_tree_spray(scheme: &str, level: Level, spray: FlowSpray) -> Config {
 /// other pods. Their packets cross queues of different lengths and arrive out of order; three segments
 /// SACKed above one still on its way start a fast recovery that nothing needed. The windowed model, which draws
 /// each chunk's way as the packet level draws each packet's, makes about as many (within a factor of two of the
-/// packet level's: 168-174 against 209-213), all spurious, and the flows take about the packet level's time
-/// (mean within 15%: -11% to -13%); with the hops' ports pooled it makes none (but TCP's, for a loss in slow
+/// packet level's: 176-180 against 209-213), all spurious, and the flows take about the packet level's time
+/// (mean within 15%: -10% to -13%); with the hops' ports pooled it makes none but for losses (TCP's, in slow
 /// start) and the flows are 41% faster. A lone flow meets no queue: the packet level's time within 2.5%, and its
 /// fast recoveries (none; TCP's one, for a loss in slow start).
 #[test]
@@ -168,8 +168,12 @@ fn spraying_reorders_as_at_the_packet_level() {
         let (fr_p, fr_q) = (sum(&p.results.fast_recoveries), sum(&q.results.fast_recoveries));
         assert!(fr_p > 50.0 && fr_q >= 0.5 * fr_p && fr_q <= 2.0 * fr_p, "{scheme}: packet {fr_p}, flow {fr_q}");
         assert_eq!(q.results.bytes_dropped.iter().sum::<u64>(), 0, "{scheme}: all spurious");
-        // (pooled: no reordering, only TCP's losses in slow start, one per flow)
-        assert!(sum(&pooled.results.fast_recoveries) <= 16.0, "{scheme} pooled");
+        // (pooled: no reordering, so no fast recovery without a loss: TCP's, in slow start)
+        for i in 0..16 {
+            let (fr, dropped) = (pooled.results.fast_recoveries[i], pooled.results.bytes_dropped[i]);
+            assert!(fr == 0 || dropped > 0, "{scheme} pooled, flow {i}: {fr} fast recoveries, nothing lost");
+        }
+        assert!(sum(&pooled.results.fast_recoveries) <= 0.25 * fr_q, "{scheme} pooled");
         assert!((mean(&q) / mean(&p) - 1.0).abs() < 0.15, "{scheme}: packet {} ps, flow {} ps", mean(&p), mean(&q));
     }
 }
@@ -200,7 +204,7 @@ fn a_late_original_completes_a_small_flow_as_at_the_packet_level() {
         (v.len(), v.iter().sum::<f64>() / v.len().max(1) as f64)
     };
     let ((n_p, fr_p), (n_q, fr_q)) = (small(&p, true), small(&q, true));
-    // (30 and 22 of the 48 small flows make a spurious fast recovery; 58.4 us and 60.4 us on average, where a
+    // (30 and 15 of the 48 small flows make a spurious fast recovery; 58.4 us and 62.4 us on average, where a
     // copy that completed the flow made it 75.6 us)
     assert!(n_p >= 10 && n_q >= 10, "small flows with a fast recovery: packet {n_p}, flow {n_q}");
     assert!((fr_q / fr_p - 1.0).abs() < 0.1, "with a fast recovery: packet {fr_p} ps, flow {fr_q} ps");

@@ -33,18 +33,18 @@
 //!   segment per window after; DCTCP's alpha is updated once per window of data from the fraction marked
 //!   (`transport.dctcp_g`, from `transport.dctcp_alpha_init`), and the window is cut once per window in which a
 //!   mark comes back, by alpha / 2 after that ACK's growth, which ends slow start (ssthresh = the cut window).
-//! - **Losses found.** As the packet level's SACK scoreboard (RFC 6675): a lost chunk stays in flight for the
-//!   sender, unknown, until `transport.dupack_threshold` segments' worth of data past it has been delivered (their
-//!   duplicate ACKs, one per segment: a burst of losses with fewer delivered behind it waits for the timer; within
-//!   a recovery, FACK-style as the scoreboard, the ACK of data that many segments past it; the unknown losses
-//!   before it are then all known) or the timer fires (a tail loss: the last segments of a flow, or a window too
-//!   small to send more). Counting the distance instead, as before, took a burst for a fast recovery where the
-//!   packet level waits for its timer: TCP at window 70 and 0.8 on the leaf-spine made 137 of the 2,785 small
-//!   flows time out against the packet level's 273 (168 with the count); PIAS's small flows' p99 on the fat-tree
-//!   at 0.8 with ECMP and window 70 was 73% short of the packet level's (0.3% with the count). A lost chunk that held bits sent again is found
-//!   only by the timer, as the scoreboard does not mark a retransmission lost twice. While a loss is unknown the
-//!   ACKs after it are duplicates with SACKs: they neither restart the timer nor grow the window. A known loss
-//!   is sent again, before new data.
+//! - **Losses found.** As the packet level's SACK scoreboard (RFC 6675): a lost chunk stays in flight for the sender,
+//!   unknown, until `transport.dupack_threshold` segments' worth of data past it has been delivered (their duplicate
+//!   ACKs, one per segment: a burst of losses with fewer delivered behind it waits for the timer; within a recovery,
+//!   FACK-style as the scoreboard, the ACK of data that many segments past it; the unknown losses before it are then
+//!   all known) or the timer fires (a tail loss: the last segments of a flow, or a window too small to send more).
+//!   Counting the distance instead, as before, took a burst for a fast recovery where the packet level waits for its
+//!   timer: TCP at window 70 and 0.8 on the leaf-spine made 137 of the 2,785 small flows time out against the packet
+//!   level's 273 (168 with the count); PIAS's small flows' p99 on the fat-tree at 0.8 with ECMP and window 70 was 73%
+//!   short of the packet level's (0.3% with the count). A lost chunk that held bits sent again is found only by the
+//!   timer, as the scoreboard does not mark a retransmission lost twice. While a loss is unknown the ACKs of data past
+//!   it are duplicates with SACKs: they neither restart the timer nor grow the window (those of older data, still in
+//!   the NIC behind a loss there, move the cumulative ACK). A known loss is sent again, before new data.
 //! - **Timer.** RFC 6298 as the packet level's: `rto_init_us` before a sample (3 x the handshake's round trip
 //!   after it), then SRTT + 4 RTTVAR within `rto_min_us` and `rto_max_us`, restarted at each ACK that advances.
 //!   Not modelled: after a loss is known, the ACKs of the data after it restart the timer here, where the packet
@@ -64,29 +64,28 @@
 //! flow's ideal FCT minus its wire bits at the bottleneck rate); the flow is done when every chunk is acked.
 //! Set-up as the rate model: the handshake's round trip before the data.
 //!
-//! - **Spraying** (`run.flow_spray`). By default (`"ports"`) every port is a queue of its own, and each chunk
-//!   draws its way hop by hop among the ports its packets may take, as the packet level draws one per packet;
-//!   its ACK draws its own way back. Chunks that cross queues of different lengths come back out of order, and
-//!   the sender reads their ACKs as the packet level's SACK scoreboard does (`ports_acks`): an ACK behind a chunk
-//!   not yet acked is a SACK, which neither grows the window nor restarts the timer; a chunk with three
-//!   segments' worth SACKed above it is taken for lost and sent again, halving the window (a spurious fast
-//!   recovery when it was only late). Through the ports every way shares (the NICs, the last hops) an ACK comes
-//!   after the one before it, as through one FIFO, by at least the chunk's time at the line rate: only the
-//!   ports that vary from way to way let it pass (the queues are read at the step a chunk leaves its NIC, so
-//!   without that several queues draining at once would let a later chunk pass by up to a step each).
-//!   The window is measured against the pipe (the bits in flight less those SACKed), a chunk is taken for lost
-//!   by the bits SACKed above it in the flow, and a SACK with a mark cuts DCTCP's window, as at the packet level.
-//!   A chunk taken for lost while only late stays in flight and the receiver takes it when it comes, as the
-//!   packet level's receiver takes the late original: its copy is sent (first, as a retransmission) as a ghost,
-//!   load on the NIC and the ports that no one waits for, and its own ACK, when it comes, ends it (no RTT sample:
-//!   Karn). Before, the copy completed the flow: small flows sprayed across the fat-tree beside large ones took
-//!   75.6 us where they made a spurious fast recovery, against the packet level's 58.4 us (60.4 us now), and
-//!   DCTCP's small flows at window 70 and 0.8 were 19% slow (6% fast now).
-//!   Not modelled there: the chunks SACKed behind a chunk only late pass the cumulative ACK when it is taken for
-//!   lost rather than when it comes (the window does not grow for them either way, within the recovery; the
-//!   timer restarts sooner); the bits SACKed above a chunk count from the first SACK, where the packet level counts duplicate ACKs
-//!   since the last advance of the cumulative ACK; a chunk that holds both new data and data sent again is left
-//!   to the timer whole if lost.
+//! - **Spraying** (`run.flow_spray`). By default (`"ports"`) every port is a queue of its own, and each chunk draws its
+//!   way hop by hop among the ports its packets may take, as the packet level draws one per packet; its ACK draws its
+//!   own way back. Chunks that cross queues of different lengths come back out of order, and the sender reads their
+//!   ACKs as the packet level's SACK scoreboard does (`ports_acks`): an ACK behind a chunk not yet acked is a SACK,
+//!   which neither grows the window nor restarts the timer; a chunk with three segments' worth SACKed above it is taken
+//!   for lost and sent again, halving the window (a spurious fast recovery when it was only late). Through the ports
+//!   every way shares (the NICs, the last hops) an ACK comes after the one before it, as through one FIFO, by at least
+//!   the chunk's time at the line rate: only the ports that vary from way to way let it pass (the queues are read at
+//!   the step a chunk leaves its NIC, so without that several queues draining at once would let a later chunk pass by
+//!   up to a step each). The window is measured against the pipe (the bits in flight less those SACKed), a chunk is
+//!   taken for lost by the bits SACKed above it in the flow, and a SACK with a mark cuts DCTCP's window, as at the
+//!   packet level. A chunk taken for lost while only late stays in flight and the receiver takes it when it comes, as
+//!   the packet level's receiver takes the late original: its copy is sent (first, as a retransmission, when the window
+//!   has room) as a ghost, load on the NIC and the ports that no one waits for, unless the original's ACK comes first
+//!   (the scoreboard does not send again what the cumulative ACK has passed), and the original's own ACK, when it
+//!   comes, ends it (no RTT sample: Karn). Before, the copy completed the flow: small flows sprayed across the fat-tree
+//!   beside large ones took 75.6 us where they made a spurious fast recovery, against the packet level's 58.4 us (62.4
+//!   us now), and DCTCP's small flows at window 70 and 0.8 were 19% slow (6% fast now). Not modelled there: the chunks
+//!   SACKed behind a chunk only late pass the cumulative ACK when it is taken for lost rather than when it comes (the
+//!   window does not grow for them either way, within the recovery; the timer restarts sooner); the bits SACKed above a
+//!   chunk count from the first SACK, where the packet level counts duplicate ACKs since the last advance of the
+//!   cumulative ACK; a chunk that holds both new data and data sent again is left to the timer whole if lost.
 //!   `"pooled"`: a hop's ports as one resource (the rate model's), its queue and thresholds the sum of theirs,
 //!   and no reordering.
 //!
@@ -439,6 +438,9 @@ fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f6
             if at <= now {
                 f.late.swap_remove(i);
                 f.inflight -= bits;
+                // (a copy not yet sent is not sent: its data is acked, as the packet level's scoreboard skips what
+                // lies below the cumulative ACK; the window's halving had usually kept it back)
+                f.ghost -= f.ghost.min(bits);
                 f.count(bits, marked, tp.dctcp, tp.g, seg_bits);
                 advanced = Some(advanced.map_or(at, |a| a.max(at)));
                 f.last_ack = f.last_ack.max(at);
@@ -483,7 +485,6 @@ fn ports_acks(f: &mut Flow, now: Ps, dup_bits: f64, tp: &TcpParams, seg_bits: f6
             f.late.push((c.ack_at, c.bits, c.marked));
             f.late_next = f.late_next.min(c.ack_at);
             f.ghost += c.bits;
-            f.spurious_bits += c.bits;
         }
         f.halve_for(c.seq, seg_bits);
     }
@@ -800,7 +801,7 @@ pub(super) fn run(
                 f.inflight -= c.bits;
                 // (an ACK behind an unknown loss is a duplicate with a SACK: it neither restarts the timer nor grows
                 // the window, as the packet level's cumulative ACK stands at the hole)
-                let duplicate = f.hidden > 0.0 || f.stuck > 0.0;
+                let duplicate = (f.hidden > 0.0 && c.seq > f.hidden_seq) || f.stuck > 0.0;
                 // (outside a recovery the packet level's sender needs `dupack_threshold` duplicate ACKs, one per
                 // segment delivered past the hole, so a burst of losses with fewer delivered behind it waits for the
                 // timer; within one, the scoreboard marks lost what lies that many segments below the highest
@@ -810,7 +811,9 @@ pub(super) fn run(
                 if f.hidden > 0.0 && c.seq > f.hidden_seq {
                     f.dup_seen += c.bits;
                 }
-                let past = if f.hidden_seq <= f.recover { c.seq - f.hidden_seq } else { f.dup_seen };
+                // (a recovery after a timeout too: the packet level has marked what was outstanding lost)
+                let past =
+                    if f.hidden_seq <= f.recover.max(f.rto_recover) { c.seq - f.hidden_seq } else { f.dup_seen };
                 if f.hidden > 0.0 && past >= dup_bits - 1e-6 {
                     // (enough data past the unknown losses has come: their duplicate ACKs tell them; sent again)
                     f.inflight -= f.hidden;
@@ -893,14 +896,16 @@ pub(super) fn run(
                 f.ghost -= ghost;
                 let n = f.nic as usize;
                 let taken = ghost.min((b_bits[n] - lv.total(&nic_q, n)).max(0.0));
+                f.spurious_bits += taken;
                 if taken > 1e-6 {
                     // (at the level of bits sent again: where new data stands less them)
-                    let l = lv.of((f.size_bits - f.left - ghost).max(0.0)).min(nl - 1);
+                    let l = lv.of((f.size_bits - (f.left - f.resend) - ghost).max(0.0)).min(nl - 1);
                     if !nic_on[n] {
                         nic_on[n] = true;
                         nics.push(n as u32);
                     }
-                    fifo[n * nl + l].push_back(HandOver { slot: k, gen: f.gen, bits: taken, end: f.seq, retx: true, ghost: true });
+                    let ghost_hand = HandOver { slot: k, gen: f.gen, bits: taken, end: f.seq, retx: true, ghost: true };
+                    fifo[n * nl + l].push_back(ghost_hand);
                     nic_q[n * nl + l] += taken;
                 }
             }
@@ -956,7 +961,8 @@ pub(super) fn run(
                         let piece = rest.min(to_next);
                         let retx = again_end > end + 1e-9;
                         end += piece;
-                        fifo[n * nl + l].push_back(HandOver { slot: k, gen: f.gen, bits: piece, end, retx, ghost: false });
+                        let hand = HandOver { slot: k, gen: f.gen, bits: piece, end, retx, ghost: false };
+                        fifo[n * nl + l].push_back(hand);
                         nic_q[n * nl + l] += piece;
                         pos += piece;
                         rest -= piece;
@@ -1032,7 +1038,10 @@ pub(super) fn run(
             if ports_spray {
                 let (nic, nic_back) = (net.host_port[f.src as usize], net.host_port[f.dst as usize]);
                 varies = sprayed(net, &res.port, &peer, &mut rng, nic, f.dst, &mut way);
-                varies_back = sprayed(net, &res.port, &peer, &mut rng, nic_back, f.src, &mut way_back);
+                if real {
+                    // (a ghost alone has no ACK to draw a way for)
+                    varies_back = sprayed(net, &res.port, &peer, &mut rng, nic_back, f.src, &mut way_back);
+                }
             } else {
                 way.clear();
                 way.extend_from_slice(&f.data);
