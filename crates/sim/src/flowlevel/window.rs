@@ -40,7 +40,7 @@
 //!   all known) or the timer fires (a tail loss: the last segments of a flow, or a window too small to send more).
 //!   Counting the distance instead, as before, took a burst for a fast recovery where the packet level waits for its
 //!   timer: TCP at window 70 and 0.8 on the leaf-spine made 137 of the 2,785 small flows time out against the packet
-//!   level's 273 (168 with the count); PIAS's small flows' p99 on the fat-tree at 0.8 with ECMP and window 70 was 73%
+//!   level's 273 (196 with the count); PIAS's small flows' p99 on the fat-tree at 0.8 with ECMP and window 70 was 73%
 //!   short of the packet level's (0.3% with the count). A lost chunk that held bits sent again is found only by the
 //!   timer, as the scoreboard does not mark a retransmission lost twice. While a loss is unknown the ACKs of data past
 //!   it are duplicates with SACKs: they neither restart the timer nor grow the window (those of older data, still in
