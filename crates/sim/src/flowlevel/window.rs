@@ -339,7 +339,6 @@ impl Flow {
 /// packet level's spraying): the resources of the way, `port`'s first. Returns where the ports that vary from
 /// way to way start: the first drawn among several (those after it depend on it, but for the last hop, into
 /// `dst`, which every way shares).
-#[inline(never)]
 fn sprayed(
     net: &Network,
     of_port: &[u32],
